@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# npuipc top-level build.
+#   make          build npuipc.ko (against the installed kernel headers) and
+#                 all userspace: libnpuipc, tests, tools
+#   make demo     install what is missing, boot a VM, load npuipc, list devices
+#   make check    install what is missing, build, run every test (host + VM)
+#   make setup    install the Debian packages the build and the VM need
+#
+# KVER/KDIR select the kernel (default: see kernel/Makefile); BUILD the
+# userspace build directory (must not be under /tmp: the VM hides /tmp).
+
+BUILD ?= $(CURDIR)/build
+CMAKE_BUILD_TYPE ?= RelWithDebInfo
+LINUX_SOURCE_TARBALL ?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
+KSFT_DIR := $(BUILD)/kselftest
+KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
+
+all: module userspace
+
+module:
+	$(MAKE) -C kernel
+	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module
+
+# kselftest_harness.h comes from Debian's linux-source package at build time;
+# it is not copied into this tree.
+$(KSFT_HEADERS):
+	@test -n "$(LINUX_SOURCE_TARBALL)" || { echo "linux-source-*.tar.xz not found: run 'make setup'" >&2; exit 1; }
+	mkdir -p $(KSFT_DIR)
+	tar -xJf $(LINUX_SOURCE_TARBALL) -C $(KSFT_DIR) --strip-components=4 --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
+	touch $(KSFT_HEADERS)
+
+userspace: $(KSFT_HEADERS)
+	cmake -S . -B $(BUILD)/cmake -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DKSELFTEST_DIR=$(KSFT_DIR) > /dev/null
+	cmake --build $(BUILD)/cmake -j2
+
+setup:
+	tools/setup
+
+demo: setup all
+	tools/demo
+
+check: setup all
+	tools/check
+
+clean:
+	$(MAKE) -C kernel clean
+	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module clean
+	rm -rf $(BUILD)
+
+.PHONY: all module userspace setup demo check clean

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * debugfs: /sys/kernel/debug/dri/<minor>/npuipc_state, one per DRM minor,
+ * "key: value" lines that tests and npuipc-smi parse.
+ */
+#include <linux/seq_file.h>
+
+#include <drm/drm_debugfs.h>
+#include <drm/drm_file.h>
+
+#include "npuipc_drv.h"
+#include "drm/npuipc_drm.h"
+
+static int npuipc_state_show(struct seq_file *m, void *unused)
+{
+	struct drm_info_node *node = m->private;
+	struct npuipc_device *ndev = to_npuipc(node->minor->dev);
+	u64 used = npuipc_mem_used(ndev);
+
+	seq_printf(m, "device_index: %u\n", ndev->index);
+	seq_printf(m, "kind: %s\n",
+		   ndev->caps & NPUIPC_CAP_VIRTUAL ? "virtual" : "pci");
+	seq_printf(m, "mem_total: %llu\n", ndev->mem_total);
+	seq_printf(m, "mem_used: %llu\n", used);
+	seq_printf(m, "mem_free: %llu\n", ndev->mem_total - used);
+	seq_printf(m, "live_objects: %d\n", atomic_read(&ndev->live_objects));
+	return 0;
+}
+
+static const struct drm_info_list npuipc_debugfs_list[] = {
+	{ "npuipc_state", npuipc_state_show, 0 },
+};
+
+void npuipc_debugfs_init(struct drm_minor *minor)
+{
+	drm_debugfs_create_files(npuipc_debugfs_list,
+				 ARRAY_SIZE(npuipc_debugfs_list),
+				 minor->debugfs_root, minor);
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * npuipc: DRM render driver of a mock NPU whose device memory, events and
+ * notifies are shared between processes as file descriptors.
+ *
+ * This file holds what every npuipc device shares, whatever backs it: the
+ * DRM driver, its ioctls, memory accounting and the module's entry points.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+
+#include "npuipc_drv.h"
+#include "drm/npuipc_drm.h"
+
+static unsigned int num_devices = 2;
+module_param(num_devices, uint, 0444);
+MODULE_PARM_DESC(num_devices, "Number of virtual NPU devices to create (0-16, default 2)");
+
+static unsigned int mem_mib[NPUIPC_MAX_VIRTUAL_DEVICES];
+static unsigned int mem_mib_count;
+module_param_array(mem_mib, uint, &mem_mib_count, 0444);
+MODULE_PARM_DESC(mem_mib, "Device-memory budget of each virtual device in MiB, comma separated (default 256 each; the last value given applies to the devices after it)");
+
+void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
+		       u64 mem_total, u64 caps)
+{
+	ndev->index = index;
+	ndev->mem_total = mem_total;
+	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE;
+	spin_lock_init(&ndev->mem_lock);
+	ndev->mem_used = 0;
+	atomic_set(&ndev->live_objects, 0);
+}
+
+/* Reserves @bytes of the device's budget; -ENOMEM when it does not fit. */
+int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes)
+{
+	int ret = 0;
+
+	spin_lock(&ndev->mem_lock);
+	if (bytes > ndev->mem_total - ndev->mem_used)
+		ret = -ENOMEM;
+	else
+		ndev->mem_used += bytes;
+	spin_unlock(&ndev->mem_lock);
+	return ret;
+}
+
+void npuipc_mem_uncharge(struct npuipc_device *ndev, u64 bytes)
+{
+	spin_lock(&ndev->mem_lock);
+	if (WARN_ON(bytes > ndev->mem_used))
+		bytes = ndev->mem_used;
+	ndev->mem_used -= bytes;
+	spin_unlock(&ndev->mem_lock);
+}
+
+u64 npuipc_mem_used(struct npuipc_device *ndev)
+{
+	u64 used;
+
+	spin_lock(&ndev->mem_lock);
+	used = ndev->mem_used;
+	spin_unlock(&ndev->mem_lock);
+	return used;
+}
+
+static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
+				 struct drm_file *file)
+{
+	struct npuipc_device *ndev = to_npuipc(drm);
+	struct drm_npuipc_get_info *args = data;
+
+	if (args->flags & ~NPUIPC_GET_INFO_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->uapi_version || args->device_index ||
+	    args->mem_total || args->mem_free || args->caps)
+		return -EINVAL;
+
+	args->uapi_version = NPUIPC_UAPI_VERSION;
+	args->device_index = ndev->index;
+	args->mem_total = ndev->mem_total;
+	args->mem_free = ndev->mem_total - npuipc_mem_used(ndev);
+	args->caps = ndev->caps;
+	return 0;
+}
+
+static const struct drm_ioctl_desc npuipc_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(NPUIPC_GET_INFO, npuipc_ioctl_get_info, DRM_RENDER_ALLOW),
+};
+
+DEFINE_DRM_GEM_FOPS(npuipc_fops);
+
+const struct drm_driver npuipc_drm_driver = {
+	.driver_features	= DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ |
+				  DRIVER_SYNCOBJ_TIMELINE,
+	.ioctls			= npuipc_ioctls,
+	.num_ioctls		= ARRAY_SIZE(npuipc_ioctls),
+	.fops			= &npuipc_fops,
+	.debugfs_init		= npuipc_debugfs_init,
+
+	.name			= DRIVER_NAME,
+	.desc			= DRIVER_DESC,
+	.date			= DRIVER_DATE,
+	.major			= DRIVER_MAJOR,
+	.minor			= DRIVER_MINOR,
+};
+
+static int __init npuipc_init(void)
+{
+	if (num_devices > NPUIPC_MAX_VIRTUAL_DEVICES) {
+		pr_err("npuipc: num_devices=%u is above the limit of %u\n",
+		       num_devices, NPUIPC_MAX_VIRTUAL_DEVICES);
+		return -EINVAL;
+	}
+	return npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
+}
+
+static void __exit npuipc_exit(void)
+{
+	npuipc_vdev_destroy_all();
+}
+
+module_init(npuipc_init);
+module_exit(npuipc_exit);
+
+MODULE_AUTHOR("npuipc developers");
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");

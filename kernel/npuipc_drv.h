@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __NPUIPC_DRV_H__
+#define __NPUIPC_DRV_H__
+
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <drm/drm_device.h>
+
+#define DRIVER_NAME	"npuipc"
+#define DRIVER_DESC	"Mock NPU for inter-process communication"
+#define DRIVER_DATE	"20261130"
+#define DRIVER_MAJOR	0
+#define DRIVER_MINOR	1
+
+/* Upper bounds for module parameters; far above any useful test setup. */
+#define NPUIPC_MAX_VIRTUAL_DEVICES	16
+#define NPUIPC_MAX_MEM_MIB		(64 * 1024)
+
+struct npuipc_device {
+	struct drm_device drm;
+	unsigned int index;
+	u64 caps;
+	u64 mem_total;
+
+	/* Protects mem_used */
+	spinlock_t mem_lock;
+	u64 mem_used;
+
+	/* GEM objects of this device that are still alive. */
+	atomic_t live_objects;
+};
+
+static inline struct npuipc_device *to_npuipc(struct drm_device *drm)
+{
+	return container_of(drm, struct npuipc_device, drm);
+}
+
+void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
+		       u64 mem_total, u64 caps);
+int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes);
+void npuipc_mem_uncharge(struct npuipc_device *ndev, u64 bytes);
+u64 npuipc_mem_used(struct npuipc_device *ndev);
+
+extern const struct drm_driver npuipc_drm_driver;
+
+int npuipc_vdev_create_all(unsigned int count, const unsigned int *mem_mib,
+			   unsigned int mem_mib_count);
+void npuipc_vdev_destroy_all(void);
+
+void npuipc_debugfs_init(struct drm_minor *minor);
+
+#endif /* __NPUIPC_DRV_H__ */

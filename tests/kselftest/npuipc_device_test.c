@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Virtual devices and DRM_IOCTL_NPUIPC_GET_INFO: what the module parameters
+ * create, what the device reports, and every input the ioctl must refuse.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "npuipc_test_util.h"
+
+#define MIB (1024ULL * 1024ULL)
+
+/* The budget module parameters give device @index (see npuipc_drv.c). */
+static unsigned long long expected_mem_total(unsigned int index)
+{
+	long mib[16];
+	int n = npuipc_module_param("mem_mib", mib, 16);
+
+	if (n <= 0)
+		return 256 * MIB;
+	return (unsigned long long)mib[index < (unsigned int)n ? index : (unsigned int)n - 1] * MIB;
+}
+
+FIXTURE(device) {
+	int fd;
+};
+
+FIXTURE_SETUP(device)
+{
+	self->fd = npuipc_open_device(0);
+	if (self->fd < 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+}
+
+FIXTURE_TEARDOWN(device)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(device, get_info_reports_version_index_budget_and_caps)
+{
+	struct drm_npuipc_get_info info = { 0 };
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_UAPI_VERSION, info.uapi_version);
+	EXPECT_EQ(0, info.device_index);
+	EXPECT_EQ(expected_mem_total(0), info.mem_total);
+	EXPECT_EQ(info.mem_total, info.mem_free);
+	EXPECT_TRUE(info.caps & NPUIPC_CAP_VIRTUAL);
+	EXPECT_TRUE(info.caps & NPUIPC_CAP_SYNCOBJ_TIMELINE);
+	EXPECT_EQ(0, info.flags);
+	EXPECT_EQ(0, info.pad);
+}
+
+TEST_F(device, module_parameters_create_that_many_devices_with_their_budgets)
+{
+	long num;
+	unsigned int i;
+
+	ASSERT_EQ(1, npuipc_module_param("num_devices", &num, 1));
+	ASSERT_EQ((unsigned int)num, npuipc_count_devices());
+	for (i = 0; i < (unsigned int)num; i++) {
+		struct drm_npuipc_get_info info = { 0 };
+		int fd = npuipc_open_device(i);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+		EXPECT_EQ(i, info.device_index);
+		EXPECT_EQ(expected_mem_total(i), info.mem_total);
+		close(fd);
+	}
+}
+
+TEST_F(device, driver_name_is_npuipc)
+{
+	char name[32] = { 0 };
+	struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_VERSION, &v));
+	EXPECT_STREQ(NPUIPC_DRIVER_NAME, name);
+}
+
+TEST_F(device, debugfs_state_matches_get_info)
+{
+	struct drm_npuipc_get_info info = { 0 };
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ((long long)info.device_index, npuipc_debugfs_value(self->fd, "device_index"));
+	EXPECT_EQ((long long)info.mem_total, npuipc_debugfs_value(self->fd, "mem_total"));
+	EXPECT_EQ((long long)info.mem_free, npuipc_debugfs_value(self->fd, "mem_free"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "mem_used"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+}
+
+TEST_F(device, timeline_syncobjs_are_supported)
+{
+	struct drm_get_cap cap = { .capability = DRM_CAP_SYNCOBJ_TIMELINE };
+	struct drm_syncobj_create create = { 0 };
+	struct drm_syncobj_timeline_array query = { 0 };
+	struct drm_syncobj_destroy destroy = { 0 };
+	uint64_t point = 0;
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_GET_CAP, &cap));
+	EXPECT_EQ(1, cap.value);
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &create));
+	query.handles = (uintptr_t)&create.handle;
+	query.points = (uintptr_t)&point;
+	query.count_handles = 1;
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_QUERY, &query));
+	EXPECT_EQ(0, point);
+	destroy.handle = create.handle;
+	EXPECT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &destroy));
+}
+
+/* Each bad input is its own test, named after what it sets. */
+static void expect_get_info_rejected(struct __test_metadata *_metadata, int fd,
+				     struct drm_npuipc_get_info *bad)
+{
+	struct drm_npuipc_get_info before = *bad;
+
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, bad));
+	/* A refused call writes nothing back. */
+	EXPECT_EQ(0, memcmp(&before, bad, sizeof(before)));
+}
+
+TEST_F(device, get_info_rejects_each_unknown_flag)
+{
+	unsigned int bit;
+
+	for (bit = 0; bit < 32; bit++) {
+		struct drm_npuipc_get_info info = { .flags = 1U << bit };
+
+		if (NPUIPC_GET_INFO_FLAGS_VALID & (1U << bit))
+			continue;
+		expect_get_info_rejected(_metadata, self->fd, &info);
+	}
+}
+
+TEST_F(device, get_info_rejects_nonzero_pad)
+{
+	struct drm_npuipc_get_info info = { .pad = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_uapi_version_on_entry)
+{
+	struct drm_npuipc_get_info info = { .uapi_version = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_device_index_on_entry)
+{
+	struct drm_npuipc_get_info info = { .device_index = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_mem_total_on_entry)
+{
+	struct drm_npuipc_get_info info = { .mem_total = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_mem_free_on_entry)
+{
+	struct drm_npuipc_get_info info = { .mem_free = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_caps_on_entry)
+{
+	struct drm_npuipc_get_info info = { .caps = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_unmapped_argument_with_efault)
+{
+	EXPECT_EQ(-EFAULT, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, NULL));
+}
+
+TEST_F(device, unknown_driver_ioctl_is_rejected)
+{
+	struct drm_npuipc_get_info info = { 0 };
+	unsigned long unknown = DRM_IOWR(DRM_COMMAND_BASE + 0x3f,
+					 struct drm_npuipc_get_info);
+
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, unknown, &info));
+}
+
+TEST(uapi_structures_are_padded_to_8_bytes)
+{
+	EXPECT_EQ(0, sizeof(struct drm_npuipc_get_info) % 8);
+	EXPECT_EQ(40, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(32, offsetof(struct drm_npuipc_get_info, caps));
+}
+
+TEST_HARNESS_MAIN

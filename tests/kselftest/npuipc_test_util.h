@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the npuipc kselftests: finding npuipc render nodes,
+ * reading module parameters and the per-device debugfs state.
+ */
+#ifndef NPUIPC_TEST_UTIL_H
+#define NPUIPC_TEST_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "drm.h"
+#include "drm/npuipc_drm.h"
+
+#define NPUIPC_RENDER_MINOR_FIRST 128
+#define NPUIPC_RENDER_MINOR_LAST 191
+
+/* ioctl() that restarts on EINTR/EAGAIN like libdrm, returning -errno. */
+static inline int npuipc_ioctl(int fd, unsigned long request, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, request, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret == -1 ? -errno : ret;
+}
+
+static inline int npuipc_is_npuipc_fd(int fd)
+{
+	char name[32] = { 0 };
+	struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+	if (npuipc_ioctl(fd, DRM_IOCTL_VERSION, &v))
+		return 0;
+	return strcmp(name, NPUIPC_DRIVER_NAME) == 0;
+}
+
+/*
+ * Opens the render node of the npuipc device with @index; -ENODEV when there
+ * is none. Render minors are not device indices: vgem or a real GPU may take
+ * some, so every node is asked.
+ */
+static inline int npuipc_open_device(unsigned int index)
+{
+	char path[64];
+	int minor, fd;
+
+	for (minor = NPUIPC_RENDER_MINOR_FIRST; minor <= NPUIPC_RENDER_MINOR_LAST; minor++) {
+		struct drm_npuipc_get_info info = { 0 };
+
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (npuipc_is_npuipc_fd(fd) &&
+		    !npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, &info) &&
+		    info.device_index == index)
+			return fd;
+		close(fd);
+	}
+	return -ENODEV;
+}
+
+/* Number of npuipc render nodes present. */
+static inline unsigned int npuipc_count_devices(void)
+{
+	unsigned int n = 0;
+	int fd;
+
+	while ((fd = npuipc_open_device(n)) >= 0) {
+		close(fd);
+		n++;
+	}
+	return n;
+}
+
+/* Reads a whole sysfs/debugfs file into @buf; -errno on failure. */
+static inline int npuipc_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Value of "key: value" in the device's debugfs npuipc_state file; -1 when
+ * the file or key is missing.
+ */
+static inline long long npuipc_debugfs_value(int fd, const char *key)
+{
+	char path[96], buf[1024], *line;
+	size_t keylen = strlen(key);
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%u/npuipc_state",
+		 minor(st.st_rdev));
+	if (npuipc_read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, key, keylen) && line[keylen] == ':')
+			return strtoll(line + keylen + 1, NULL, 0);
+	return -1;
+}
+
+/* Module parameter as an integer list; returns how many values were read. */
+static inline int npuipc_module_param(const char *name, long *values, int max)
+{
+	char path[96], buf[256], *p = buf, *end;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/sys/module/npuipc/parameters/%s", name);
+	if (npuipc_read_file(path, buf, sizeof(buf)))
+		return -1;
+	while (n < max) {
+		long v = strtol(p, &end, 0);
+
+		if (end == p)
+			break;
+		values[n++] = v;
+		p = end + (*end == ',');
+	}
+	return n;
+}
+
+#endif /* NPUIPC_TEST_UTIL_H */

@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# usage (inside tools/vm-run --no-module): module_lifecycle.sh NPUIPC_KO [CYCLES]
+# Loads and unloads npuipc.ko many times, checks that parameters shape the
+# devices, that bad parameters are refused, and that an open device keeps
+# the module from unloading. TAP output.
+ko=$1
+cycles=${2:-20}
+n=0
+failed=0
+
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $*"; }
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+
+render_nodes() { ls /dev/dri/renderD* 2>/dev/null | wc -l; }
+loaded() { grep -q '^npuipc ' /proc/modules; }
+wait_nodes() { # udev-less devtmpfs creates nodes synchronously, but be fair
+	w=0; while [ "$(render_nodes)" != "$1" ] && [ $w -lt 20 ]; do sleep 0.05; w=$((w + 1)); done
+	[ "$(render_nodes)" = "$1" ]
+}
+
+echo "TAP version 13"
+echo "1..8"
+modprobe -a $(modinfo -F depends "$ko" | tr ',' ' ')
+
+good=0
+i=0
+while [ $i -lt "$cycles" ]; do
+	i=$((i + 1))
+	insmod "$ko" || break
+	wait_nodes 2 || break
+	rmmod npuipc || break
+	wait_nodes 0 || break
+	good=$i
+done
+check "$cycles load/unload cycles each create and remove 2 devices (did $good)" [ "$good" = "$cycles" ]
+
+insmod "$ko" num_devices=5 mem_mib=32
+check "num_devices=5 creates five render nodes" wait_nodes 5
+rmmod npuipc
+
+insmod "$ko" num_devices=0
+check "num_devices=0 loads with no device" wait_nodes 0
+rmmod npuipc
+
+check "num_devices=17 is refused" sh -c "! insmod '$ko' num_devices=17 2>/dev/null"
+check "mem_mib=0 is refused" sh -c "! insmod '$ko' mem_mib=0 2>/dev/null"
+check "mem_mib above 64 GiB is refused" sh -c "! insmod '$ko' mem_mib=65537 2>/dev/null"
+loaded && rmmod npuipc
+
+insmod "$ko"
+exec 3< /dev/dri/renderD128
+check "rmmod is refused while a device is open" sh -c '! rmmod npuipc 2>/dev/null && grep -q "^npuipc " /proc/modules'
+exec 3<&-
+check "rmmod succeeds once the last fd is closed" rmmod npuipc
+
+[ "$failed" = 0 ]
