@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * debugfs: /sys/kernel/debug/dri/<minor>/npuipc_state, one per DRM minor,
- * "key: value" lines that tests and npuipc-smi parse.
+ * debugfs, in /sys/kernel/debug/dri/<minor>/ of each DRM minor:
+ *   npuipc_state    "key: value" lines that tests and npuipc-smi parse;
+ *   npuipc_exports  one line per live dma-buf exported from the device.
  */
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
 
+#include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
 #include "drm/npuipc_drm.h"
 
@@ -27,8 +29,17 @@ static int npuipc_state_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+static int npuipc_exports_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct drm_info_node *node = m->private;
+
+	npuipc_exports_show(m, to_npuipc(node->minor->dev));
+	return 0;
+}
+
 static const struct drm_info_list npuipc_debugfs_list[] = {
 	{ "npuipc_state", npuipc_state_show, 0 },
+	{ "npuipc_exports", npuipc_exports_debugfs_show, 0 },
 };
 
 void npuipc_debugfs_init(struct drm_minor *minor)

@@ -14,6 +14,8 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
 
+#include "npuipc_bo.h"
+#include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
 #include "drm/npuipc_drm.h"
 
@@ -31,10 +33,12 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 {
 	ndev->index = index;
 	ndev->mem_total = mem_total;
-	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE;
+	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO;
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);
+	mutex_init(&ndev->exports_lock);
+	INIT_LIST_HEAD(&ndev->exports);
 }
 
 /* Reserves @bytes of the device's budget; -ENOMEM when it does not fit. */
@@ -92,6 +96,10 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 
 static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_GET_INFO, npuipc_ioctl_get_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_BO_CREATE, npuipc_ioctl_bo_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_BO_INFO, npuipc_ioctl_bo_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_BO_EXPORT, npuipc_ioctl_bo_export, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_BO_IMPORT, npuipc_ioctl_bo_import, DRM_RENDER_ALLOW),
 };
 
 DEFINE_DRM_GEM_FOPS(npuipc_fops);
@@ -133,3 +141,4 @@ MODULE_AUTHOR("npuipc developers");
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");
 MODULE_VERSION("0.1.0");
+MODULE_IMPORT_NS(DMA_BUF);

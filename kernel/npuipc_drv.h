@@ -3,6 +3,8 @@
 #define __NPUIPC_DRV_H__
 
 #include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <drm/drm_device.h>
@@ -29,6 +31,11 @@ struct npuipc_device {
 
 	/* GEM objects of this device that are still alive. */
 	atomic_t live_objects;
+
+	/* Protects exports */
+	struct mutex exports_lock;
+	/* Live dma-bufs exported from this device's buffers. */
+	struct list_head exports;
 };
 
 static inline struct npuipc_device *to_npuipc(struct drm_device *drm)

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -138,6 +141,138 @@ static inline int npuipc_module_param(const char *name, long *values, int max)
 		p = end + (*end == ',');
 	}
 	return n;
+}
+
+static inline int npuipc_bo_create(int fd, uint64_t size, uint32_t page_class,
+				   uint32_t *handle)
+{
+	struct drm_npuipc_bo_create args = { .size = size, .page_class = page_class };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_CREATE, &args);
+
+	if (!ret)
+		*handle = args.handle;
+	return ret;
+}
+
+static inline int npuipc_bo_info(int fd, uint32_t handle, struct drm_npuipc_bo_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->handle = handle;
+	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_INFO, info);
+}
+
+static inline int npuipc_bo_export(int fd, uint32_t handle, uint64_t offset,
+				   uint64_t size, uint32_t flags, int *dmabuf_fd)
+{
+	struct drm_npuipc_bo_export args = {
+		.handle = handle, .flags = flags, .offset = offset, .size = size,
+	};
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_EXPORT, &args);
+
+	if (!ret)
+		*dmabuf_fd = args.fd;
+	return ret;
+}
+
+static inline int npuipc_bo_import(int fd, int dmabuf_fd, uint32_t flags,
+				   uint32_t *handle)
+{
+	struct drm_npuipc_bo_import args = { .fd = dmabuf_fd, .flags = flags };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_IMPORT, &args);
+
+	if (!ret)
+		*handle = args.handle;
+	return ret;
+}
+
+static inline int npuipc_gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close args = { .handle = handle };
+
+	return npuipc_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &args);
+}
+
+/* Maps a whole buffer through the DRM fd; MAP_FAILED with errno set on error. */
+static inline void *npuipc_bo_mmap(int fd, uint32_t handle, int prot, size_t *size)
+{
+	struct drm_npuipc_bo_info info;
+	int ret = npuipc_bo_info(fd, handle, &info);
+
+	if (ret) {
+		errno = -ret;
+		return MAP_FAILED;
+	}
+	*size = info.size;
+	return mmap(NULL, info.size, prot, MAP_SHARED, fd, info.mmap_offset);
+}
+
+/* Sends one fd over a Unix socket with SCM_RIGHTS; -errno on failure. */
+static inline int npuipc_send_fd(int sock, int fd)
+{
+	char byte = 'F';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	memset(control.buf, 0, sizeof(control.buf));
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+/* Receives one fd sent by npuipc_send_fd(); -errno on failure. */
+static inline int npuipc_recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -EPROTO;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+/*
+ * True once device @index holds no object and no memory. Objects of exited
+ * processes go when their files are released, which may trail the exit a
+ * little, so this waits up to two seconds.
+ */
+static inline int npuipc_device_is_idle(unsigned int index)
+{
+	int fd = npuipc_open_device(index), i, idle = 0;
+
+	if (fd < 0)
+		return 1;
+	for (i = 0; i < 200 && !idle; i++) {
+		idle = npuipc_debugfs_value(fd, "live_objects") == 0 &&
+		       npuipc_debugfs_value(fd, "mem_used") == 0;
+		if (!idle)
+			usleep(10000);
+	}
+	close(fd);
+	return idle;
 }
 
 #endif /* NPUIPC_TEST_UTIL_H */

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Buffer objects: device memory charged to a device's budget, allocated in
+ * page-size classes, mapped to userspace as a PFN map, and imports of
+ * dma-bufs (ours or another exporter's).
+ */
+#include <linux/dma-buf.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_vma_manager.h>
+
+#include "npuipc_bo.h"
+#include "npuipc_dmabuf.h"
+#include "npuipc_drv.h"
+#include "drm/npuipc_drm.h"
+
+u64 npuipc_page_class_size(u32 page_class)
+{
+	switch (page_class) {
+	case NPUIPC_PAGE_CLASS_HUGE:
+		return SZ_2M;
+	case NPUIPC_PAGE_CLASS_HUGE1G:
+		return SZ_1G;
+	default:
+		return SZ_4K;
+	}
+}
+
+static unsigned int npuipc_chunk_order(u32 page_class)
+{
+	return page_class == NPUIPC_PAGE_CLASS_NORMAL ? 0 : NPUIPC_CHUNK_ORDER;
+}
+
+/*
+ * Device memory is only shared: a private (COW) mapping would give the
+ * process a copy instead. (VM_MAYSHARE, as the mm drops VM_SHARED from
+ * shared mappings of files opened read-only.) Read-only memory can never
+ * gain write access, not even by a later mprotect().
+ */
+int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only)
+{
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (read_only) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	return 0;
+}
+
+/*
+ * Maps page @index of @pages at the faulting address. For huge classes the
+ * whole 2 MiB chunk around it is mapped at once: 6.1 does not let a PFN map
+ * take PMD entries (VM_NO_KHUGEPAGED), so this is how touching 2 MiB costs
+ * one fault rather than 512.
+ */
+vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
+			      pgoff_t npages, pgoff_t index, u32 page_class)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	pgoff_t chunk = 1UL << npuipc_chunk_order(page_class);
+	pgoff_t first, last, i;
+	vm_fault_t ret;
+
+	if (index >= npages)
+		return VM_FAULT_SIGBUS;
+
+	ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(pages[index]));
+	if (chunk == 1 || (ret & VM_FAULT_ERROR))
+		return ret;
+
+	first = max(round_down(index, chunk),
+		    index - ((vmf->address - vma->vm_start) >> PAGE_SHIFT));
+	last = min3(round_down(index, chunk) + chunk, npages,
+		    index + ((vma->vm_end - vmf->address) >> PAGE_SHIFT));
+	for (i = first; i < last; i++) {
+		unsigned long addr = vmf->address + (i - index) * PAGE_SIZE;
+
+		/* Best effort: a page that fails here faults on its own later. */
+		if (i != index)
+			vmf_insert_pfn(vma, addr, page_to_pfn(pages[i]));
+	}
+	return ret;
+}
+
+static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
+{
+	struct drm_gem_object *obj = vmf->vma->vm_private_data;
+	struct npuipc_bo *bo = to_npuipc_bo(obj);
+
+	return npuipc_fault_pages(vmf, bo->pages, obj->size >> PAGE_SHIFT,
+				  vmf->pgoff - drm_vma_node_start(&obj->vma_node),
+				  bo->page_class);
+}
+
+static const struct vm_operations_struct npuipc_bo_vm_ops = {
+	.fault = npuipc_bo_vm_fault,
+	.open = drm_gem_vm_open,
+	.close = drm_gem_vm_close,
+};
+
+static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	struct npuipc_bo *bo = to_npuipc_bo(obj);
+	int ret;
+
+	ret = npuipc_mmap_prepare(vma, bo->bo_flags & NPUIPC_BO_READ_ONLY);
+	if (ret)
+		return ret;
+	if (!bo->dmabuf)
+		return 0;
+
+	/*
+	 * An import is mapped by its exporter, which alone knows the memory
+	 * and enforces its range and access. dma_buf_mmap() moves the mapping
+	 * to the dma-buf's file, so the GEM reference drm_gem_mmap_obj() took
+	 * for our vm_ops is not needed.
+	 */
+	vma->vm_private_data = NULL;
+	vma->vm_ops = NULL;
+	ret = dma_buf_mmap(bo->dmabuf, vma,
+			   vma->vm_pgoff - drm_vma_node_start(&obj->vma_node));
+	if (!ret)
+		drm_gem_object_put(obj);
+	return ret;
+}
+
+static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
+{
+	unsigned int order = npuipc_chunk_order(bo->page_class);
+	pgoff_t i;
+
+	for (i = 0; i < npages; i += 1UL << order)
+		if (bo->pages[i])
+			__free_pages(bo->pages[i], order);
+	kvfree(bo->pages);
+	bo->pages = NULL;
+}
+
+static void npuipc_bo_free(struct drm_gem_object *obj)
+{
+	struct npuipc_device *ndev = to_npuipc(obj->dev);
+	struct npuipc_bo *bo = to_npuipc_bo(obj);
+
+	if (bo->dmabuf) {
+		dma_buf_unmap_attachment(bo->attach, bo->sgt, bo->dir);
+		dma_buf_detach(bo->dmabuf, bo->attach);
+		dma_buf_put(bo->dmabuf);
+	} else {
+		npuipc_bo_free_pages(bo, obj->size >> PAGE_SHIFT);
+		npuipc_mem_uncharge(ndev, obj->size);
+	}
+	drm_gem_free_mmap_offset(obj);
+	drm_gem_object_release(obj);
+	atomic_dec(&ndev->live_objects);
+	kfree(bo);
+}
+
+static const struct drm_gem_object_funcs npuipc_bo_funcs = {
+	.free = npuipc_bo_free,
+	.mmap = npuipc_bo_mmap,
+	.vm_ops = &npuipc_bo_vm_ops,
+};
+
+/*
+ * Turns a filled-in @bo into a GEM object with a handle in @file. From here
+ * on, npuipc_bo_free() undoes everything, whatever fails.
+ */
+static int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
+			     size_t size, struct drm_file *file, u32 *handle)
+{
+	int ret;
+
+	drm_gem_private_object_init(drm, &bo->base, size);
+	bo->base.funcs = &npuipc_bo_funcs;
+	atomic_inc(&to_npuipc(drm)->live_objects);
+
+	ret = drm_gem_create_mmap_offset(&bo->base);
+	if (!ret)
+		ret = drm_gem_handle_create(file, &bo->base, handle);
+	/* On success the handle holds the only reference. */
+	drm_gem_object_put(&bo->base);
+	return ret;
+}
+
+static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
+{
+	unsigned int order = npuipc_chunk_order(bo->page_class);
+	/* Fail rather than wake the OOM killer: the budget is the limit. */
+	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
+	pgoff_t npages = size >> PAGE_SHIFT, i, j;
+	struct page *page;
+
+	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL);
+	if (!bo->pages)
+		return -ENOMEM;
+
+	for (i = 0; i < npages; i += 1UL << order) {
+		if (fatal_signal_pending(current)) {
+			npuipc_bo_free_pages(bo, npages);
+			return -EINTR;
+		}
+		page = alloc_pages(gfp, order);
+		if (!page) {
+			npuipc_bo_free_pages(bo, npages);
+			return -ENOMEM;
+		}
+		for (j = 0; j < 1UL << order; j++)
+			bo->pages[i + j] = nth_page(page, j);
+		cond_resched();
+	}
+	return 0;
+}
+
+int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct npuipc_device *ndev = to_npuipc(drm);
+	struct drm_npuipc_bo_create *args = data;
+	struct npuipc_bo *bo;
+	int ret;
+
+	if (args->flags & ~NPUIPC_BO_CREATE_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->handle)
+		return -EINVAL;
+	if (args->page_class >= NPUIPC_PAGE_CLASS_COUNT)
+		return -EINVAL;
+	if (!args->size || args->size > NPUIPC_BO_MAX_SIZE ||
+	    !IS_ALIGNED(args->size, npuipc_page_class_size(args->page_class)))
+		return -EINVAL;
+
+	ret = npuipc_mem_charge(ndev, args->size);
+	if (ret)
+		return ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	bo->page_class = args->page_class;
+	ret = npuipc_bo_alloc_pages(bo, args->size);
+	if (ret)
+		goto err_free_bo;
+
+	return npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
+
+err_free_bo:
+	kfree(bo);
+err_uncharge:
+	npuipc_mem_uncharge(ndev, args->size);
+	return ret;
+}
+
+int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct drm_npuipc_bo_info *args = data;
+	struct drm_gem_object *obj;
+	struct npuipc_bo *bo;
+
+	if (args->flags & ~NPUIPC_BO_INFO_FLAGS_VALID)
+		return -EINVAL;
+	if (args->size || args->mmap_offset || args->page_class || args->bo_flags)
+		return -EINVAL;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	bo = to_npuipc_bo(obj);
+	args->size = obj->size;
+	args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+	args->page_class = bo->page_class;
+	args->bo_flags = bo->bo_flags;
+	drm_gem_object_put(obj);
+	return 0;
+}
+
+int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct drm_npuipc_bo_import *args = data;
+	struct npuipc_export *exp;
+	struct dma_buf *dmabuf;
+	struct npuipc_bo *bo;
+	int ret;
+
+	if (args->flags & ~NPUIPC_BO_IMPORT_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->handle || args->size)
+		return -EINVAL;
+
+	dmabuf = dma_buf_get(args->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo) {
+		ret = -ENOMEM;
+		goto err_put_dmabuf;
+	}
+	bo->bo_flags = NPUIPC_BO_IMPORTED;
+	exp = npuipc_dmabuf_to_export(dmabuf);
+	if (exp) {
+		if (exp->bo->base.dev != drm) {
+			if (!(args->flags & NPUIPC_BO_IMPORT_PEER_ACCESS)) {
+				ret = -EXDEV;
+				goto err_free_bo;
+			}
+			bo->bo_flags |= NPUIPC_BO_PEER;
+		}
+		bo->page_class = exp->bo->page_class;
+		if (exp->read_only)
+			bo->bo_flags |= NPUIPC_BO_READ_ONLY;
+	} else {
+		bo->page_class = NPUIPC_PAGE_CLASS_NORMAL;
+		bo->bo_flags |= NPUIPC_BO_FOREIGN;
+	}
+	if (!(dmabuf->file->f_mode & FMODE_WRITE))
+		bo->bo_flags |= NPUIPC_BO_READ_ONLY;
+	bo->dir = bo->bo_flags & NPUIPC_BO_READ_ONLY ? DMA_TO_DEVICE :
+						       DMA_BIDIRECTIONAL;
+
+	bo->attach = dma_buf_attach(dmabuf, drm->dev);
+	if (IS_ERR(bo->attach)) {
+		ret = PTR_ERR(bo->attach);
+		goto err_free_bo;
+	}
+	bo->sgt = dma_buf_map_attachment(bo->attach, bo->dir);
+	if (IS_ERR(bo->sgt)) {
+		ret = PTR_ERR(bo->sgt);
+		goto err_detach;
+	}
+	bo->dmabuf = dmabuf;
+
+	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);
+	if (!ret)
+		args->size = dmabuf->size;
+	return ret;
+
+err_detach:
+	dma_buf_detach(dmabuf, bo->attach);
+err_free_bo:
+	kfree(bo);
+err_put_dmabuf:
+	dma_buf_put(dmabuf);
+	return ret;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __NPUIPC_BO_H__
+#define __NPUIPC_BO_H__
+
+#include <linux/dma-direction.h>
+#include <linux/mm_types.h>
+#include <drm/drm_gem.h>
+
+struct dma_buf;
+struct dma_buf_attachment;
+struct drm_file;
+struct sg_table;
+
+/* Huge and huge-1G memory is allocated, and faulted in, 2 MiB at a time. */
+#define NPUIPC_CHUNK_ORDER	(21 - PAGE_SHIFT)
+#define NPUIPC_CHUNK_PAGES	(1UL << NPUIPC_CHUNK_ORDER)
+
+/*
+ * A buffer object: either device memory this device owns (@pages), or an
+ * import of a dma-buf (@dmabuf), which is mapped through its exporter.
+ */
+struct npuipc_bo {
+	struct drm_gem_object base;
+	u32 page_class;
+	/* NPUIPC_BO_* flags reported by BO_INFO. */
+	u32 bo_flags;
+
+	/* Owned memory: one entry per 4 KiB page; NULL for imports. */
+	struct page **pages;
+
+	/* Imports: the dma-buf, this device's attachment and its mapping. */
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+	enum dma_data_direction dir;
+};
+
+static inline struct npuipc_bo *to_npuipc_bo(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct npuipc_bo, base);
+}
+
+u64 npuipc_page_class_size(u32 page_class);
+
+int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only);
+vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
+			      pgoff_t npages, pgoff_t index, u32 page_class);
+
+int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
+			 struct drm_file *file);
+int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+
+#endif /* __NPUIPC_BO_H__ */

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The dma-buf exporter: a dma-buf is one page-aligned range of a buffer,
+ * read-write or read-only, and nothing reaches outside it: mmap, device
+ * mappings and CPU-access syncs all go through the range here.
+ */
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+
+#include "npuipc_bo.h"
+#include "npuipc_dmabuf.h"
+#include "npuipc_drv.h"
+#include "drm/npuipc_drm.h"
+
+static const char *const npuipc_page_class_names[NPUIPC_PAGE_CLASS_COUNT] = {
+	[NPUIPC_PAGE_CLASS_NORMAL] = "normal",
+	[NPUIPC_PAGE_CLASS_HUGE] = "huge",
+	[NPUIPC_PAGE_CLASS_HUGE1G] = "huge1g",
+};
+
+static struct page **npuipc_export_pages(struct npuipc_export *exp)
+{
+	return exp->bo->pages + exp->first_page;
+}
+
+static struct npuipc_device *npuipc_export_device(struct npuipc_export *exp)
+{
+	return to_npuipc(exp->bo->base.dev);
+}
+
+/*
+ * The dma-buf's name is what its fdinfo shows: keep it describing the
+ * export, importer count included.
+ */
+static void npuipc_export_update_name(struct npuipc_export *exp)
+{
+	struct dma_buf *dmabuf = exp->dmabuf;
+	const char *old;
+	char *name;
+
+	name = kasprintf(GFP_KERNEL, "npuipc dev=%u class=%s pid=%d importers=%d",
+			 npuipc_export_device(exp)->index,
+			 npuipc_page_class_names[exp->bo->page_class],
+			 exp->exporter_pid, atomic_read(&exp->importers));
+	if (!name)
+		return;
+	spin_lock(&dmabuf->name_lock);
+	old = dmabuf->name;
+	dmabuf->name = name;
+	spin_unlock(&dmabuf->name_lock);
+	kfree(old);
+}
+
+static int npuipc_dmabuf_attach(struct dma_buf *dmabuf,
+				struct dma_buf_attachment *attach)
+{
+	struct npuipc_export *exp = dmabuf->priv;
+
+	atomic_inc(&exp->importers);
+	npuipc_export_update_name(exp);
+	return 0;
+}
+
+static void npuipc_dmabuf_detach(struct dma_buf *dmabuf,
+				 struct dma_buf_attachment *attach)
+{
+	struct npuipc_export *exp = dmabuf->priv;
+
+	atomic_dec(&exp->importers);
+	npuipc_export_update_name(exp);
+}
+
+static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
+					  enum dma_data_direction dir)
+{
+	struct npuipc_export *exp = attach->dmabuf->priv;
+	struct sg_table *sgt;
+	int ret;
+
+	/* A device that may write cannot map read-only memory. */
+	if (exp->read_only && dir != DMA_TO_DEVICE)
+		return ERR_PTR(-EACCES);
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	ret = sg_alloc_table_from_pages(sgt, npuipc_export_pages(exp), exp->npages,
+					0, exp->npages << PAGE_SHIFT, GFP_KERNEL);
+	if (ret)
+		goto err_free;
+	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);
+	if (ret)
+		goto err_free_table;
+
+	mutex_lock(&exp->lock);
+	attach->priv = sgt;
+	mutex_unlock(&exp->lock);
+	return sgt;
+
+err_free_table:
+	sg_free_table(sgt);
+err_free:
+	kfree(sgt);
+	return ERR_PTR(ret);
+}
+
+static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
+				struct sg_table *sgt, enum dma_data_direction dir)
+{
+	struct npuipc_export *exp = attach->dmabuf->priv;
+
+	mutex_lock(&exp->lock);
+	attach->priv = NULL;
+	mutex_unlock(&exp->lock);
+	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+static void npuipc_dmabuf_release(struct dma_buf *dmabuf)
+{
+	struct npuipc_export *exp = dmabuf->priv;
+	struct npuipc_device *ndev = npuipc_export_device(exp);
+
+	mutex_lock(&ndev->exports_lock);
+	list_del(&exp->node);
+	mutex_unlock(&ndev->exports_lock);
+	drm_gem_object_put(&exp->bo->base);
+	mutex_destroy(&exp->lock);
+	kfree(exp);
+}
+
+/* CPU access through DMA_BUF_IOCTL_SYNC: sync every device mapping. */
+static int npuipc_dmabuf_sync(struct dma_buf *dmabuf,
+			      enum dma_data_direction dir, bool for_cpu)
+{
+	struct npuipc_export *exp = dmabuf->priv;
+	struct dma_buf_attachment *attach;
+
+	/* DMA_BUF_SYNC_WRITE announces CPU writes: refused on read-only. */
+	if (exp->read_only && dir != DMA_FROM_DEVICE)
+		return -EPERM;
+
+	dma_resv_lock(dmabuf->resv, NULL);
+	mutex_lock(&exp->lock);
+	list_for_each_entry(attach, &dmabuf->attachments, node) {
+		struct sg_table *sgt = attach->priv;
+
+		if (!sgt)
+			continue;
+		if (for_cpu)
+			dma_sync_sgtable_for_cpu(attach->dev, sgt, dir);
+		else
+			dma_sync_sgtable_for_device(attach->dev, sgt, dir);
+	}
+	mutex_unlock(&exp->lock);
+	dma_resv_unlock(dmabuf->resv);
+	return 0;
+}
+
+static int npuipc_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
+					  enum dma_data_direction dir)
+{
+	return npuipc_dmabuf_sync(dmabuf, dir, true);
+}
+
+static int npuipc_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
+					enum dma_data_direction dir)
+{
+	return npuipc_dmabuf_sync(dmabuf, dir, false);
+}
+
+static vm_fault_t npuipc_dmabuf_vm_fault(struct vm_fault *vmf)
+{
+	struct npuipc_export *exp = vmf->vma->vm_private_data;
+
+	return npuipc_fault_pages(vmf, npuipc_export_pages(exp), exp->npages,
+				  vmf->pgoff, exp->bo->page_class);
+}
+
+/* The mapping holds the dma-buf's file, and so the export, alive. */
+static const struct vm_operations_struct npuipc_dmabuf_vm_ops = {
+	.fault = npuipc_dmabuf_vm_fault,
+};
+
+static int npuipc_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	struct npuipc_export *exp = dmabuf->priv;
+	int ret;
+
+	/* The dma-buf core has checked that the range lies in the dma-buf. */
+	ret = npuipc_mmap_prepare(vma, exp->read_only);
+	if (ret)
+		return ret;
+	vma->vm_ops = &npuipc_dmabuf_vm_ops;
+	vma->vm_private_data = exp;
+	return 0;
+}
+
+static const struct dma_buf_ops npuipc_dmabuf_ops = {
+	.attach = npuipc_dmabuf_attach,
+	.detach = npuipc_dmabuf_detach,
+	.map_dma_buf = npuipc_dmabuf_map,
+	.unmap_dma_buf = npuipc_dmabuf_unmap,
+	.release = npuipc_dmabuf_release,
+	.begin_cpu_access = npuipc_dmabuf_begin_cpu_access,
+	.end_cpu_access = npuipc_dmabuf_end_cpu_access,
+	.mmap = npuipc_dmabuf_mmap,
+};
+
+struct npuipc_export *npuipc_dmabuf_to_export(struct dma_buf *dmabuf)
+{
+	return dmabuf->ops == &npuipc_dmabuf_ops ? dmabuf->priv : NULL;
+}
+
+static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
+					    u64 size, bool read_only)
+{
+	struct npuipc_device *ndev = to_npuipc(bo->base.dev);
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct npuipc_export *exp;
+	struct dma_buf *dmabuf;
+
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	if (!exp)
+		return ERR_PTR(-ENOMEM);
+	exp->bo = bo;
+	exp->first_page = offset >> PAGE_SHIFT;
+	exp->npages = size >> PAGE_SHIFT;
+	exp->read_only = read_only;
+	exp->exporter_pid = task_tgid_nr(current);
+	atomic_set(&exp->importers, 0);
+	mutex_init(&exp->lock);
+
+	info.ops = &npuipc_dmabuf_ops;
+	info.size = size;
+	info.flags = read_only ? O_RDONLY : O_RDWR;
+	info.priv = exp;
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf)) {
+		mutex_destroy(&exp->lock);
+		kfree(exp);
+		return dmabuf;
+	}
+	/* Released with the dma-buf, in npuipc_dmabuf_release(). */
+	drm_gem_object_get(&bo->base);
+	exp->dmabuf = dmabuf;
+	npuipc_export_update_name(exp);
+
+	mutex_lock(&ndev->exports_lock);
+	list_add_tail(&exp->node, &ndev->exports);
+	mutex_unlock(&ndev->exports_lock);
+	return dmabuf;
+}
+
+int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct drm_npuipc_bo_export *args = data;
+	struct drm_gem_object *obj;
+	struct dma_buf *dmabuf;
+	struct npuipc_bo *bo;
+	u64 page_size;
+	int fd, ret;
+
+	if (args->flags & ~NPUIPC_BO_EXPORT_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->fd)
+		return -EINVAL;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	bo = to_npuipc_bo(obj);
+
+	ret = -EINVAL;
+	if (bo->dmabuf)
+		goto out_put;
+	page_size = npuipc_page_class_size(bo->page_class);
+	if (!args->size || !IS_ALIGNED(args->offset, page_size) ||
+	    !IS_ALIGNED(args->size, page_size) || args->offset > obj->size ||
+	    args->size > obj->size - args->offset)
+		goto out_put;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto out_put;
+	}
+	dmabuf = npuipc_dmabuf_export(bo, args->offset, args->size,
+				      args->flags & NPUIPC_BO_EXPORT_READ_ONLY);
+	if (IS_ERR(dmabuf)) {
+		put_unused_fd(fd);
+		ret = PTR_ERR(dmabuf);
+		goto out_put;
+	}
+	args->fd = fd;
+	fd_install(fd, dmabuf->file);
+	ret = 0;
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev)
+{
+	struct npuipc_export *exp;
+
+	seq_puts(m, "offset size class access exporter_pid importers\n");
+	mutex_lock(&ndev->exports_lock);
+	list_for_each_entry(exp, &ndev->exports, node)
+		seq_printf(m, "%llu %llu %s %s %d %d\n",
+			   (u64)exp->first_page << PAGE_SHIFT,
+			   (u64)exp->npages << PAGE_SHIFT,
+			   npuipc_page_class_names[exp->bo->page_class],
+			   exp->read_only ? "ro" : "rw", exp->exporter_pid,
+			   atomic_read(&exp->importers));
+	mutex_unlock(&ndev->exports_lock);
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Buffer objects: allocation in page-size classes from a device's budget,
+ * zero fill, CPU mapping through the DRM fd, BO_INFO, and every input
+ * BO_CREATE and BO_INFO must refuse.
+ */
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "kselftest_harness.h"
+#include "npuipc_test_util.h"
+
+#define KIB 1024ULL
+#define MIB (1024ULL * KIB)
+#define GIB (1024ULL * MIB)
+
+static uint64_t mem_free(int fd)
+{
+	struct drm_npuipc_get_info info = { 0 };
+
+	if (npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, &info))
+		return 0;
+	return info.mem_free;
+}
+
+static int all_bytes_are(const uint8_t *p, size_t size, uint8_t value)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (p[i] != value)
+			return 0;
+	return 1;
+}
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+FIXTURE(bo) {
+	int fd;
+};
+
+FIXTURE_SETUP(bo)
+{
+	self->fd = npuipc_open_device(0);
+	if (self->fd < 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+}
+
+FIXTURE_TEARDOWN(bo)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	/* Nothing a test made may outlive it. */
+	EXPECT_TRUE(npuipc_device_is_idle(0));
+}
+
+TEST_F(bo, create_charges_the_budget_and_close_returns_it)
+{
+	uint64_t before = mem_free(self->fd);
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	EXPECT_EQ(before - 1 * MIB, mem_free(self->fd));
+	EXPECT_EQ(1 * MIB, npuipc_debugfs_value(self->fd, "mem_used"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
+	ASSERT_EQ(0, npuipc_gem_close(self->fd, handle));
+	EXPECT_EQ(before, mem_free(self->fd));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+}
+
+TEST_F(bo, info_reports_size_class_and_flags)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, handle, &info));
+	EXPECT_EQ(4 * MIB, info.size);
+	EXPECT_EQ(NPUIPC_PAGE_CLASS_HUGE, info.page_class);
+	EXPECT_EQ(0, info.bo_flags);
+	EXPECT_NE(0, info.mmap_offset);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, new_buffers_are_zero_filled_even_after_reuse)
+{
+	const int classes[] = { NPUIPC_PAGE_CLASS_NORMAL, NPUIPC_PAGE_CLASS_HUGE };
+	unsigned int c, round;
+
+	for (c = 0; c < 2; c++) {
+		for (round = 0; round < 3; round++) {
+			uint32_t handle;
+			size_t size;
+			uint8_t *p;
+
+			ASSERT_EQ(0, npuipc_bo_create(self->fd, 8 * MIB, classes[c], &handle));
+			p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
+			ASSERT_NE(MAP_FAILED, p);
+			EXPECT_TRUE(all_bytes_are(p, size, 0));
+			/* Dirty it for the next round's buffer, likely the same pages. */
+			memset(p, 0xa5, size);
+			munmap(p, size);
+			ASSERT_EQ(0, npuipc_gem_close(self->fd, handle));
+		}
+	}
+}
+
+TEST_F(bo, full_device_returns_enomem_and_changes_nothing)
+{
+	uint64_t total = mem_free(self->fd);
+	uint32_t handle, extra;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, total, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	EXPECT_EQ(0, mem_free(self->fd));
+	EXPECT_EQ(-ENOMEM, npuipc_bo_create(self->fd, 4 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &extra));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
+	ASSERT_EQ(0, npuipc_gem_close(self->fd, handle));
+	EXPECT_EQ(-ENOMEM, npuipc_bo_create(self->fd, total + 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &extra));
+	EXPECT_EQ(total, mem_free(self->fd));
+}
+
+TEST_F(bo, huge1g_buffer_is_allocated_where_the_budget_allows)
+{
+	uint64_t free_bytes = mem_free(self->fd);
+	uint32_t handle;
+	size_t size;
+	uint8_t *p;
+
+	if (free_bytes < 1 * GIB) {
+		EXPECT_EQ(-ENOMEM, npuipc_bo_create(self->fd, 1 * GIB, NPUIPC_PAGE_CLASS_HUGE1G, &handle));
+		SKIP(return, "budget below 1 GiB: only the refusal was checked");
+	}
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 1 * GIB, NPUIPC_PAGE_CLASS_HUGE1G, &handle));
+	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(1 * GIB, size);
+	EXPECT_EQ(0, p[0]);
+	EXPECT_EQ(0, p[size - 1]);
+	p[size - 1] = 1;
+	munmap(p, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, mmap_through_drm_fd_reads_back_what_was_written)
+{
+	uint32_t handle;
+	size_t size, i;
+	uint32_t *p, *q;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < size / 4; i++)
+		p[i] = i * 2654435761u;
+	q = npuipc_bo_mmap(self->fd, handle, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, q);
+	for (i = 0; i < size / 4; i++)
+		ASSERT_EQ((uint32_t)(i * 2654435761u), q[i]);
+	munmap(p, size);
+	munmap(q, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, mapping_keeps_the_buffer_alive_after_its_handle_is_closed)
+{
+	uint32_t handle;
+	size_t size;
+	uint8_t *p;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	p[100] = 42;
+	ASSERT_EQ(0, npuipc_gem_close(self->fd, handle));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(42, p[100]);
+	munmap(p, size);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+}
+
+TEST_F(bo, touching_2mib_of_huge_memory_costs_one_fault)
+{
+	uint32_t huge, normal;
+	long huge_faults, normal_faults, before;
+	volatile uint8_t *p;
+	size_t size, i;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &huge));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &normal));
+
+	p = npuipc_bo_mmap(self->fd, huge, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	before = minor_faults();
+	for (i = 0; i < size; i += 4096)
+		p[i] = 1;
+	huge_faults = minor_faults() - before;
+	munmap((void *)p, size);
+
+	p = npuipc_bo_mmap(self->fd, normal, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	before = minor_faults();
+	for (i = 0; i < size; i += 4096)
+		p[i] = 1;
+	normal_faults = minor_faults() - before;
+	munmap((void *)p, size);
+
+	TH_LOG("faults touching 2 MiB: huge %ld, normal %ld", huge_faults, normal_faults);
+	EXPECT_LE(huge_faults, 2);
+	EXPECT_GE(normal_faults, 512);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, huge));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
+}
+
+TEST_F(bo, private_mapping_is_refused)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, handle, &info));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, info.size, PROT_READ, MAP_PRIVATE, self->fd, info.mmap_offset));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, mapping_past_the_end_is_refused)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, handle, &info));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, info.size + 4096, PROT_READ, MAP_SHARED, self->fd, info.mmap_offset));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, info.mmap_offset + info.size));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+/* BO_CREATE: every refused input, each leaving the device untouched. */
+static void expect_create_rejected(struct __test_metadata *_metadata, int fd,
+				   struct drm_npuipc_bo_create args, int err)
+{
+	uint64_t before = mem_free(fd);
+
+	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_CREATE, &args));
+	EXPECT_EQ(before, mem_free(fd));
+	EXPECT_EQ(0, npuipc_debugfs_value(fd, "live_objects"));
+}
+
+TEST_F(bo, create_rejects_zero_size)
+{
+	struct drm_npuipc_bo_create args = { .size = 0 };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_size_above_the_maximum)
+{
+	struct drm_npuipc_bo_create args = { .size = NPUIPC_BO_MAX_SIZE + 4 * KIB };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_size_that_would_overflow)
+{
+	struct drm_npuipc_bo_create args = { .size = UINT64_MAX & ~4095ULL };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_size_not_a_multiple_of_4k_for_normal_pages)
+{
+	struct drm_npuipc_bo_create args = { .size = 4 * KIB + 1 };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_size_not_a_multiple_of_2m_for_huge_pages)
+{
+	struct drm_npuipc_bo_create args = { .size = 1 * MIB, .page_class = NPUIPC_PAGE_CLASS_HUGE };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_size_not_a_multiple_of_1g_for_huge1g_pages)
+{
+	struct drm_npuipc_bo_create args = { .size = 2 * MIB, .page_class = NPUIPC_PAGE_CLASS_HUGE1G };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_unknown_page_class)
+{
+	struct drm_npuipc_bo_create args = { .size = 4 * KIB, .page_class = NPUIPC_PAGE_CLASS_COUNT };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+	args.page_class = UINT32_MAX;
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_each_unknown_flag)
+{
+	unsigned int bit;
+
+	for (bit = 0; bit < 32; bit++) {
+		struct drm_npuipc_bo_create args = { .size = 4 * KIB, .flags = 1U << bit };
+
+		expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+	}
+}
+
+TEST_F(bo, create_rejects_nonzero_pad)
+{
+	struct drm_npuipc_bo_create args = { .size = 4 * KIB, .pad = 1 };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, create_rejects_nonzero_handle_on_entry)
+{
+	struct drm_npuipc_bo_create args = { .size = 4 * KIB, .handle = 1 };
+
+	expect_create_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(bo, info_rejects_unknown_handle)
+{
+	struct drm_npuipc_bo_info info;
+
+	EXPECT_EQ(-ENOENT, npuipc_bo_info(self->fd, 12345, &info));
+	EXPECT_EQ(-ENOENT, npuipc_bo_info(self->fd, 0, &info));
+}
+
+TEST_F(bo, info_rejects_closed_handle)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	ASSERT_EQ(0, npuipc_gem_close(self->fd, handle));
+	EXPECT_EQ(-ENOENT, npuipc_bo_info(self->fd, handle, &info));
+}
+
+TEST_F(bo, info_rejects_each_unknown_flag)
+{
+	unsigned int bit;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	for (bit = 0; bit < 32; bit++) {
+		struct drm_npuipc_bo_info info = { .handle = handle, .flags = 1U << bit };
+
+		EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_BO_INFO, &info));
+	}
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, info_rejects_nonzero_out_fields_on_entry)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	info = (struct drm_npuipc_bo_info){ .handle = handle, .size = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_BO_INFO, &info));
+	info = (struct drm_npuipc_bo_info){ .handle = handle, .mmap_offset = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_BO_INFO, &info));
+	info = (struct drm_npuipc_bo_info){ .handle = handle, .page_class = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_BO_INFO, &info));
+	info = (struct drm_npuipc_bo_info){ .handle = handle, .bo_flags = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_BO_INFO, &info));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, handles_of_one_file_are_unknown_to_another)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+	int other = npuipc_open_device(0);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	EXPECT_EQ(-ENOENT, npuipc_bo_info(other, handle, &info));
+	close(other);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+TEST_F(bo, closing_the_drm_fd_frees_every_buffer_it_held)
+{
+	uint32_t handle;
+	int other = npuipc_open_device(0), i;
+
+	ASSERT_LE(0, other);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, npuipc_bo_create(other, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	EXPECT_EQ(8, npuipc_debugfs_value(self->fd, "live_objects"));
+	close(other);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "mem_used"));
+}
+
+TEST(uapi_bo_structures_are_padded_to_8_bytes)
+{
+	EXPECT_EQ(24, sizeof(struct drm_npuipc_bo_create));
+	EXPECT_EQ(32, sizeof(struct drm_npuipc_bo_info));
+	EXPECT_EQ(32, sizeof(struct drm_npuipc_bo_export));
+	EXPECT_EQ(24, sizeof(struct drm_npuipc_bo_import));
+}
+
+TEST_HARNESS_MAIN

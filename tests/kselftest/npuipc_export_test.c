@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device memory between processes and devices: dma-buf export of whole
+ * buffers and ranges, read-only exports, import into the same device, peer
+ * import into another, interoperation with vgem, lifetime across processes
+ * and SIGKILL, fdinfo and debugfs, and every input BO_EXPORT and BO_IMPORT
+ * must refuse.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <linux/dma-buf.h>
+
+#include "kselftest_harness.h"
+#include "npuipc_test_util.h"
+
+#define KIB 1024ULL
+#define MIB (1024ULL * KIB)
+
+static void fill_pattern(uint8_t *p, size_t size, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		p[i] = (uint8_t)(i * 31 + seed);
+}
+
+static int has_pattern(const uint8_t *p, size_t size, size_t start, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (p[i] != (uint8_t)((start + i) * 31 + seed))
+			return 0;
+	return 1;
+}
+
+static off_t dmabuf_size(int fd)
+{
+	return lseek(fd, 0, SEEK_END);
+}
+
+/* Reads the value of "key:" in /proc/self/fdinfo/<fd> into @out. */
+static int fdinfo_value(int fd, const char *key, char *out, size_t size)
+{
+	char path[64], buf[1024], *line;
+	size_t keylen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (npuipc_read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, key, keylen) && line[keylen] == ':') {
+			line += keylen + 1;
+			while (*line == ' ' || *line == '\t')
+				line++;
+			snprintf(out, size, "%s", line);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+FIXTURE(export) {
+	int fd;		/* device 0 */
+	int peer_fd;	/* device 1, or -1 */
+	uint32_t handle;	/* 8 MiB huge buffer on device 0, filled with pattern 7 */
+	uint8_t *map;
+	size_t size;
+};
+
+FIXTURE_SETUP(export)
+{
+	self->fd = npuipc_open_device(0);
+	self->peer_fd = -1;
+	self->map = MAP_FAILED;
+	if (self->fd < 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+	self->peer_fd = npuipc_open_device(1);
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 8 * MIB, NPUIPC_PAGE_CLASS_HUGE, &self->handle));
+	self->map = npuipc_bo_mmap(self->fd, self->handle, PROT_READ | PROT_WRITE, &self->size);
+	ASSERT_NE(MAP_FAILED, self->map);
+	fill_pattern(self->map, self->size, 7);
+}
+
+FIXTURE_TEARDOWN(export)
+{
+	if (self->map != MAP_FAILED)
+		munmap(self->map, self->size);
+	if (self->peer_fd >= 0)
+		close(self->peer_fd);
+	if (self->fd >= 0)
+		close(self->fd);
+	EXPECT_TRUE(npuipc_device_is_idle(0));
+	EXPECT_TRUE(npuipc_device_is_idle(1));
+}
+
+TEST_F(export, whole_buffer_export_is_a_cloexec_rw_dmabuf_of_the_same_bytes)
+{
+	int dmabuf;
+	uint8_t *p;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, self->size, 0, &dmabuf));
+	EXPECT_EQ(FD_CLOEXEC, fcntl(dmabuf, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_RDWR, fcntl(dmabuf, F_GETFL) & O_ACCMODE);
+	EXPECT_EQ((off_t)self->size, dmabuf_size(dmabuf));
+	p = mmap(NULL, self->size, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, self->size, 0, 7));
+	p[5] = 0x55;
+	EXPECT_EQ(0x55, self->map[5]);
+	munmap(p, self->size);
+	close(dmabuf);
+}
+
+TEST_F(export, range_export_reaches_exactly_the_range)
+{
+	const uint64_t off = 2 * MIB, len = 4 * MIB;
+	int dmabuf;
+	uint8_t *p;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, off, len, 0, &dmabuf));
+	EXPECT_EQ((off_t)len, dmabuf_size(dmabuf));
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, len, off, 7));
+	munmap(p, len);
+	/* Nothing past the range: not by size, not by mmap offset. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, len + 4096, PROT_READ, MAP_SHARED, dmabuf, 0));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, dmabuf, len));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * MIB, PROT_READ, MAP_SHARED, dmabuf, 3 * MIB));
+	close(dmabuf);
+}
+
+TEST_F(export, import_into_the_same_device_is_the_same_memory_without_a_copy)
+{
+	struct drm_npuipc_bo_info info;
+	long long used = npuipc_debugfs_value(self->fd, "mem_used");
+	uint32_t imported;
+	size_t size;
+	uint8_t *p;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, imported, &info));
+	EXPECT_EQ(2 * MIB, info.size);
+	EXPECT_EQ(NPUIPC_PAGE_CLASS_HUGE, info.page_class);
+	EXPECT_EQ(NPUIPC_BO_IMPORTED, info.bo_flags);
+	EXPECT_EQ(used, npuipc_debugfs_value(self->fd, "mem_used"));
+
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, size, 2 * MIB, 7));
+	p[0] = 0xee;
+	EXPECT_EQ(0xee, self->map[2 * MIB]);
+	munmap(p, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	close(dmabuf);
+}
+
+TEST_F(export, import_into_another_device_needs_peer_access)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t imported;
+	size_t size;
+	uint8_t *p;
+	int dmabuf;
+
+	if (self->peer_fd < 0)
+		SKIP(return, "needs two npuipc devices");
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, self->size, 0, &dmabuf));
+	EXPECT_EQ(-EXDEV, npuipc_bo_import(self->peer_fd, dmabuf, 0, &imported));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->peer_fd, "live_objects"));
+	ASSERT_EQ(0, npuipc_bo_import(self->peer_fd, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->peer_fd, imported, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_PEER, info.bo_flags);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->peer_fd, "mem_used"));
+	p = npuipc_bo_mmap(self->peer_fd, imported, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, size, 0, 7));
+	p[size - 1] = 0x11;
+	EXPECT_EQ(0x11, self->map[size - 1]);
+	munmap(p, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->peer_fd, imported));
+	close(dmabuf);
+}
+
+TEST_F(export, read_only_export_cannot_be_written_through_any_path)
+{
+	struct drm_dma_buf_sync_like { uint64_t flags; } sync;
+	struct drm_npuipc_bo_info info;
+	uint32_t imported;
+	size_t size;
+	uint8_t *p;
+	int dmabuf, memfd;
+	uint8_t byte = 0xff;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB,
+				      NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
+	EXPECT_EQ(O_RDONLY, fcntl(dmabuf, F_GETFL) & O_ACCMODE);
+
+	/* mmap for writing, directly or by a later mprotect */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0));
+	p = mmap(NULL, 2 * MIB, PROT_READ, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, 2 * MIB, 0, 7));
+	EXPECT_EQ(-1, mprotect(p, 2 * MIB, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+
+	/* writes through /proc/self/mem (the ptrace path) */
+	memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, memfd);
+	EXPECT_EQ(-1, pwrite(memfd, &byte, 1, (off_t)(uintptr_t)p));
+	close(memfd);
+	EXPECT_EQ(7, p[0]);
+	munmap(p, 2 * MIB);
+
+	/* CPU-access sync announcing writes */
+	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE;
+	EXPECT_EQ(-EPERM, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
+	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ;
+	EXPECT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+	EXPECT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
+
+	/* import: read-only, and its mapping too */
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, imported, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_READ_ONLY, info.bo_flags);
+	EXPECT_EQ(MAP_FAILED, npuipc_bo_mmap(self->fd, imported, PROT_READ | PROT_WRITE, &size));
+	EXPECT_EQ(EACCES, errno);
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, size, PROT_READ | PROT_WRITE));
+	munmap(p, size);
+	/* An import is not exported again: the dma-buf fd is what is passed on. */
+	EXPECT_EQ(-EINVAL, npuipc_bo_export(self->fd, imported, 0, 2 * MIB, 0, &memfd));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	close(dmabuf);
+}
+
+TEST_F(export, dma_buf_sync_is_accepted_on_a_read_write_export)
+{
+	struct { uint64_t flags; } sync;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, self->size, 0, &dmabuf));
+	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW;
+	EXPECT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+	EXPECT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
+	sync.flags = 0x80;	/* unknown flag: refused by the dma-buf core */
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
+	close(dmabuf);
+}
+
+TEST_F(export, dmabuf_mapping_outlives_every_fd_and_handle)
+{
+	uint8_t *p;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, self->size, 0, &dmabuf));
+	p = mmap(NULL, self->size, PROT_READ, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	close(dmabuf);
+	munmap(self->map, self->size);
+	self->map = MAP_FAILED;
+	ASSERT_EQ(0, npuipc_gem_close(self->fd, self->handle));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_TRUE(has_pattern(p, self->size, 0, 7));
+	munmap(p, self->size);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "mem_used"));
+}
+
+TEST_F(export, fdinfo_and_debugfs_show_device_class_pid_and_importers)
+{
+	char name[128], expected[128], path[96], listing[1024], line[128];
+	uint32_t imported;
+	struct stat st;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 4 * MIB, 0, &dmabuf));
+	ASSERT_EQ(0, fdinfo_value(dmabuf, "size", name, sizeof(name)));
+	EXPECT_STREQ("4194304", name);
+	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=0", getpid());
+	EXPECT_STREQ(expected, name);
+
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
+	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=1", getpid());
+	EXPECT_STREQ(expected, name);
+
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%u/npuipc_exports", minor(st.st_rdev));
+	ASSERT_EQ(0, npuipc_read_file(path, listing, sizeof(listing)));
+	snprintf(line, sizeof(line), "\n%llu %llu huge rw %d 1\n", 2 * MIB, 4 * MIB, getpid());
+	EXPECT_NE(NULL, strstr(listing, line));
+	TH_LOG("npuipc_exports:\n%s", listing);
+
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=0", getpid());
+	EXPECT_STREQ(expected, name);
+	close(dmabuf);
+}
+
+/*
+ * The first scenario of the seed document: process A lends memory to
+ * process B over a Unix socket and exits first; B still reads what A wrote,
+ * and everything is freed once B is done.
+ */
+TEST_F(export, importer_reads_what_an_exporter_that_already_exited_wrote)
+{
+	int sv[2], status, dmabuf;
+	pid_t exporter;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	exporter = fork();
+	ASSERT_LE(0, exporter);
+	if (exporter == 0) {
+		int fd = npuipc_open_device(0), out;
+		uint32_t handle;
+		size_t size;
+		uint8_t *p;
+
+		if (fd < 0 || npuipc_bo_create(fd, 4 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle))
+			_exit(1);
+		p = npuipc_bo_mmap(fd, handle, PROT_READ | PROT_WRITE, &size);
+		if (p == MAP_FAILED)
+			_exit(2);
+		fill_pattern(p, size, 99);
+		if (npuipc_bo_export(fd, handle, 0, size, 0, &out) || npuipc_send_fd(sv[1], out))
+			_exit(3);
+		_exit(0);	/* every fd, handle and mapping of A goes here */
+	}
+	close(sv[1]);
+	ASSERT_EQ(exporter, waitpid(exporter, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	dmabuf = npuipc_recv_fd(sv[0]);
+	ASSERT_LE(0, dmabuf);
+	close(sv[0]);
+	if (self->peer_fd >= 0) {
+		uint32_t imported;
+		size_t size;
+		uint8_t *p;
+
+		ASSERT_EQ(0, npuipc_bo_import(self->peer_fd, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &imported));
+		p = npuipc_bo_mmap(self->peer_fd, imported, PROT_READ, &size);
+		ASSERT_NE(MAP_FAILED, p);
+		EXPECT_TRUE(has_pattern(p, size, 0, 99));
+		munmap(p, size);
+		EXPECT_EQ(0, npuipc_gem_close(self->peer_fd, imported));
+	} else {
+		uint8_t *p = mmap(NULL, 4 * MIB, PROT_READ, MAP_SHARED, dmabuf, 0);
+
+		ASSERT_NE(MAP_FAILED, p);
+		EXPECT_TRUE(has_pattern(p, 4 * MIB, 0, 99));
+		munmap(p, 4 * MIB);
+	}
+	close(dmabuf);
+}
+
+/* SIGKILL at any point leaves nothing behind: counters return to zero. */
+TEST_F(export, killed_holders_leave_nothing_behind)
+{
+	int sv[2], status, i, dmabuf;
+	pid_t pids[2];
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, self->size, 0, &dmabuf));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	for (i = 0; i < 2; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (pids[i] == 0) {
+			/* Hold everything: own buffers, an import, mappings. */
+			int fd = npuipc_open_device(i), mine;
+			uint32_t handle, imported;
+			size_t size;
+			void *p, *q;
+
+			if (fd < 0 || npuipc_bo_create(fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle) ||
+			    npuipc_bo_export(fd, handle, 0, 2 * MIB, 0, &mine) ||
+			    npuipc_bo_import(fd, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &imported))
+				_exit(1);
+			p = npuipc_bo_mmap(fd, handle, PROT_READ | PROT_WRITE, &size);
+			q = npuipc_bo_mmap(fd, imported, PROT_READ | PROT_WRITE, &size);
+			if (p == MAP_FAILED || q == MAP_FAILED)
+				_exit(2);
+			if (write(sv[1], "r", 1) != 1)
+				_exit(3);
+			pause();
+			_exit(4);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		char c;
+
+		ASSERT_EQ(1, read(sv[0], &c, 1));
+	}
+	close(sv[0]);
+	close(sv[1]);
+	close(dmabuf);
+	munmap(self->map, self->size);
+	self->map = MAP_FAILED;
+	ASSERT_EQ(0, npuipc_gem_close(self->fd, self->handle));
+	EXPECT_LE(3, npuipc_debugfs_value(self->fd, "live_objects"));
+
+	for (i = 0; i < 2; i++) {
+		kill(pids[i], SIGKILL);
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_TRUE(WIFSIGNALED(status));
+	}
+	/* The fixture's teardown checks both devices are idle again. */
+}
+
+/* vgem, another exporter in the same kernel, both ways. */
+static int open_vgem_card(void)
+{
+	char path[32], name[32];
+	int minor, fd;
+
+	for (minor = 0; minor < 64; minor++) {
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (!npuipc_ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static void *vgem_mmap(int vgem, uint32_t handle, size_t size, int prot)
+{
+	struct drm_mode_map_dumb map = { .handle = handle };
+
+	if (npuipc_ioctl(vgem, DRM_IOCTL_MODE_MAP_DUMB, &map))
+		return MAP_FAILED;
+	return mmap(NULL, size, prot, MAP_SHARED, vgem, map.offset);
+}
+
+static int same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_ino == sb.st_ino &&
+	       sa.st_dev == sb.st_dev;
+}
+
+TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
+{
+	struct drm_mode_create_dumb dumb = { .width = 1024, .height = 256, .bpp = 32 };
+	struct drm_prime_handle prime = { 0 }, back = { 0 };
+	struct drm_gem_close gem_close = { 0 };
+	char name[128], expected[128];
+	struct drm_npuipc_bo_info info;
+	uint32_t imported;
+	uint8_t *vp, *p;
+	size_t size;
+	int vgem, dmabuf;
+
+	vgem = open_vgem_card();
+	if (vgem < 0)
+		SKIP(return, "vgem is not loaded (modprobe vgem)");
+
+	/* vgem -> npuipc */
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
+	vp = vgem_mmap(vgem, dumb.handle, dumb.size, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, vp);
+	fill_pattern(vp, dumb.size, 3);
+	prime.handle = dumb.handle;
+	prime.flags = DRM_CLOEXEC | DRM_RDWR;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, prime.fd, 0, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, imported, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_FOREIGN, info.bo_flags);
+	EXPECT_EQ(dumb.size, info.size);
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, size, 0, 3));
+	munmap(p, size);
+	munmap(vp, dumb.size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	close(prime.fd);
+
+	/*
+	 * npuipc -> vgem. vgem cannot CPU-map imports (DRM refuses dumb maps
+	 * of imported objects), so what is checked is that vgem attached and
+	 * mapped our dma-buf, and that its handle stands for our memory.
+	 */
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &dmabuf));
+	prime = (struct drm_prime_handle){ .fd = dmabuf };
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=1", getpid());
+	EXPECT_STREQ(expected, name);
+	back.handle = prime.handle;
+	back.flags = DRM_CLOEXEC;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &back));
+	EXPECT_TRUE(same_file(dmabuf, back.fd));
+	close(back.fd);
+	gem_close.handle = prime.handle;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &gem_close));
+	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=0", getpid());
+	EXPECT_STREQ(expected, name);
+	close(dmabuf);
+
+	/* vgem maps for writing, so a read-only export is refused to it. */
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB,
+				      NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
+	prime = (struct drm_prime_handle){ .fd = dmabuf };
+	EXPECT_NE(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	close(dmabuf);
+	close(vgem);
+}
+
+/* BO_EXPORT: every refused input. */
+static void expect_export_rejected(struct __test_metadata *_metadata, int fd,
+				   struct drm_npuipc_bo_export args, int err)
+{
+	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_EXPORT, &args));
+}
+
+TEST_F(export, export_rejects_zero_size)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle, .size = 0 };
+
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(export, export_rejects_offset_not_aligned_to_the_page_class)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle, .offset = 4 * KIB, .size = 2 * MIB };
+
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(export, export_rejects_size_not_aligned_to_the_page_class)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle, .size = 1 * MIB };
+
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(export, export_rejects_unaligned_range_of_normal_pages)
+{
+	uint32_t normal;
+	struct drm_npuipc_bo_export args = { .offset = 100, .size = 4 * KIB };
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &normal));
+	args.handle = normal;
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+	args.offset = 0;
+	args.size = 4 * KIB + 1;
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
+}
+
+TEST_F(export, export_rejects_range_past_the_end)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle, .offset = 6 * MIB, .size = 4 * MIB };
+
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+	args.offset = 10 * MIB;
+	args.size = 2 * MIB;
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+	/* offset + size wrapping around 2^64 */
+	args.offset = 2 * MIB;
+	args.size = UINT64_MAX - 2 * MIB + 1 - 2 * MIB + 1 + 2 * MIB - 1;
+	args.size &= ~(2 * MIB - 1);
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(export, export_rejects_unknown_handle)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle + 1000, .size = 2 * MIB };
+
+	expect_export_rejected(_metadata, self->fd, args, -ENOENT);
+}
+
+TEST_F(export, export_rejects_each_unknown_flag)
+{
+	unsigned int bit;
+
+	for (bit = 0; bit < 32; bit++) {
+		struct drm_npuipc_bo_export args = {
+			.handle = self->handle, .size = 2 * MIB, .flags = 1U << bit,
+		};
+
+		if (NPUIPC_BO_EXPORT_FLAGS_VALID & (1U << bit))
+			continue;
+		expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+	}
+}
+
+TEST_F(export, export_rejects_nonzero_pad)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle, .size = 2 * MIB, .pad = 1 };
+
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+TEST_F(export, export_rejects_nonzero_fd_on_entry)
+{
+	struct drm_npuipc_bo_export args = { .handle = self->handle, .size = 2 * MIB, .fd = 3 };
+
+	expect_export_rejected(_metadata, self->fd, args, -EINVAL);
+}
+
+/* BO_IMPORT: every refused input. */
+static void expect_import_rejected(struct __test_metadata *_metadata, int fd,
+				   struct drm_npuipc_bo_import args, int err)
+{
+	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_IMPORT, &args));
+	EXPECT_EQ(1, npuipc_debugfs_value(fd, "live_objects"));
+}
+
+TEST_F(export, import_rejects_a_negative_fd)
+{
+	struct drm_npuipc_bo_import args = { .fd = -1 };
+
+	expect_import_rejected(_metadata, self->fd, args, -EBADF);
+}
+
+TEST_F(export, import_rejects_a_closed_fd)
+{
+	struct drm_npuipc_bo_import args = { 0 };
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &dmabuf));
+	close(dmabuf);
+	args.fd = dmabuf;
+	expect_import_rejected(_metadata, self->fd, args, -EBADF);
+}
+
+TEST_F(export, import_rejects_an_fd_that_is_not_a_dmabuf)
+{
+	struct drm_npuipc_bo_import args = { 0 };
+	int pipefd[2];
+
+	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
+	args.fd = pipefd[0];
+	expect_import_rejected(_metadata, self->fd, args, -EINVAL);
+	args.fd = self->fd;	/* the DRM fd itself */
+	expect_import_rejected(_metadata, self->fd, args, -EINVAL);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+TEST_F(export, import_rejects_each_unknown_flag)
+{
+	unsigned int bit;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &dmabuf));
+	for (bit = 0; bit < 32; bit++) {
+		struct drm_npuipc_bo_import args = { .fd = dmabuf, .flags = 1U << bit };
+
+		if (NPUIPC_BO_IMPORT_FLAGS_VALID & (1U << bit))
+			continue;
+		expect_import_rejected(_metadata, self->fd, args, -EINVAL);
+	}
+	close(dmabuf);
+}
+
+TEST_F(export, import_rejects_nonzero_pad_and_out_fields)
+{
+	struct drm_npuipc_bo_import args;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &dmabuf));
+	args = (struct drm_npuipc_bo_import){ .fd = dmabuf, .pad = 1 };
+	expect_import_rejected(_metadata, self->fd, args, -EINVAL);
+	args = (struct drm_npuipc_bo_import){ .fd = dmabuf, .handle = 1 };
+	expect_import_rejected(_metadata, self->fd, args, -EINVAL);
+	args = (struct drm_npuipc_bo_import){ .fd = dmabuf, .size = 1 };
+	expect_import_rejected(_metadata, self->fd, args, -EINVAL);
+	close(dmabuf);
+}
+
+TEST_HARNESS_MAIN
