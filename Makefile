@@ -5,6 +5,7 @@
 #                 all userspace: libnpuipc, tests, tools
 #   make demo     install what is missing, boot a VM, load npuipc, list devices
 #   make check    install what is missing, build, run every test (host + VM)
+#   make bench    build, then run the benchmarks in a VM
 #   make setup    install the Debian packages the build and the VM need
 #
 # KVER/KDIR select the kernel (default: see kernel/Makefile); BUILD the
@@ -44,9 +45,12 @@ demo: setup all
 check: setup all
 	tools/check
 
+bench: all
+	tools/vm-run -- $(BUILD)/cmake/tests/bench/npuipc_mem_bench
+
 clean:
 	$(MAKE) -C kernel clean
 	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module clean
 	rm -rf $(BUILD)
 
-.PHONY: all module userspace setup demo check clean
+.PHONY: all module userspace setup demo check bench clean

@@ -524,6 +524,18 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	close(vgem);
 }
 
+TEST_F(export, drm_prime_ioctls_are_not_offered)
+{
+	struct drm_prime_handle prime = { .handle = self->handle, .flags = DRM_CLOEXEC };
+	int dmabuf;
+
+	EXPECT_EQ(-ENOSYS, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &dmabuf));
+	prime = (struct drm_prime_handle){ .fd = dmabuf };
+	EXPECT_EQ(-ENOSYS, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	close(dmabuf);
+}
+
 /* BO_EXPORT: every refused input. */
 static void expect_export_rejected(struct __test_metadata *_metadata, int fd,
 				   struct drm_npuipc_bo_export args, int err)
