@@ -6,6 +6,7 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/mm.h>
+#include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
@@ -149,6 +150,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
 	if (bo->dmabuf) {
+		if (bo->bo_flags & NPUIPC_BO_FOREIGN)
+			kvfree(bo->pages);
 		dma_buf_unmap_attachment(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
@@ -283,6 +286,28 @@ int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 	return 0;
 }
 
+/* The pages of a foreign dma-buf, for the engine's copies. */
+static int npuipc_bo_pages_from_sgt(struct npuipc_bo *bo, size_t size)
+{
+	pgoff_t npages = size >> PAGE_SHIFT, i = 0;
+	struct sg_page_iter iter;
+
+	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL);
+	if (!bo->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(bo->sgt, &iter, 0) {
+		if (i == npages)
+			break;
+		bo->pages[i++] = sg_page_iter_page(&iter);
+	}
+	if (i != npages) {
+		kvfree(bo->pages);
+		bo->pages = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
@@ -338,6 +363,13 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		ret = PTR_ERR(bo->sgt);
 		goto err_detach;
 	}
+	if (exp) {
+		bo->pages = exp->bo->pages + exp->first_page;
+	} else {
+		ret = npuipc_bo_pages_from_sgt(bo, dmabuf->size);
+		if (ret)
+			goto err_unmap;
+	}
 	bo->dmabuf = dmabuf;
 
 	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);
@@ -345,6 +377,8 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		args->size = dmabuf->size;
 	return ret;
 
+err_unmap:
+	dma_buf_unmap_attachment(bo->attach, bo->sgt, bo->dir);
 err_detach:
 	dma_buf_detach(dmabuf, bo->attach);
 err_free_bo:

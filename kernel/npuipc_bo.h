@@ -25,7 +25,12 @@ struct npuipc_bo {
 	/* NPUIPC_BO_* flags reported by BO_INFO. */
 	u32 bo_flags;
 
-	/* Owned memory: one entry per 4 KiB page; NULL for imports. */
+	/*
+	 * One entry per 4 KiB page, for the engine and for faults. Owned
+	 * memory: its own pages. An npuipc import: the exporter's array at the
+	 * export's first page (the dma-buf keeps it alive). A foreign import:
+	 * an array of the pages of its scatterlist.
+	 */
 	struct page **pages;
 
 	/* Imports: the dma-buf, this device's attachment and its mapping. */

@@ -17,6 +17,8 @@
 #include "npuipc_bo.h"
 #include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
+#include "npuipc_object.h"
+#include "npuipc_stream.h"
 #include "drm/npuipc_drm.h"
 
 static unsigned int num_devices = 2;
@@ -33,7 +35,8 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 {
 	ndev->index = index;
 	ndev->mem_total = mem_total;
-	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO;
+	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO |
+		     NPUIPC_CAP_STREAMS;
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);
@@ -100,6 +103,12 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_BO_INFO, npuipc_ioctl_bo_info, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_BO_EXPORT, npuipc_ioctl_bo_export, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_BO_IMPORT, npuipc_ioctl_bo_import, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_OBJ_CREATE, npuipc_ioctl_obj_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_OBJ_DESTROY, npuipc_ioctl_obj_destroy, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_OBJ_EXPORT, npuipc_ioctl_obj_export, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_OBJ_IMPORT, npuipc_ioctl_obj_import, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_SUBMIT, npuipc_ioctl_submit, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_WAIT, npuipc_ioctl_wait, DRM_RENDER_ALLOW),
 };
 
 DEFINE_DRM_GEM_FOPS(npuipc_fops);
@@ -110,6 +119,8 @@ const struct drm_driver npuipc_drm_driver = {
 	.ioctls			= npuipc_ioctls,
 	.num_ioctls		= ARRAY_SIZE(npuipc_ioctls),
 	.fops			= &npuipc_fops,
+	.open			= npuipc_file_open,
+	.postclose		= npuipc_file_postclose,
 	.debugfs_init		= npuipc_debugfs_init,
 
 	.name			= DRIVER_NAME,
@@ -121,17 +132,26 @@ const struct drm_driver npuipc_drm_driver = {
 
 static int __init npuipc_init(void)
 {
+	int ret;
+
 	if (num_devices > NPUIPC_MAX_VIRTUAL_DEVICES) {
 		pr_err("npuipc: num_devices=%u is above the limit of %u\n",
 		       num_devices, NPUIPC_MAX_VIRTUAL_DEVICES);
 		return -EINVAL;
 	}
-	return npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
+	ret = npuipc_engine_init();
+	if (ret)
+		return ret;
+	ret = npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
+	if (ret)
+		npuipc_engine_fini();
+	return ret;
 }
 
 static void __exit npuipc_exit(void)
 {
 	npuipc_vdev_destroy_all();
+	npuipc_engine_fini();
 }
 
 module_init(npuipc_init);

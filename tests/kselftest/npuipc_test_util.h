@@ -275,4 +275,77 @@ static inline int npuipc_device_is_idle(unsigned int index)
 	return idle;
 }
 
+static inline int npuipc_obj_create(int fd, uint32_t type, uint32_t *handle)
+{
+	struct drm_npuipc_obj_create args = { .type = type };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args);
+
+	if (!ret)
+		*handle = args.handle;
+	return ret;
+}
+
+static inline int npuipc_obj_destroy(int fd, uint32_t handle)
+{
+	struct drm_npuipc_obj_destroy args = { .handle = handle };
+
+	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_OBJ_DESTROY, &args);
+}
+
+static inline int npuipc_obj_export(int fd, uint32_t handle, uint32_t flags, int *out)
+{
+	struct drm_npuipc_obj_export args = { .handle = handle, .flags = flags };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args);
+
+	if (!ret)
+		*out = args.fd;
+	return ret;
+}
+
+static inline int npuipc_obj_import(int fd, int obj_fd, uint32_t *handle)
+{
+	struct drm_npuipc_obj_import args = { .fd = obj_fd };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args);
+
+	if (!ret)
+		*handle = args.handle;
+	return ret;
+}
+
+/* Submits @count jobs; *out_fence gets a sync_file fd when non-NULL. */
+static inline int npuipc_submit(int fd, uint32_t stream, const struct drm_npuipc_job *jobs,
+				unsigned int count, int *out_fence)
+{
+	struct drm_npuipc_submit args = {
+		.stream = stream,
+		.flags = out_fence ? NPUIPC_SUBMIT_OUT_FENCE : 0,
+		.jobs = (uintptr_t)jobs,
+		.job_count = count,
+		.job_size = sizeof(*jobs),
+	};
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_SUBMIT, &args);
+
+	if (!ret && out_fence)
+		*out_fence = args.out_fence_fd;
+	return ret;
+}
+
+static inline int npuipc_submit1(int fd, uint32_t stream, struct drm_npuipc_job job)
+{
+	return npuipc_submit(fd, stream, &job, 1, NULL);
+}
+
+/* Waits for a stream or event; returns -errno, *status the job status. */
+static inline int npuipc_wait(int fd, uint32_t handle, int64_t timeout_ns,
+			      uint32_t flags, int *status)
+{
+	struct drm_npuipc_wait args = { .handle = handle, .flags = flags,
+					.timeout_ns = timeout_ns };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_WAIT, &args);
+
+	if (status)
+		*status = args.status;
+	return ret;
+}
+
 #endif /* NPUIPC_TEST_UTIL_H */

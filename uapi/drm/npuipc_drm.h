@@ -28,7 +28,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 2
+#define NPUIPC_UAPI_VERSION 3
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -36,12 +36,20 @@ extern "C" {
 #define NPUIPC_CAP_SYNCOBJ_TIMELINE	(1ULL << 1)
 /* Buffer objects: create, export as dma-buf, import (uapi version 2). */
 #define NPUIPC_CAP_BO			(1ULL << 2)
+/* Streams, jobs, events and notifies (uapi version 3). */
+#define NPUIPC_CAP_STREAMS		(1ULL << 3)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
 #define DRM_NPUIPC_BO_INFO	0x02
 #define DRM_NPUIPC_BO_EXPORT	0x03
 #define DRM_NPUIPC_BO_IMPORT	0x04
+#define DRM_NPUIPC_OBJ_CREATE	0x05
+#define DRM_NPUIPC_OBJ_DESTROY	0x06
+#define DRM_NPUIPC_OBJ_EXPORT	0x07
+#define DRM_NPUIPC_OBJ_IMPORT	0x08
+#define DRM_NPUIPC_SUBMIT	0x09
+#define DRM_NPUIPC_WAIT		0x0a
 
 /**
  * struct drm_npuipc_get_info - describe the device behind this DRM fd
@@ -229,6 +237,234 @@ struct drm_npuipc_bo_import {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_EXPORT, struct drm_npuipc_bo_export)
 #define DRM_IOCTL_NPUIPC_BO_IMPORT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_IMPORT, struct drm_npuipc_bo_import)
+
+/*
+ * Execution objects. Their handles live in a namespace of their own per
+ * DRM file (not GEM handles), start at 1 and are never 0.
+ *
+ * STREAM: an in-order queue of jobs run by the device's engine,
+ *	asynchronously to the submitter. Private to the file that made it.
+ * EVENT: a marker recorded on a stream; complete when everything submitted
+ *	before the record has finished. Shareable (OBJ_EXPORT/OBJ_IMPORT);
+ *	every holder may record and wait.
+ * NOTIFY: a flag owned by the device and file that created it. A record
+ *	sets it (a record while it is set is absorbed); a wait-and-reset,
+ *	allowed only to the owner, holds its stream until the flag is set and
+ *	then clears it, so one record satisfies one wait. Shareable; importers
+ *	may only record.
+ */
+#define NPUIPC_OBJ_STREAM	1
+#define NPUIPC_OBJ_EVENT	2
+#define NPUIPC_OBJ_NOTIFY	3
+
+/**
+ * struct drm_npuipc_obj_create - create a stream, event or notify
+ * @type: in, NPUIPC_OBJ_*.
+ * @flags: in, must be 0.
+ * @handle: out.
+ * @pad: must be 0.
+ *
+ * Errors: -EINVAL (unknown type or flags, non-zero @pad or @handle),
+ *	-ENOMEM, -ENOSPC (the file has NPUIPC_MAX_OBJECTS objects).
+ */
+struct drm_npuipc_obj_create {
+	__u32 type;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+};
+
+#define NPUIPC_OBJ_CREATE_FLAGS_VALID	0x0
+#define NPUIPC_MAX_OBJECTS		8192
+
+/**
+ * struct drm_npuipc_obj_destroy - drop a handle
+ * @handle: in.
+ * @flags: in, must be 0.
+ *
+ * Destroying a stream cancels its jobs that have not run: their fences
+ * signal with -ECANCELED; a running job finishes first (bounded by the
+ * device's job timeout). Events and notifies live on while another handle,
+ * exported fd or queued job holds them.
+ *
+ * Errors: -EINVAL (unknown flags), -ENOENT (no such handle).
+ */
+struct drm_npuipc_obj_destroy {
+	__u32 handle;
+	__u32 flags;
+};
+
+#define NPUIPC_OBJ_DESTROY_FLAGS_VALID	0x0
+
+/* Export an event's most recent record as a sync_file instead of the event. */
+#define NPUIPC_OBJ_EXPORT_SYNC_FILE	(1U << 0)
+#define NPUIPC_OBJ_EXPORT_FLAGS_VALID	NPUIPC_OBJ_EXPORT_SYNC_FILE
+
+/**
+ * struct drm_npuipc_obj_export - export an event or notify as an fd
+ * @handle: in, an event or notify.
+ * @flags: in, NPUIPC_OBJ_EXPORT_*.
+ * @fd: out (must be 0 on entry), O_CLOEXEC. An event or notify fd is
+ *	pollable: an event fd is readable once its most recent record has
+ *	completed (or if it was never recorded); a notify fd once the notify
+ *	is set. With NPUIPC_OBJ_EXPORT_SYNC_FILE (events only) the fd is a
+ *	sync_file of the most recent record (an already signalled one if
+ *	never recorded).
+ * @pad: must be 0.
+ *
+ * Errors: -EINVAL (unknown flags, non-zero @pad or @fd, a stream, or
+ *	SYNC_FILE on a notify), -ENOENT, -EMFILE, -ENOMEM.
+ */
+struct drm_npuipc_obj_export {
+	__u32 handle;
+	__u32 flags;
+	__s32 fd;
+	__u32 pad;
+};
+
+/**
+ * struct drm_npuipc_obj_import - import an event or notify fd
+ * @fd: in, an fd from OBJ_EXPORT (not a sync_file).
+ * @flags: in, must be 0.
+ * @handle: out, a new handle in this file.
+ * @type: out, NPUIPC_OBJ_EVENT or NPUIPC_OBJ_NOTIFY.
+ *
+ * Errors: -EINVAL (unknown flags, non-zero out field, @fd not an npuipc
+ *	event or notify), -EBADF, -ENOMEM, -ENOSPC.
+ */
+struct drm_npuipc_obj_import {
+	__s32 fd;
+	__u32 flags;
+	__u32 handle;
+	__u32 type;
+};
+
+#define NPUIPC_OBJ_IMPORT_FLAGS_VALID	0x0
+
+/*
+ * Job kinds. Fields a kind does not use must be 0.
+ *
+ * COPY: @size bytes from GEM @src at @src_offset to GEM @dst at @dst_offset.
+ * FILL: @size bytes of GEM @dst at @dst_offset set to the byte @value.
+ * WAIT_SYNC_FILE: wait for the sync_file fd @object (taken at submit).
+ * WAIT_SYNCOBJ: wait for syncobj @object at timeline point @value (0 for a
+ *	binary syncobj); the point must have a fence at submit.
+ * WAIT_EVENT: wait for the most recent record of event @object as of this
+ *	submit; a never-recorded event is complete.
+ * WAIT_NOTIFY: wait until notify @object is set, then reset it; owner only.
+ * RECORD_EVENT: record event @object.
+ * RECORD_NOTIFY: set notify @object when reached.
+ *
+ * WAIT_* jobs take @timeout_ns (0: no timeout). A wait that times out, or
+ * whose fence signals an error, fails with that error (-ETIMEDOUT,
+ * -ECANCELED, ...); COPY and FILL fail with -ETIMEDOUT past the device's
+ * job timeout. A failed job puts the stream in error: its later jobs are
+ * cancelled (-ECANCELED) and new submits fail with -EIO until the stream is
+ * recovered (DRM_IOCTL_NPUIPC_WAIT with NPUIPC_WAIT_RECOVER) or destroyed.
+ */
+#define NPUIPC_JOB_COPY			1
+#define NPUIPC_JOB_FILL			2
+#define NPUIPC_JOB_WAIT_SYNC_FILE	3
+#define NPUIPC_JOB_WAIT_SYNCOBJ		4
+#define NPUIPC_JOB_WAIT_EVENT		5
+#define NPUIPC_JOB_WAIT_NOTIFY		6
+#define NPUIPC_JOB_RECORD_EVENT		7
+#define NPUIPC_JOB_RECORD_NOTIFY	8
+
+struct drm_npuipc_job {
+	__u32 kind;
+	__u32 flags;		/* must be 0 */
+	__u32 dst;
+	__u32 src;
+	__u64 dst_offset;
+	__u64 src_offset;
+	__u64 size;
+	__u64 value;
+	__u32 object;
+	__u32 pad;
+	__u64 timeout_ns;
+};
+
+#define NPUIPC_MAX_JOBS_PER_SUBMIT	256
+
+/* Return a sync_file of the last job's fence in @out_fence_fd. */
+#define NPUIPC_SUBMIT_OUT_FENCE		(1U << 0)
+#define NPUIPC_SUBMIT_FLAGS_VALID	NPUIPC_SUBMIT_OUT_FENCE
+
+/**
+ * struct drm_npuipc_submit - queue jobs on a stream
+ * @stream: in, stream handle.
+ * @flags: in, NPUIPC_SUBMIT_*.
+ * @jobs: in, user pointer to @job_count struct drm_npuipc_job.
+ * @job_count: in, 1..NPUIPC_MAX_JOBS_PER_SUBMIT.
+ * @job_size: in, sizeof(struct drm_npuipc_job).
+ * @out_fence_fd: out (must be 0 on entry), with NPUIPC_SUBMIT_OUT_FENCE.
+ * @pad: must be 0.
+ *
+ * Every job is checked before any is queued: all or nothing. Byte ranges
+ * must lie inside their buffers, and a read-only buffer cannot be written.
+ *
+ * Errors:
+ *	-EINVAL: unknown flags or job kind, non-zero padding, unused or out
+ *		fields, a bad @job_count or @job_size, a range outside its
+ *		buffer (overflow-safe), a FILL value above 255, a sync_file fd
+ *		that is not one, a syncobj point with no fence.
+ *	-ENOENT: unknown stream, GEM, event, notify or syncobj handle.
+ *	-EBADF: a WAIT_SYNC_FILE fd that is not open.
+ *	-EACCES: a read-only buffer as COPY or FILL target.
+ *	-EPERM: WAIT_NOTIFY on a notify this file does not own.
+ *	-EIO: the stream is in error.
+ *	-EFAULT, -ENOMEM, -EMFILE.
+ */
+struct drm_npuipc_submit {
+	__u32 stream;
+	__u32 flags;
+	__u64 jobs;
+	__u32 job_count;
+	__u32 job_size;
+	__s32 out_fence_fd;
+	__u32 pad;
+};
+
+/* Clear a stream's error state once it is idle. */
+#define NPUIPC_WAIT_RECOVER		(1U << 0)
+#define NPUIPC_WAIT_FLAGS_VALID		NPUIPC_WAIT_RECOVER
+
+/**
+ * struct drm_npuipc_wait - wait on the host for a stream or an event
+ * @handle: in, a stream (all jobs submitted so far) or an event (its most
+ *	recent record).
+ * @flags: in, NPUIPC_WAIT_*; RECOVER only for streams.
+ * @timeout_ns: in, relative; 0 polls, negative waits without limit (still
+ *	interruptible by signals).
+ * @status: out (must be 0 on entry): 0, or the negative errno the stream
+ *	is in error with / the record's fence signalled with.
+ * @pad: must be 0.
+ *
+ * Errors: -ETIME (not complete in time), -EINTR/-ERESTARTSYS (signal),
+ *	-EINVAL (unknown flags, non-zero @pad or @status, RECOVER on an
+ *	event, or a notify handle), -ENOENT, -EBUSY (RECOVER while jobs run).
+ */
+struct drm_npuipc_wait {
+	__u32 handle;
+	__u32 flags;
+	__s64 timeout_ns;
+	__s32 status;
+	__u32 pad;
+};
+
+#define DRM_IOCTL_NPUIPC_OBJ_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_OBJ_CREATE, struct drm_npuipc_obj_create)
+#define DRM_IOCTL_NPUIPC_OBJ_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_NPUIPC_OBJ_DESTROY, struct drm_npuipc_obj_destroy)
+#define DRM_IOCTL_NPUIPC_OBJ_EXPORT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_OBJ_EXPORT, struct drm_npuipc_obj_export)
+#define DRM_IOCTL_NPUIPC_OBJ_IMPORT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_OBJ_IMPORT, struct drm_npuipc_obj_import)
+#define DRM_IOCTL_NPUIPC_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_SUBMIT, struct drm_npuipc_submit)
+#define DRM_IOCTL_NPUIPC_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_WAIT, struct drm_npuipc_wait)
 
 #if defined(__cplusplus)
 }

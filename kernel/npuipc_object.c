@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-file table of streams, events and notifies, and the ioctls that
+ * create, destroy, export, import and wait on them.
+ */
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+
+#include <drm/drm_file.h>
+
+#include "npuipc_drv.h"
+#include "npuipc_object.h"
+#include "npuipc_stream.h"
+#include "npuipc_sync.h"
+#include "drm/npuipc_drm.h"
+
+static void npuipc_object_release(struct kref *kref)
+{
+	struct npuipc_object *obj = container_of(kref, struct npuipc_object, kref);
+
+	switch (obj->type) {
+	case NPUIPC_OBJ_STREAM:
+		npuipc_stream_free(container_of(obj, struct npuipc_stream, base));
+		break;
+	case NPUIPC_OBJ_EVENT:
+		npuipc_event_free(container_of(obj, struct npuipc_event, base));
+		break;
+	case NPUIPC_OBJ_NOTIFY:
+		npuipc_notify_free(container_of(obj, struct npuipc_notify, base));
+		break;
+	}
+}
+
+void npuipc_object_get(struct npuipc_object *obj)
+{
+	kref_get(&obj->kref);
+}
+
+void npuipc_object_put(struct npuipc_object *obj)
+{
+	if (obj)
+		kref_put(&obj->kref, npuipc_object_release);
+}
+
+struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
+					   u32 handle, u32 type)
+{
+	struct npuipc_object *obj;
+
+	xa_lock(&nfile->objects);
+	obj = xa_load(&nfile->objects, handle);
+	if (obj && (!type || obj->type == type))
+		npuipc_object_get(obj);
+	else
+		obj = NULL;
+	xa_unlock(&nfile->objects);
+	return obj;
+}
+
+int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct npuipc_file *nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
+
+	if (!nfile)
+		return -ENOMEM;
+	nfile->ndev = to_npuipc(drm);
+	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
+	file->driver_priv = nfile;
+	return 0;
+}
+
+/* Everything a handle held: streams stop, owned notifies are orphaned. */
+static void npuipc_handle_drop(struct npuipc_file *nfile, struct npuipc_object *obj)
+{
+	if (obj->type == NPUIPC_OBJ_STREAM)
+		npuipc_stream_shutdown(container_of(obj, struct npuipc_stream, base));
+	npuipc_object_put(obj);
+}
+
+void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct npuipc_object *obj;
+	unsigned long handle;
+
+	/* Streams first: their queued jobs may hold this file's notifies. */
+	xa_for_each(&nfile->objects, handle, obj) {
+		if (obj->type == NPUIPC_OBJ_STREAM) {
+			xa_erase(&nfile->objects, handle);
+			npuipc_handle_drop(nfile, obj);
+		}
+	}
+	xa_for_each(&nfile->objects, handle, obj) {
+		xa_erase(&nfile->objects, handle);
+		if (obj->type == NPUIPC_OBJ_NOTIFY)
+			npuipc_notify_orphan(container_of(obj, struct npuipc_notify, base), nfile);
+		npuipc_handle_drop(nfile, obj);
+	}
+	xa_destroy(&nfile->objects);
+	kfree(nfile);
+}
+
+static int npuipc_handle_add(struct npuipc_file *nfile, struct npuipc_object *obj,
+			     u32 *handle)
+{
+	int ret = xa_alloc(&nfile->objects, handle, obj,
+			   XA_LIMIT(1, NPUIPC_MAX_OBJECTS), GFP_KERNEL);
+
+	return ret == -EBUSY ? -ENOSPC : ret;
+}
+
+int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct drm_npuipc_obj_create *args = data;
+	struct npuipc_object *obj;
+	int ret;
+
+	if (args->flags & ~NPUIPC_OBJ_CREATE_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->handle)
+		return -EINVAL;
+
+	switch (args->type) {
+	case NPUIPC_OBJ_STREAM: {
+		struct npuipc_stream *stream = npuipc_stream_create();
+
+		obj = stream ? &stream->base : NULL;
+		break;
+	}
+	case NPUIPC_OBJ_EVENT: {
+		struct npuipc_event *event = npuipc_event_create();
+
+		obj = event ? &event->base : NULL;
+		break;
+	}
+	case NPUIPC_OBJ_NOTIFY: {
+		struct npuipc_notify *notify = npuipc_notify_create(nfile);
+
+		obj = notify ? &notify->base : NULL;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (!obj)
+		return -ENOMEM;
+
+	ret = npuipc_handle_add(nfile, obj, &args->handle);
+	if (ret)
+		npuipc_object_put(obj);
+	return ret;
+}
+
+int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
+			     struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct drm_npuipc_obj_destroy *args = data;
+	struct npuipc_object *obj;
+
+	if (args->flags & ~NPUIPC_OBJ_DESTROY_FLAGS_VALID)
+		return -EINVAL;
+	obj = xa_erase(&nfile->objects, args->handle);
+	if (!obj)
+		return -ENOENT;
+	npuipc_handle_drop(nfile, obj);
+	return 0;
+}
+
+static struct file *npuipc_event_sync_file(struct npuipc_object *obj)
+{
+	struct dma_fence *fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
+	struct sync_file *sync_file;
+
+	/* Never recorded: complete, as a wait on it would be. */
+	if (!fence)
+		fence = dma_fence_get_stub();
+	sync_file = sync_file_create(fence);
+	dma_fence_put(fence);
+	return sync_file ? sync_file->file : ERR_PTR(-ENOMEM);
+}
+
+int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct drm_npuipc_obj_export *args = data;
+	struct npuipc_object *obj;
+	struct file *out;
+	int fd, ret;
+
+	if (args->flags & ~NPUIPC_OBJ_EXPORT_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->fd)
+		return -EINVAL;
+	obj = npuipc_object_lookup(nfile, args->handle, 0);
+	if (!obj)
+		return -ENOENT;
+
+	ret = -EINVAL;
+	if (obj->type == NPUIPC_OBJ_STREAM)
+		goto out_put;
+	if ((args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE) && obj->type != NPUIPC_OBJ_EVENT)
+		goto out_put;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto out_put;
+	}
+	if (args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE)
+		out = npuipc_event_sync_file(obj);
+	else
+		out = npuipc_sync_export_file(obj);
+	if (IS_ERR(out)) {
+		put_unused_fd(fd);
+		ret = PTR_ERR(out);
+		goto out_put;
+	}
+	args->fd = fd;
+	fd_install(fd, out);
+	ret = 0;
+out_put:
+	npuipc_object_put(obj);
+	return ret;
+}
+
+int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct drm_npuipc_obj_import *args = data;
+	struct npuipc_object *obj;
+	struct file *in;
+	int ret;
+
+	if (args->flags & ~NPUIPC_OBJ_IMPORT_FLAGS_VALID)
+		return -EINVAL;
+	if (args->handle || args->type)
+		return -EINVAL;
+	in = fget(args->fd);
+	if (!in)
+		return -EBADF;
+	obj = npuipc_sync_import_file(in);
+	fput(in);
+	if (!obj)
+		return -EINVAL;
+
+	ret = npuipc_handle_add(nfile, obj, &args->handle);
+	if (ret)
+		npuipc_object_put(obj);
+	else
+		args->type = obj->type;
+	return ret;
+}
+
+static long npuipc_wait_timeout_jiffies(s64 timeout_ns)
+{
+	if (timeout_ns < 0)
+		return MAX_SCHEDULE_TIMEOUT;
+	return min_t(u64, nsecs_to_jiffies64(timeout_ns), MAX_SCHEDULE_TIMEOUT - 1);
+}
+
+int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct drm_npuipc_wait *args = data;
+	struct npuipc_object *obj;
+	struct dma_fence *fence;
+	int ret = 0, status = 0;
+	long left;
+
+	if (args->flags & ~NPUIPC_WAIT_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->status)
+		return -EINVAL;
+	obj = npuipc_object_lookup(nfile, args->handle, 0);
+	if (!obj)
+		return -ENOENT;
+
+	switch (obj->type) {
+	case NPUIPC_OBJ_STREAM:
+		fence = npuipc_stream_last(container_of(obj, struct npuipc_stream, base),
+					   &status);
+		break;
+	case NPUIPC_OBJ_EVENT:
+		if (args->flags & NPUIPC_WAIT_RECOVER) {
+			ret = -EINVAL;
+			goto out_put;
+		}
+		fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
+		break;
+	default:
+		ret = -EINVAL;
+		goto out_put;
+	}
+
+	if (fence) {
+		if (!args->timeout_ns)
+			left = dma_fence_is_signaled(fence) ? 1 : 0;
+		else
+			left = dma_fence_wait_timeout(fence, true,
+						      npuipc_wait_timeout_jiffies(args->timeout_ns));
+		if (left == 0)
+			ret = -ETIME;
+		else if (left < 0)
+			ret = left;
+		else if (obj->type == NPUIPC_OBJ_EVENT)
+			status = fence->error;
+		dma_fence_put(fence);
+	}
+	if (!ret && obj->type == NPUIPC_OBJ_STREAM) {
+		/* Read again: the jobs just waited for may have failed. */
+		dma_fence_put(npuipc_stream_last(container_of(obj, struct npuipc_stream, base),
+						 &status));
+		if (args->flags & NPUIPC_WAIT_RECOVER)
+			ret = npuipc_stream_recover(container_of(obj, struct npuipc_stream, base));
+	}
+	if (!ret)
+		args->status = status;
+out_put:
+	npuipc_object_put(obj);
+	return ret;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __NPUIPC_OBJECT_H__
+#define __NPUIPC_OBJECT_H__
+
+#include <linux/kref.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <drm/drm_file.h>
+
+struct drm_device;
+struct npuipc_device;
+
+/* What an open DRM file of npuipc holds besides GEM handles. */
+struct npuipc_file {
+	struct npuipc_device *ndev;
+	/* Streams, events and notifies by handle; the xarray locks itself. */
+	struct xarray objects;
+};
+
+/* Common head of streams, events and notifies (NPUIPC_OBJ_*). */
+struct npuipc_object {
+	u32 type;
+	struct kref kref;
+};
+
+static inline struct npuipc_file *to_npuipc_file(struct drm_file *file)
+{
+	return file->driver_priv;
+}
+
+void npuipc_object_get(struct npuipc_object *obj);
+void npuipc_object_put(struct npuipc_object *obj);
+/* The object behind @handle, with a reference; NULL if none of @type. */
+struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
+					   u32 handle, u32 type);
+
+int npuipc_file_open(struct drm_device *drm, struct drm_file *file);
+void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file);
+
+int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+int npuipc_ioctl_wait(struct drm_device *drm, void *data,
+		      struct drm_file *file);
+
+#endif /* __NPUIPC_OBJECT_H__ */

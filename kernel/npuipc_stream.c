@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Streams and the engine that runs their jobs.
+ *
+ * Each stream is a FIFO of jobs run in order by a work item on the engine's
+ * workqueue, never by the submitting thread. A job that must wait (for a
+ * fence or a notify) does not block the worker: it arms a callback (and a
+ * deadline, if it has a timeout) that kicks the stream again. Every job
+ * completes its dma_fence exactly once: with success, its error, or
+ * -ECANCELED when its stream fails or goes away.
+ */
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+
+#include "npuipc_bo.h"
+#include "npuipc_drv.h"
+#include "npuipc_stream.h"
+#include "npuipc_sync.h"
+#include "drm/npuipc_drm.h"
+
+unsigned int npuipc_job_timeout_ms = 10000;
+module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms, "A COPY or FILL job running longer fails with -ETIMEDOUT (ms, default 10000)");
+
+/* The engine: runs every stream's jobs. */
+static struct workqueue_struct *npuipc_engine_wq;
+
+int npuipc_engine_init(void)
+{
+	npuipc_engine_wq = alloc_workqueue("npuipc-engine", WQ_UNBOUND, 0);
+	return npuipc_engine_wq ? 0 : -ENOMEM;
+}
+
+void npuipc_engine_fini(void)
+{
+	destroy_workqueue(npuipc_engine_wq);
+}
+
+static const char *npuipc_fence_driver_name(struct dma_fence *fence)
+{
+	return "npuipc";
+}
+
+static const char *npuipc_fence_timeline_name(struct dma_fence *fence)
+{
+	return "npuipc-stream";
+}
+
+/*
+ * Fences may outlive every npuipc file (a sync_file in another process), so
+ * each one holds the module; dma_fence_free() frees the job after a grace
+ * period.
+ */
+static void npuipc_fence_release(struct dma_fence *fence)
+{
+	dma_fence_free(fence);
+	module_put(THIS_MODULE);
+}
+
+static const struct dma_fence_ops npuipc_job_fence_ops = {
+	.get_driver_name = npuipc_fence_driver_name,
+	.get_timeline_name = npuipc_fence_timeline_name,
+	.release = npuipc_fence_release,
+};
+
+void npuipc_stream_kick(struct npuipc_stream *stream)
+{
+	queue_work(npuipc_engine_wq, &stream->work);
+}
+
+static void npuipc_stream_timeout_work(struct work_struct *work)
+{
+	struct npuipc_stream *stream =
+		container_of(to_delayed_work(work), struct npuipc_stream, timeout_work);
+
+	npuipc_stream_kick(stream);
+}
+
+static void npuipc_job_fence_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct npuipc_job *job = container_of(cb, struct npuipc_job, cb);
+
+	npuipc_stream_kick(job->stream);
+}
+
+/* Drops what a job holds; its fence stays until the last reference. */
+static void npuipc_job_release_resources(struct npuipc_job *job)
+{
+	if (job->dst)
+		drm_gem_object_put(&job->dst->base);
+	if (job->src)
+		drm_gem_object_put(&job->src->base);
+	dma_fence_put(job->wait_fence);
+	if (job->event)
+		npuipc_object_put(&job->event->base);
+	if (job->notify)
+		npuipc_object_put(&job->notify->base);
+	job->dst = job->src = NULL;
+	job->wait_fence = NULL;
+	job->event = NULL;
+	job->notify = NULL;
+}
+
+static void npuipc_job_complete(struct npuipc_job *job, int error)
+{
+	npuipc_job_release_resources(job);
+	if (error)
+		dma_fence_set_error(&job->fence, error);
+	dma_fence_signal(&job->fence);
+	dma_fence_put(&job->fence);
+}
+
+static bool npuipc_job_expired(struct npuipc_job *job)
+{
+	return job->deadline_armed && time_after_eq(jiffies, job->deadline);
+}
+
+static void npuipc_job_arm_deadline(struct npuipc_job *job)
+{
+	if (!job->timeout_jiffies || job->deadline_armed)
+		return;
+	job->deadline = jiffies + job->timeout_jiffies;
+	job->deadline_armed = true;
+	mod_delayed_work(npuipc_engine_wq, &job->stream->timeout_work,
+			 job->timeout_jiffies);
+}
+
+static int npuipc_job_wait_fence(struct npuipc_job *job)
+{
+	int ret;
+
+	if (!job->wait_fence)
+		return 0;
+	if (!job->cb_armed) {
+		ret = dma_fence_add_callback(job->wait_fence, &job->cb, npuipc_job_fence_cb);
+		if (ret == -ENOENT)
+			return job->wait_fence->error;
+		job->cb_armed = true;
+		npuipc_job_arm_deadline(job);
+		return -EINPROGRESS;
+	}
+	if (dma_fence_is_signaled(job->wait_fence))
+		return job->wait_fence->error;
+	if (npuipc_job_expired(job)) {
+		/* Lost the race with the signal? Then it is complete after all. */
+		if (!dma_fence_remove_callback(job->wait_fence, &job->cb))
+			return job->wait_fence->error;
+		job->cb_armed = false;
+		return -ETIMEDOUT;
+	}
+	return -EINPROGRESS;
+}
+
+static int npuipc_job_wait_notify(struct npuipc_job *job)
+{
+	int ret = npuipc_notify_wait(job->notify, job, npuipc_job_expired(job));
+
+	if (ret == -EINPROGRESS)
+		npuipc_job_arm_deadline(job);
+	return ret;
+}
+
+/* Copies or fills page by page, checking the device's job timeout. */
+static int npuipc_job_copy_fill(struct npuipc_job *job)
+{
+	unsigned long limit = jiffies + msecs_to_jiffies(npuipc_job_timeout_ms);
+	u64 done = 0;
+
+	while (done < job->size) {
+		u64 d = job->dst_offset + done, s = job->src_offset + done;
+		size_t n = min_t(u64, PAGE_SIZE - offset_in_page(d), job->size - done);
+		void *dst;
+
+		if (job->src)
+			n = min_t(size_t, n, PAGE_SIZE - offset_in_page(s));
+		dst = kmap_local_page(job->dst->pages[d >> PAGE_SHIFT]);
+		if (job->src) {
+			void *src = kmap_local_page(job->src->pages[s >> PAGE_SHIFT]);
+
+			memmove(dst + offset_in_page(d), src + offset_in_page(s), n);
+			kunmap_local(src);
+		} else {
+			memset(dst + offset_in_page(d), job->value, n);
+		}
+		kunmap_local(dst);
+		done += n;
+		if (!(d & (SZ_1M - 1))) {
+			if (time_after(jiffies, limit))
+				return -ETIMEDOUT;
+			cond_resched();
+		}
+	}
+	return 0;
+}
+
+static int npuipc_job_run(struct npuipc_job *job)
+{
+	switch (job->kind) {
+	case NPUIPC_JOB_COPY:
+	case NPUIPC_JOB_FILL:
+		return npuipc_job_copy_fill(job);
+	case NPUIPC_JOB_WAIT_SYNC_FILE:
+	case NPUIPC_JOB_WAIT_SYNCOBJ:
+	case NPUIPC_JOB_WAIT_EVENT:
+		return npuipc_job_wait_fence(job);
+	case NPUIPC_JOB_WAIT_NOTIFY:
+		return npuipc_job_wait_notify(job);
+	case NPUIPC_JOB_RECORD_NOTIFY:
+		npuipc_notify_record(job->notify);
+		return 0;
+	default:	/* RECORD_EVENT: its fence is the record */
+		return 0;
+	}
+}
+
+static void npuipc_stream_work(struct work_struct *work)
+{
+	struct npuipc_stream *stream = container_of(work, struct npuipc_stream, work);
+	struct npuipc_job *job;
+	int error, ret;
+
+	for (;;) {
+		spin_lock(&stream->lock);
+		job = stream->dying ? NULL :
+		      list_first_entry_or_null(&stream->queue, struct npuipc_job, node);
+		error = stream->error;
+		spin_unlock(&stream->lock);
+		if (!job)
+			return;
+
+		ret = error ? -ECANCELED : npuipc_job_run(job);
+		if (ret == -EINPROGRESS)
+			return;
+
+		spin_lock(&stream->lock);
+		list_del(&job->node);
+		if (ret && !stream->error)
+			stream->error = ret;
+		spin_unlock(&stream->lock);
+		npuipc_job_complete(job, ret);
+		cond_resched();
+	}
+}
+
+struct npuipc_stream *npuipc_stream_create(void)
+{
+	struct npuipc_stream *stream = kzalloc(sizeof(*stream), GFP_KERNEL);
+
+	if (!stream)
+		return NULL;
+	stream->base.type = NPUIPC_OBJ_STREAM;
+	kref_init(&stream->base.kref);
+	stream->fence_context = dma_fence_context_alloc(1);
+	mutex_init(&stream->submit_lock);
+	spin_lock_init(&stream->lock);
+	INIT_LIST_HEAD(&stream->queue);
+	INIT_WORK(&stream->work, npuipc_stream_work);
+	INIT_DELAYED_WORK(&stream->timeout_work, npuipc_stream_timeout_work);
+	return stream;
+}
+
+/* Stops the stream's callbacks from reaching it again. */
+static void npuipc_job_disarm(struct npuipc_job *job)
+{
+	if (job->cb_armed && dma_fence_remove_callback(job->wait_fence, &job->cb))
+		job->cb_armed = false;
+	if (job->notify)
+		npuipc_notify_unpark(job->notify, job);
+}
+
+/*
+ * The stream's handle is gone: a running job finishes (bounded by the job
+ * timeout), every other job is cancelled and its fence signalled.
+ */
+void npuipc_stream_shutdown(struct npuipc_stream *stream)
+{
+	struct npuipc_job *job, *tmp;
+	LIST_HEAD(cancelled);
+
+	spin_lock(&stream->lock);
+	stream->dying = true;
+	spin_unlock(&stream->lock);
+
+	cancel_work_sync(&stream->work);
+	cancel_delayed_work_sync(&stream->timeout_work);
+
+	spin_lock(&stream->lock);
+	list_splice_init(&stream->queue, &cancelled);
+	spin_unlock(&stream->lock);
+	list_for_each_entry(job, &cancelled, node)
+		npuipc_job_disarm(job);
+	/* A callback that fired before its disarm may have queued us. */
+	cancel_work_sync(&stream->work);
+
+	list_for_each_entry_safe(job, tmp, &cancelled, node) {
+		list_del(&job->node);
+		npuipc_job_complete(job, -ECANCELED);
+	}
+}
+
+void npuipc_stream_free(struct npuipc_stream *stream)
+{
+	dma_fence_put(stream->last);
+	mutex_destroy(&stream->submit_lock);
+	kfree(stream);
+}
+
+struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error)
+{
+	struct dma_fence *fence;
+
+	spin_lock(&stream->lock);
+	fence = dma_fence_get(stream->last);
+	*error = stream->error;
+	spin_unlock(&stream->lock);
+	return fence;
+}
+
+int npuipc_stream_recover(struct npuipc_stream *stream)
+{
+	int ret = 0;
+
+	spin_lock(&stream->lock);
+	if (!list_empty(&stream->queue))
+		ret = -EBUSY;
+	else
+		stream->error = 0;
+	spin_unlock(&stream->lock);
+	return ret;
+}
+
+/* A GEM buffer of @file with [@offset, @offset + @size) inside it. */
+static int npuipc_job_lookup_range(struct drm_file *file, u32 handle, u64 offset,
+				   u64 size, bool write, struct npuipc_bo **out)
+{
+	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
+	struct npuipc_bo *bo;
+
+	if (!obj)
+		return -ENOENT;
+	bo = to_npuipc_bo(obj);
+	*out = bo;	/* released with the job, whatever happens next */
+	if (!size || offset > obj->size || size > obj->size - offset)
+		return -EINVAL;
+	if (write && (bo->bo_flags & NPUIPC_BO_READ_ONLY))
+		return -EACCES;
+	return 0;
+}
+
+static int npuipc_job_lookup_sync(struct npuipc_file *nfile, u32 handle, u32 type,
+				  struct npuipc_object **out)
+{
+	*out = npuipc_object_lookup(nfile, handle, type);
+	return *out ? 0 : -ENOENT;
+}
+
+static int npuipc_job_wait_sync_file(struct npuipc_job *job, int fd)
+{
+	struct file *file = fget(fd);
+
+	if (!file)
+		return -EBADF;
+	fput(file);
+	job->wait_fence = sync_file_get_fence(fd);
+	return job->wait_fence ? 0 : -EINVAL;
+}
+
+/* Checks one job and takes what it refers to; all or nothing is the caller's. */
+static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
+			    struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	bool uses_buffers = in->kind == NPUIPC_JOB_COPY || in->kind == NPUIPC_JOB_FILL;
+	struct npuipc_object *obj;
+	int ret;
+
+	if (in->flags || in->pad)
+		return -EINVAL;
+	if (!uses_buffers && (in->dst || in->src || in->dst_offset || in->src_offset ||
+			      in->size))
+		return -EINVAL;
+	if (uses_buffers && (in->object || in->timeout_ns))
+		return -EINVAL;
+	if (in->value && in->kind != NPUIPC_JOB_FILL && in->kind != NPUIPC_JOB_WAIT_SYNCOBJ)
+		return -EINVAL;
+	if (in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT)
+		return -EINVAL;
+
+	job->kind = in->kind;
+	job->dst_offset = in->dst_offset;
+	job->src_offset = in->src_offset;
+	job->size = in->size;
+	if (in->timeout_ns)
+		job->timeout_jiffies = max_t(u64, 1, min_t(u64, nsecs_to_jiffies64(in->timeout_ns),
+							   MAX_JIFFY_OFFSET));
+
+	switch (in->kind) {
+	case NPUIPC_JOB_COPY:
+		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
+					      true, &job->dst);
+		if (!ret)
+			ret = npuipc_job_lookup_range(file, in->src, in->src_offset,
+						      in->size, false, &job->src);
+		break;
+	case NPUIPC_JOB_FILL:
+		if (in->src || in->src_offset || in->value > 0xff)
+			return -EINVAL;
+		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
+					      true, &job->dst);
+		job->value = in->value;
+		break;
+	case NPUIPC_JOB_WAIT_SYNC_FILE:
+		ret = npuipc_job_wait_sync_file(job, in->object);
+		break;
+	case NPUIPC_JOB_WAIT_SYNCOBJ:
+		ret = drm_syncobj_find_fence(file, in->object, in->value, 0, &job->wait_fence);
+		break;
+	case NPUIPC_JOB_WAIT_EVENT:
+		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_EVENT, &obj);
+		if (!ret) {
+			job->wait_fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
+			npuipc_object_put(obj);
+		}
+		break;
+	case NPUIPC_JOB_RECORD_EVENT:
+		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_EVENT, &obj);
+		if (!ret)
+			job->event = container_of(obj, struct npuipc_event, base);
+		break;
+	case NPUIPC_JOB_WAIT_NOTIFY:
+	case NPUIPC_JOB_RECORD_NOTIFY:
+		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_NOTIFY, &obj);
+		if (ret)
+			break;
+		job->notify = container_of(obj, struct npuipc_notify, base);
+		if (in->kind == NPUIPC_JOB_WAIT_NOTIFY &&
+		    !npuipc_notify_owned_by(job->notify, nfile))
+			ret = -EPERM;
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static void npuipc_jobs_discard(struct npuipc_job **jobs, unsigned int count,
+				bool fences_initialized)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++) {
+		npuipc_job_release_resources(jobs[i]);
+		if (fences_initialized)
+			dma_fence_put(&jobs[i]->fence);
+		else
+			kfree(jobs[i]);
+	}
+}
+
+int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct drm_npuipc_submit *args = data;
+	struct drm_npuipc_job *in = NULL;
+	struct npuipc_job **jobs = NULL;
+	struct npuipc_stream *stream;
+	struct sync_file *sync_file = NULL;
+	struct npuipc_object *obj;
+	struct dma_fence *old_last;
+	unsigned int i, parsed = 0;
+	int ret, fd = -1;
+
+	if (args->flags & ~NPUIPC_SUBMIT_FLAGS_VALID)
+		return -EINVAL;
+	if (args->pad || args->out_fence_fd)
+		return -EINVAL;
+	if (!args->job_count || args->job_count > NPUIPC_MAX_JOBS_PER_SUBMIT ||
+	    args->job_size != sizeof(*in))
+		return -EINVAL;
+
+	obj = npuipc_object_lookup(nfile, args->stream, NPUIPC_OBJ_STREAM);
+	if (!obj)
+		return -ENOENT;
+	stream = container_of(obj, struct npuipc_stream, base);
+
+	ret = -ENOMEM;
+	in = kvmalloc_array(args->job_count, sizeof(*in), GFP_KERNEL);
+	jobs = kcalloc(args->job_count, sizeof(*jobs), GFP_KERNEL);
+	if (!in || !jobs)
+		goto out;
+	if (copy_from_user(in, u64_to_user_ptr(args->jobs), args->job_count * sizeof(*in))) {
+		ret = -EFAULT;
+		goto out;
+	}
+
+	for (parsed = 0; parsed < args->job_count; parsed++) {
+		struct npuipc_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+
+		if (!job) {
+			ret = -ENOMEM;
+			goto err_discard;
+		}
+		jobs[parsed] = job;
+		job->stream = stream;
+		spin_lock_init(&job->fence_lock);
+		INIT_LIST_HEAD(&job->notify_node);
+		ret = npuipc_job_parse(job, &in[parsed], file);
+		if (ret) {
+			parsed++;
+			goto err_discard;
+		}
+	}
+
+	if (args->flags & NPUIPC_SUBMIT_OUT_FENCE) {
+		fd = get_unused_fd_flags(O_CLOEXEC);
+		if (fd < 0) {
+			ret = fd;
+			goto err_discard;
+		}
+	}
+
+	mutex_lock(&stream->submit_lock);
+	spin_lock(&stream->lock);
+	ret = stream->dying ? -ENOENT : stream->error ? -EIO : 0;
+	spin_unlock(&stream->lock);
+	if (ret)
+		goto err_unlock;
+
+	for (i = 0; i < parsed; i++) {
+		__module_get(THIS_MODULE);	/* put in npuipc_fence_release() */
+		dma_fence_init(&jobs[i]->fence, &npuipc_job_fence_ops, &jobs[i]->fence_lock,
+			       stream->fence_context, ++stream->next_seqno);
+	}
+	if (fd >= 0) {
+		sync_file = sync_file_create(&jobs[parsed - 1]->fence);
+		if (!sync_file) {
+			ret = -ENOMEM;
+			goto err_unlock_fences;
+		}
+	}
+
+	spin_lock(&stream->lock);
+	if (stream->dying) {
+		spin_unlock(&stream->lock);
+		ret = -ENOENT;
+		goto err_unlock_fences;
+	}
+	for (i = 0; i < parsed; i++) {
+		/* Records publish in submission order, before anyone can wait. */
+		if (jobs[i]->kind == NPUIPC_JOB_RECORD_EVENT)
+			npuipc_event_record(jobs[i]->event, &jobs[i]->fence);
+		list_add_tail(&jobs[i]->node, &stream->queue);
+	}
+	old_last = stream->last;
+	stream->last = dma_fence_get(&jobs[parsed - 1]->fence);
+	spin_unlock(&stream->lock);
+	mutex_unlock(&stream->submit_lock);
+	dma_fence_put(old_last);
+
+	npuipc_stream_kick(stream);
+	if (sync_file) {
+		fd_install(fd, sync_file->file);
+		args->out_fence_fd = fd;
+	}
+	ret = 0;
+	goto out;
+
+err_unlock_fences:
+	mutex_unlock(&stream->submit_lock);
+	if (sync_file)
+		fput(sync_file->file);
+	npuipc_jobs_discard(jobs, parsed, true);
+	goto err_put_fd;
+err_unlock:
+	mutex_unlock(&stream->submit_lock);
+err_discard:
+	npuipc_jobs_discard(jobs, parsed, false);
+err_put_fd:
+	if (fd >= 0)
+		put_unused_fd(fd);
+out:
+	kfree(jobs);
+	kvfree(in);
+	npuipc_object_put(obj);
+	return ret;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __NPUIPC_STREAM_H__
+#define __NPUIPC_STREAM_H__
+
+#include <linux/dma-fence.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "npuipc_object.h"
+
+struct npuipc_bo;
+struct npuipc_event;
+struct npuipc_notify;
+
+struct npuipc_stream {
+	struct npuipc_object base;
+	u64 fence_context;
+
+	/* Serializes submits, so that seqno order is queue order. */
+	struct mutex submit_lock;
+	u64 next_seqno;
+
+	/* Protects queue, error, dying and last */
+	spinlock_t lock;
+	struct list_head queue;
+	int error;		/* first failure; later jobs are cancelled */
+	bool dying;
+	struct dma_fence *last;	/* fence of the last submitted job */
+
+	struct work_struct work;
+	struct delayed_work timeout_work;
+};
+
+/* One job: its fence completes when the engine has run it. */
+struct npuipc_job {
+	struct dma_fence fence;		/* first: freed through dma_fence_free() */
+	/* Protects fence; per job, as the fence may outlive its stream. */
+	spinlock_t fence_lock;
+	struct list_head node;		/* in stream->queue */
+	struct npuipc_stream *stream;
+	u32 kind;
+
+	struct npuipc_bo *dst, *src;
+	u64 dst_offset, src_offset, size;
+	u8 value;
+
+	struct dma_fence *wait_fence;
+	struct dma_fence_cb cb;
+	bool cb_armed;
+	/* WAIT_* timeout, counted from when the wait starts; 0: none. */
+	unsigned long timeout_jiffies;
+	unsigned long deadline;		/* valid once deadline_armed */
+	bool deadline_armed;
+
+	struct npuipc_event *event;
+	struct npuipc_notify *notify;
+	struct list_head notify_node;	/* in notify->waiters while parked */
+	bool notify_parked;
+	bool notify_satisfied;
+};
+
+extern unsigned int npuipc_job_timeout_ms;
+
+int npuipc_engine_init(void);
+void npuipc_engine_fini(void);
+
+struct npuipc_stream *npuipc_stream_create(void);
+void npuipc_stream_shutdown(struct npuipc_stream *stream);
+void npuipc_stream_free(struct npuipc_stream *stream);
+struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error);
+int npuipc_stream_recover(struct npuipc_stream *stream);
+void npuipc_stream_kick(struct npuipc_stream *stream);
+
+int npuipc_ioctl_submit(struct drm_device *drm, void *data,
+			struct drm_file *file);
+
+#endif /* __NPUIPC_STREAM_H__ */

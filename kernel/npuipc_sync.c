@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Events and notifies: the synchronisation objects processes share.
+ *
+ * An event is the fence of its most recent record. A notify is a flag with
+ * an owner: records set it, the owner's WAIT_NOTIFY jobs consume it. Both
+ * travel between processes as anon-inode fds (OBJ_EXPORT/OBJ_IMPORT).
+ */
+#include <linux/anon_inodes.h>
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+
+#include "npuipc_stream.h"
+#include "npuipc_sync.h"
+#include "drm/npuipc_drm.h"
+
+struct npuipc_event *npuipc_event_create(void)
+{
+	struct npuipc_event *event = kzalloc(sizeof(*event), GFP_KERNEL);
+
+	if (!event)
+		return NULL;
+	event->base.type = NPUIPC_OBJ_EVENT;
+	kref_init(&event->base.kref);
+	spin_lock_init(&event->lock);
+	return event;
+}
+
+void npuipc_event_free(struct npuipc_event *event)
+{
+	dma_fence_put(event->last);
+	kfree(event);
+}
+
+/* The most recent record's fence, referenced; NULL if never recorded. */
+struct dma_fence *npuipc_event_last(struct npuipc_event *event)
+{
+	struct dma_fence *fence;
+
+	spin_lock(&event->lock);
+	fence = dma_fence_get(event->last);
+	spin_unlock(&event->lock);
+	return fence;
+}
+
+void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence)
+{
+	struct dma_fence *old;
+
+	spin_lock(&event->lock);
+	old = event->last;
+	event->last = dma_fence_get(fence);
+	spin_unlock(&event->lock);
+	dma_fence_put(old);
+}
+
+struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
+{
+	struct npuipc_notify *notify = kzalloc(sizeof(*notify), GFP_KERNEL);
+
+	if (!notify)
+		return NULL;
+	notify->base.type = NPUIPC_OBJ_NOTIFY;
+	kref_init(&notify->base.kref);
+	spin_lock_init(&notify->lock);
+	INIT_LIST_HEAD(&notify->waiters);
+	init_waitqueue_head(&notify->poll_wq);
+	notify->owner = owner;
+	return notify;
+}
+
+void npuipc_notify_free(struct npuipc_notify *notify)
+{
+	/* Parked jobs hold a reference: none can be left. */
+	WARN_ON(!list_empty(&notify->waiters));
+	kfree(notify);
+}
+
+bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nfile)
+{
+	bool owned;
+
+	spin_lock(&notify->lock);
+	owned = notify->owner == nfile;
+	spin_unlock(&notify->lock);
+	return owned;
+}
+
+/* The owner's file is closing: pollers learn that no wait will come. */
+void npuipc_notify_orphan(struct npuipc_notify *notify, struct npuipc_file *nfile)
+{
+	spin_lock(&notify->lock);
+	if (notify->owner == nfile)
+		notify->owner = NULL;
+	spin_unlock(&notify->lock);
+	wake_up_interruptible_all(&notify->poll_wq);
+}
+
+/* A record: hand the flag to the first parked wait, or set it. */
+void npuipc_notify_record(struct npuipc_notify *notify)
+{
+	struct npuipc_job *job;
+
+	spin_lock(&notify->lock);
+	job = list_first_entry_or_null(&notify->waiters, struct npuipc_job, notify_node);
+	if (job) {
+		list_del_init(&job->notify_node);
+		job->notify_parked = false;
+		job->notify_satisfied = true;
+		npuipc_stream_kick(job->stream);
+	} else {
+		notify->set = true;
+	}
+	spin_unlock(&notify->lock);
+	if (!job)
+		wake_up_interruptible_all(&notify->poll_wq);
+}
+
+/*
+ * Runs a WAIT_NOTIFY job: 0 once the flag was consumed, -EINPROGRESS while
+ * parked, -ETIMEDOUT when @expired and still parked.
+ */
+int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
+		       bool expired)
+{
+	int ret = -EINPROGRESS;
+
+	spin_lock(&notify->lock);
+	if (job->notify_satisfied) {
+		ret = 0;
+	} else if (!job->notify_parked) {
+		if (notify->set) {
+			notify->set = false;
+			ret = 0;
+		} else {
+			list_add_tail(&job->notify_node, &notify->waiters);
+			job->notify_parked = true;
+		}
+	} else if (expired) {
+		list_del_init(&job->notify_node);
+		job->notify_parked = false;
+		ret = -ETIMEDOUT;
+	}
+	spin_unlock(&notify->lock);
+	return ret;
+}
+
+void npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job)
+{
+	spin_lock(&notify->lock);
+	if (job->notify_parked) {
+		list_del_init(&job->notify_node);
+		job->notify_parked = false;
+	}
+	spin_unlock(&notify->lock);
+}
+
+static int npuipc_sync_file_release(struct inode *inode, struct file *file)
+{
+	npuipc_object_put(file->private_data);
+	return 0;
+}
+
+static __poll_t npuipc_notify_poll(struct file *file, poll_table *wait)
+{
+	struct npuipc_notify *notify = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &notify->poll_wq, wait);
+	spin_lock(&notify->lock);
+	if (notify->set)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (!notify->owner)
+		mask |= EPOLLHUP | EPOLLERR;
+	spin_unlock(&notify->lock);
+	return mask;
+}
+
+static const struct file_operations npuipc_event_fops = {
+	.owner = THIS_MODULE,
+	.release = npuipc_sync_file_release,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations npuipc_notify_fops = {
+	.owner = THIS_MODULE,
+	.release = npuipc_sync_file_release,
+	.poll = npuipc_notify_poll,
+	.llseek = noop_llseek,
+};
+
+/* A new file holding a reference to the event or notify @obj. */
+struct file *npuipc_sync_export_file(struct npuipc_object *obj)
+{
+	const struct file_operations *fops;
+	struct file *file;
+	const char *name;
+
+	if (obj->type == NPUIPC_OBJ_EVENT) {
+		fops = &npuipc_event_fops;
+		name = "[npuipc_event]";
+	} else {
+		fops = &npuipc_notify_fops;
+		name = "[npuipc_notify]";
+	}
+	npuipc_object_get(obj);
+	file = anon_inode_getfile(name, fops, obj, O_RDWR | O_CLOEXEC);
+	if (IS_ERR(file))
+		npuipc_object_put(obj);
+	return file;
+}
+
+/* The event or notify behind @file, referenced; NULL for any other file. */
+struct npuipc_object *npuipc_sync_import_file(struct file *file)
+{
+	struct npuipc_object *obj;
+
+	if (file->f_op != &npuipc_event_fops && file->f_op != &npuipc_notify_fops)
+		return NULL;
+	obj = file->private_data;
+	npuipc_object_get(obj);
+	return obj;
+}

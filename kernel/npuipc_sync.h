@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __NPUIPC_SYNC_H__
+#define __NPUIPC_SYNC_H__
+
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include "npuipc_object.h"
+
+struct dma_fence;
+struct file;
+struct npuipc_job;
+
+struct npuipc_event {
+	struct npuipc_object base;
+	/* Protects last */
+	spinlock_t lock;
+	/* Fence of the most recent record; NULL until the first record. */
+	struct dma_fence *last;
+};
+
+struct npuipc_notify {
+	struct npuipc_object base;
+	/* Protects set, waiters and owner */
+	spinlock_t lock;
+	bool set;
+	/* WAIT_NOTIFY jobs parked until a record, first come first served. */
+	struct list_head waiters;
+	/* The creating file; NULL once it is closed. */
+	struct npuipc_file *owner;
+	/* Pollers of exported notify fds. */
+	wait_queue_head_t poll_wq;
+};
+
+struct npuipc_event *npuipc_event_create(void);
+void npuipc_event_free(struct npuipc_event *event);
+struct dma_fence *npuipc_event_last(struct npuipc_event *event);
+void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence);
+
+struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner);
+void npuipc_notify_free(struct npuipc_notify *notify);
+bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nfile);
+void npuipc_notify_orphan(struct npuipc_notify *notify, struct npuipc_file *nfile);
+void npuipc_notify_record(struct npuipc_notify *notify);
+int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
+		       bool expired);
+void npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job);
+
+struct file *npuipc_sync_export_file(struct npuipc_object *obj);
+struct npuipc_object *npuipc_sync_import_file(struct file *file);
+
+#endif /* __NPUIPC_SYNC_H__ */

@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Streams, jobs, events and notifies: in-order asynchronous execution,
+ * fences and sync files, cross-stream and cross-process synchronisation,
+ * timeouts, faults (SIGKILL, dead creators, device timeout) and every input
+ * SUBMIT, WAIT and the OBJ_* ioctls must refuse.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <linux/sync_file.h>
+
+#include "kselftest_harness.h"
+#include "npuipc_test_util.h"
+
+#define KIB 1024ULL
+#define MIB (1024ULL * KIB)
+#define SEC_NS 1000000000LL
+
+static struct drm_npuipc_job fill_job(uint32_t dst, uint64_t offset, uint64_t size, uint8_t value)
+{
+	return (struct drm_npuipc_job){ .kind = NPUIPC_JOB_FILL, .dst = dst,
+					.dst_offset = offset, .size = size, .value = value };
+}
+
+static struct drm_npuipc_job copy_job(uint32_t dst, uint64_t dst_offset, uint32_t src,
+				      uint64_t src_offset, uint64_t size)
+{
+	return (struct drm_npuipc_job){ .kind = NPUIPC_JOB_COPY, .dst = dst, .src = src,
+					.dst_offset = dst_offset, .src_offset = src_offset,
+					.size = size };
+}
+
+static struct drm_npuipc_job object_job(uint32_t kind, uint32_t object)
+{
+	return (struct drm_npuipc_job){ .kind = kind, .object = object };
+}
+
+static int all_bytes_are(const uint8_t *p, size_t size, uint8_t value)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (p[i] != value)
+			return 0;
+	return 1;
+}
+
+/* Status of a sync_file: 1 signalled, 0 pending, <0 signalled with error. */
+static int sync_file_status(int fd)
+{
+	struct sync_file_info info = { 0 };
+
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
+		return -1000;
+	return info.status;
+}
+
+FIXTURE(stream) {
+	int fd;
+	uint32_t stream;
+	uint32_t a, b;		/* 1 MiB normal buffers */
+	uint8_t *map_a, *map_b;
+	size_t size;
+};
+
+FIXTURE_SETUP(stream)
+{
+	self->map_a = self->map_b = MAP_FAILED;
+	self->fd = npuipc_open_device(0);
+	if (self->fd < 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &self->stream));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &self->a));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &self->b));
+	self->map_a = npuipc_bo_mmap(self->fd, self->a, PROT_READ | PROT_WRITE, &self->size);
+	self->map_b = npuipc_bo_mmap(self->fd, self->b, PROT_READ | PROT_WRITE, &self->size);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+}
+
+FIXTURE_TEARDOWN(stream)
+{
+	if (self->map_a != MAP_FAILED)
+		munmap(self->map_a, self->size);
+	if (self->map_b != MAP_FAILED)
+		munmap(self->map_b, self->size);
+	if (self->fd >= 0)
+		close(self->fd);
+	EXPECT_TRUE(npuipc_device_is_idle(0));
+	EXPECT_TRUE(npuipc_device_is_idle(1));
+}
+
+TEST_F(stream, fill_then_copy_run_in_order)
+{
+	struct drm_npuipc_job jobs[] = {
+		fill_job(self->a, 0, 1 * MIB, 0x5a),
+		copy_job(self->b, 4096, self->a, 0, 64 * KIB),
+	};
+	int status;
+
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(all_bytes_are(self->map_a, 1 * MIB, 0x5a));
+	EXPECT_TRUE(all_bytes_are(self->map_b, 4096, 0));
+	EXPECT_TRUE(all_bytes_are(self->map_b + 4096, 64 * KIB, 0x5a));
+	EXPECT_TRUE(all_bytes_are(self->map_b + 4096 + 64 * KIB, 1 * MIB - 4096 - 64 * KIB, 0));
+}
+
+TEST_F(stream, many_jobs_run_in_submission_order)
+{
+	struct drm_npuipc_job jobs[NPUIPC_MAX_JOBS_PER_SUBMIT];
+	unsigned int i, round;
+
+	/* Each job copies the previous byte forward and refills its source. */
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < NPUIPC_MAX_JOBS_PER_SUBMIT; i++) {
+			if (i % 2 == 0)
+				jobs[i] = fill_job(self->a, 0, 4096, (uint8_t)(round * 128 + i / 2));
+			else
+				jobs[i] = copy_job(self->b, (i / 2) * 4096, self->a, 0, 4096);
+		}
+		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL));
+		ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, NULL));
+		for (i = 0; i < NPUIPC_MAX_JOBS_PER_SUBMIT / 2; i++)
+			ASSERT_TRUE(all_bytes_are(self->map_b + i * 4096, 4096, (uint8_t)(round * 128 + i)));
+	}
+}
+
+TEST_F(stream, submit_returns_before_the_jobs_run)
+{
+	struct drm_npuipc_job jobs[2];
+	uint32_t notify, other;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 4096, 0x77);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	usleep(100000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
+	EXPECT_EQ(0, self->map_a[0]);
+
+	ASSERT_EQ(0, npuipc_submit1(self->fd, other, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(0x77, self->map_a[0]);
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, other));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
+}
+
+TEST_F(stream, out_fence_is_a_pollable_sync_file)
+{
+	struct drm_npuipc_job jobs[2];
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t notify, other;
+	int fence;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 4096, 1);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
+	pfd.fd = fence;
+	EXPECT_EQ(0, poll(&pfd, 1, 50));
+	EXPECT_EQ(0, sync_file_status(fence));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, other, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	EXPECT_EQ(1, poll(&pfd, 1, 10000));
+	EXPECT_EQ(1, sync_file_status(fence));
+	close(fence);
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, other));
+}
+
+TEST_F(stream, event_orders_work_across_streams)
+{
+	uint32_t notify, event, other, releaser;
+	struct drm_npuipc_job jobs[3];
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 1 * MIB, 0x42);
+	jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_EVENT, event);
+	jobs[1] = copy_job(self->b, 0, self->a, 0, 1 * MIB);
+	ASSERT_EQ(0, npuipc_submit(self->fd, other, jobs, 2, NULL));
+	usleep(50000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, other, 0, 0, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, other, 10 * SEC_NS, 0, NULL));
+	EXPECT_TRUE(all_bytes_are(self->map_b, 1 * MIB, 0x42));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+}
+
+TEST_F(stream, waiting_on_a_never_recorded_event_completes_at_once)
+{
+	uint32_t event;
+	int status, fence;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fence));
+	EXPECT_EQ(1, sync_file_status(fence));
+	close(fence);
+}
+
+TEST_F(stream, event_wait_takes_the_most_recent_record_as_of_submit)
+{
+	uint32_t notify, event, waiter, releaser;
+	struct drm_npuipc_job jobs[2];
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	/* A completed record, then the waiter waits: complete at once. */
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_EVENT, event)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, NULL));
+	/* A record stuck behind a notify: a later wait waits for it ... */
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	usleep(50000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, event, 0, 0, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	EXPECT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
+}
+
+TEST_F(stream, one_record_satisfies_one_notify_wait)
+{
+	uint32_t notify, releaser;
+	struct drm_npuipc_job jobs[3];
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[2] = fill_job(self->a, 0, 4096, 9);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, releaser, 10 * SEC_NS, 0, NULL));
+	usleep(100000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
+	EXPECT_EQ(0, self->map_a[0]);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(9, self->map_a[0]);
+}
+
+TEST_F(stream, record_before_wait_is_kept_and_the_wait_resets_it)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t notify;
+	int nfd;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, notify, 0, &nfd));
+	pfd.fd = nfd;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	EXPECT_EQ(1, poll(&pfd, 1, 10000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	close(nfd);
+}
+
+TEST_F(stream, notify_wait_timeout_fails_later_work_until_recovered)
+{
+	struct drm_npuipc_job wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
+	struct drm_npuipc_job jobs[2];
+	uint32_t notify;
+	int status, fence;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	wait.object = notify;
+	wait.timeout_ns = 50 * 1000 * 1000;
+	jobs[0] = wait;
+	jobs[1] = fill_job(self->a, 0, 4096, 3);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	EXPECT_EQ(0, self->map_a[0]);
+	close(fence);
+	EXPECT_EQ(-EIO, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 4)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 4)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(4, self->map_a[0]);
+}
+
+TEST_F(stream, job_running_past_the_device_timeout_fails)
+{
+	const char *param = "/sys/module/npuipc/parameters/job_timeout_ms";
+	uint32_t big_a, big_b;
+	char saved[32] = "10000";
+	int status, pfd;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_a));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
+	npuipc_read_file(param, saved, sizeof(saved));
+	pfd = open(param, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, pfd);
+	ASSERT_EQ(1, write(pfd, "0", 1));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, copy_job(big_b, 0, big_a, 0, 64 * MIB)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, &status));
+	ASSERT_LT(0, write(pfd, saved, strlen(saved)));
+	close(pfd);
+	EXPECT_EQ(-ETIMEDOUT, status);
+	/* Recovered, the stream runs again. */
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 8)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_b));
+}
+
+TEST_F(stream, destroying_a_stream_cancels_its_pending_jobs)
+{
+	struct drm_npuipc_job jobs[2];
+	uint32_t notify, doomed;
+	int fence;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 4096, 5);
+	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 2, &fence));
+	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
+	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	EXPECT_EQ(0, self->map_a[0]);
+	close(fence);
+	/* The notify lost its parked waiter: a record now just sets it. */
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+}
+
+TEST_F(stream, sync_file_and_syncobj_waits)
+{
+	struct drm_syncobj_create signalled = { .flags = DRM_SYNCOBJ_CREATE_SIGNALED };
+	struct drm_syncobj_create empty = { 0 };
+	struct drm_npuipc_job job;
+	int fence, status;
+
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		fill_job(self->a, 0, 4096, 6) }, 1, &fence));
+	job = object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, job));
+	close(fence);
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &signalled));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream,
+				    object_job(NPUIPC_JOB_WAIT_SYNCOBJ, signalled.handle)));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &empty));
+	EXPECT_EQ(-EINVAL, npuipc_submit1(self->fd, self->stream,
+					  object_job(NPUIPC_JOB_WAIT_SYNCOBJ, empty.handle)));
+	EXPECT_EQ(-ENOENT, npuipc_submit1(self->fd, self->stream,
+					  object_job(NPUIPC_JOB_WAIT_SYNCOBJ, empty.handle + 100)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(6, self->map_a[0]);
+}
+
+TEST_F(stream, copy_between_devices_through_a_peer_import)
+{
+	uint32_t remote_stream, remote_bo, imported;
+	int peer = npuipc_open_device(1), dmabuf, status;
+	uint8_t *remote;
+	size_t size;
+
+	if (peer < 0)
+		SKIP(return, "needs two npuipc devices");
+	ASSERT_EQ(0, npuipc_bo_create(peer, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &remote_bo));
+	ASSERT_EQ(0, npuipc_obj_create(peer, NPUIPC_OBJ_STREAM, &remote_stream));
+	memset(self->map_a, 0x31, 1 * MIB);
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, 1 * MIB, NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(peer, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &imported));
+	ASSERT_EQ(0, npuipc_submit1(peer, remote_stream, copy_job(remote_bo, 0, imported, 0, 1 * MIB)));
+	/* A read-only import is never a copy target. */
+	EXPECT_EQ(-EACCES, npuipc_submit1(peer, remote_stream, copy_job(imported, 0, remote_bo, 0, 4096)));
+	ASSERT_EQ(0, npuipc_wait(peer, remote_stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	remote = npuipc_bo_mmap(peer, remote_bo, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, remote);
+	EXPECT_TRUE(all_bytes_are(remote, size, 0x31));
+	munmap(remote, size);
+	close(dmabuf);
+	close(peer);
+}
+
+/*
+ * Scenario two of the seed: A records an event, B waits for it on its own
+ * stream, with the event passed as an fd over a Unix socket.
+ */
+TEST_F(stream, event_shared_with_another_process)
+{
+	int sv[2], status, efd;
+	uint32_t notify, event, releaser;
+	struct drm_npuipc_job jobs[3];
+	char ok;
+	pid_t child;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		/* B, on device 1 if there is one */
+		int fd = npuipc_open_device(1), in, st;
+		uint32_t ev, s;
+
+		if (fd < 0)
+			fd = npuipc_open_device(0);
+		in = npuipc_recv_fd(sv[1]);
+		if (in < 0 || npuipc_obj_import(fd, in, &ev) || npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s))
+			_exit(1);
+		if (read(sv[1], &ok, 1) != 1)	/* A has submitted its record */
+			_exit(2);
+		if (npuipc_submit1(fd, s, object_job(NPUIPC_JOB_WAIT_EVENT, ev)))
+			_exit(3);
+		if (npuipc_wait(fd, s, 0, 0, NULL) != -ETIME)
+			_exit(4);	/* A's record is held back: B must wait */
+		if (write(sv[1], "w", 1) != 1)
+			_exit(5);
+		if (npuipc_wait(fd, s, 10 * SEC_NS, 0, &st) || st)
+			_exit(6);
+		_exit(0);
+	}
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &efd));
+	ASSERT_EQ(0, npuipc_send_fd(sv[0], efd));
+	close(efd);
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 4096, 1);
+	jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
+	ASSERT_EQ(1, write(sv[0], "s", 1));
+	ASSERT_EQ(1, read(sv[0], &ok, 1));	/* B is waiting */
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * Scenario three: A creates and owns a notify and waits on it; B imports
+ * it, may record but not wait, and its record releases A's stream.
+ */
+TEST_F(stream, notify_shared_with_another_process)
+{
+	int sv[2], status, nfd;
+	uint32_t notify;
+	struct drm_npuipc_job jobs[2];
+	pid_t child;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int fd = npuipc_open_device(1), in;
+		uint32_t n, s;
+		char go;
+
+		if (fd < 0)
+			fd = npuipc_open_device(0);
+		in = npuipc_recv_fd(sv[1]);
+		if (in < 0 || npuipc_obj_import(fd, in, &n) || npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s))
+			_exit(1);
+		if (npuipc_submit1(fd, s, object_job(NPUIPC_JOB_WAIT_NOTIFY, n)) != -EPERM)
+			_exit(2);	/* only the owner waits */
+		if (read(sv[1], &go, 1) != 1)
+			_exit(3);
+		if (npuipc_submit1(fd, s, object_job(NPUIPC_JOB_RECORD_NOTIFY, n)))
+			_exit(4);
+		if (npuipc_wait(fd, s, 10 * SEC_NS, 0, NULL))
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, notify, 0, &nfd));
+	ASSERT_EQ(0, npuipc_send_fd(sv[0], nfd));
+	close(nfd);
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 4096, 0x66);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	ASSERT_EQ(1, write(sv[0], "g", 1));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(0x66, self->map_a[0]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * A process killed with jobs queued: every fence signals, with an error
+ * where cancelled, and whoever waits on its event gets an error, not a hang.
+ */
+TEST_F(stream, killed_process_cancels_its_jobs_and_waiters_get_an_error)
+{
+	int sv[2], status, fence, efd;
+	uint32_t event;
+	pid_t child;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int fd = npuipc_open_device(0), out, ev_fd;
+		uint32_t n, s, ev, bo;
+		struct drm_npuipc_job jobs[3];
+
+		if (fd < 0 || npuipc_obj_create(fd, NPUIPC_OBJ_NOTIFY, &n) ||
+		    npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s) ||
+		    npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &ev) ||
+		    npuipc_bo_create(fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &bo))
+			_exit(1);
+		jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, n);	/* never recorded */
+		jobs[1] = fill_job(bo, 0, 1 * MIB, 1);
+		jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, ev);
+		if (npuipc_submit(fd, s, jobs, 3, &out) || npuipc_obj_export(fd, ev, 0, &ev_fd))
+			_exit(2);
+		if (npuipc_send_fd(sv[1], out) || npuipc_send_fd(sv[1], ev_fd))
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	fence = npuipc_recv_fd(sv[0]);
+	efd = npuipc_recv_fd(sv[0]);
+	ASSERT_LE(0, fence);
+	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, npuipc_obj_import(self->fd, efd, &event));
+	close(efd);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	EXPECT_EQ(0, sync_file_status(fence));
+
+	kill(child, SIGKILL);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(-ECANCELED, status);
+	ASSERT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(-ECANCELED, status);
+	close(fence);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+TEST_F(stream, notify_fd_hangs_up_when_its_owner_goes)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int sv[2], status;
+	pid_t child;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int fd = npuipc_open_device(0), out;
+		uint32_t n;
+
+		if (fd < 0 || npuipc_obj_create(fd, NPUIPC_OBJ_NOTIFY, &n) ||
+		    npuipc_obj_export(fd, n, 0, &out) || npuipc_send_fd(sv[1], out))
+			_exit(1);
+		pause();
+		_exit(2);
+	}
+	pfd.fd = npuipc_recv_fd(sv[0]);
+	ASSERT_LE(0, pfd.fd);
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	kill(child, SIGKILL);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(1, poll(&pfd, 1, 10000));
+	EXPECT_TRUE(pfd.revents & POLLHUP);
+	close(pfd.fd);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* SUBMIT: every refused input, each leaving nothing queued. */
+static void expect_submit_rejected(struct __test_metadata *_metadata, FIXTURE_DATA(stream) *self,
+				   struct drm_npuipc_job job, int err)
+{
+	struct drm_npuipc_job jobs[2] = { fill_job(self->a, 0, 4096, 0xee), job };
+
+	EXPECT_EQ(err, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	/* The valid first job was not queued either. */
+	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
+	EXPECT_EQ(0, self->map_a[0]);
+}
+
+TEST_F(stream, submit_rejects_unknown_stream)
+{
+	struct drm_npuipc_job job = fill_job(self->a, 0, 4096, 1);
+
+	EXPECT_EQ(-ENOENT, npuipc_submit(self->fd, self->stream + 100, &job, 1, NULL));
+	EXPECT_EQ(-ENOENT, npuipc_submit(self->fd, 0, &job, 1, NULL));
+}
+
+TEST_F(stream, submit_rejects_a_handle_that_is_not_a_stream)
+{
+	struct drm_npuipc_job job = fill_job(self->a, 0, 4096, 1);
+	uint32_t event;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	EXPECT_EQ(-ENOENT, npuipc_submit(self->fd, event, &job, 1, NULL));
+}
+
+TEST_F(stream, submit_rejects_unknown_job_kind)
+{
+	struct drm_npuipc_job job = { .kind = 99 };
+
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job.kind = 0;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+}
+
+TEST_F(stream, submit_rejects_out_of_bounds_ranges)
+{
+	expect_submit_rejected(_metadata, self, fill_job(self->b, 1 * MIB - 4096, 8192, 1), -EINVAL);
+	expect_submit_rejected(_metadata, self, fill_job(self->b, 2 * MIB, 1, 1), -EINVAL);
+	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->a, 1, 1 * MIB), -EINVAL);
+	expect_submit_rejected(_metadata, self, copy_job(self->b, UINT64_MAX - 10, self->a, 0, 20), -EINVAL);
+	expect_submit_rejected(_metadata, self, fill_job(self->b, 0, 0, 1), -EINVAL);
+}
+
+TEST_F(stream, submit_rejects_unknown_buffer_handles)
+{
+	expect_submit_rejected(_metadata, self, fill_job(self->b + 100, 0, 4096, 1), -ENOENT);
+	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->b + 100, 0, 4096), -ENOENT);
+}
+
+TEST_F(stream, submit_rejects_a_read_only_copy_target)
+{
+	uint32_t imported;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->b, 0, 1 * MIB, NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
+	expect_submit_rejected(_metadata, self, copy_job(imported, 0, self->a, 0, 4096), -EACCES);
+	expect_submit_rejected(_metadata, self, fill_job(imported, 0, 4096, 1), -EACCES);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	close(dmabuf);
+}
+
+TEST_F(stream, submit_rejects_waits_on_a_notify_it_does_not_own)
+{
+	int other = npuipc_open_device(0), nfd;
+	uint32_t notify, imported;
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, npuipc_obj_create(other, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_export(other, notify, 0, &nfd));
+	ASSERT_EQ(0, npuipc_obj_import(self->fd, nfd, &imported));
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, imported), -EPERM);
+	/* Recording is allowed. */
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, imported)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	close(nfd);
+	close(other);
+}
+
+TEST_F(stream, submit_rejects_unknown_objects_and_bad_fds)
+{
+	int pipefd[2];
+
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_EVENT, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RECORD_EVENT, self->stream), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, 999), -EBADF);
+	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, pipefd[0]), -EINVAL);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+TEST_F(stream, submit_rejects_nonzero_unused_fields)
+{
+	struct drm_npuipc_job job;
+
+	job = fill_job(self->b, 0, 4096, 1);
+	job.flags = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = fill_job(self->b, 0, 4096, 1);
+	job.pad = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = fill_job(self->b, 0, 4096, 1);
+	job.src = self->a;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = fill_job(self->b, 0, 4096, 1);
+	job.value = 256;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = fill_job(self->b, 0, 4096, 1);
+	job.timeout_ns = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = object_job(NPUIPC_JOB_RECORD_NOTIFY, 1);
+	job.timeout_ns = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = object_job(NPUIPC_JOB_WAIT_EVENT, 1);
+	job.size = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+}
+
+TEST_F(stream, submit_rejects_bad_counts_sizes_flags_and_padding)
+{
+	struct drm_npuipc_job job = fill_job(self->a, 0, 4096, 1);
+	struct drm_npuipc_submit args = {
+		.stream = self->stream, .jobs = (uintptr_t)&job, .job_count = 1,
+		.job_size = sizeof(job),
+	};
+	struct drm_npuipc_submit bad;
+	unsigned int bit;
+
+	bad = args;
+	bad.job_count = 0;
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	bad = args;
+	bad.job_count = NPUIPC_MAX_JOBS_PER_SUBMIT + 1;
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	bad = args;
+	bad.job_size = sizeof(job) - 8;
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	bad = args;
+	bad.pad = 1;
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	bad = args;
+	bad.out_fence_fd = 1;
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	bad = args;
+	bad.jobs = 16;
+	EXPECT_EQ(-EFAULT, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	for (bit = 0; bit < 32; bit++) {
+		if (NPUIPC_SUBMIT_FLAGS_VALID & (1U << bit))
+			continue;
+		bad = args;
+		bad.flags = 1U << bit;
+		EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	}
+	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
+	EXPECT_EQ(0, self->map_a[0]);
+}
+
+/* OBJ_* and WAIT: every refused input. */
+TEST_F(stream, obj_create_rejects_unknown_type_flags_padding_and_out_fields)
+{
+	struct drm_npuipc_obj_create args;
+	unsigned int bit;
+
+	args = (struct drm_npuipc_obj_create){ .type = 0 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	args = (struct drm_npuipc_obj_create){ .type = 4 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	args = (struct drm_npuipc_obj_create){ .type = NPUIPC_OBJ_EVENT, .pad = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	args = (struct drm_npuipc_obj_create){ .type = NPUIPC_OBJ_EVENT, .handle = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	for (bit = 0; bit < 32; bit++) {
+		args = (struct drm_npuipc_obj_create){ .type = NPUIPC_OBJ_EVENT, .flags = 1U << bit };
+		EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	}
+}
+
+TEST_F(stream, obj_destroy_rejects_unknown_handles_and_flags)
+{
+	struct drm_npuipc_obj_destroy args = { .handle = self->stream, .flags = 1 };
+
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_DESTROY, &args));
+	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, self->stream + 100));
+	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, 0));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, self->stream));
+	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, self->stream));
+}
+
+TEST_F(stream, obj_export_rejects_streams_bad_flags_and_out_fields)
+{
+	struct drm_npuipc_obj_export args;
+	uint32_t notify;
+	int fd;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	EXPECT_EQ(-EINVAL, npuipc_obj_export(self->fd, self->stream, 0, &fd));
+	EXPECT_EQ(-EINVAL, npuipc_obj_export(self->fd, notify, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fd));
+	EXPECT_EQ(-EINVAL, npuipc_obj_export(self->fd, notify, 2, &fd));
+	EXPECT_EQ(-ENOENT, npuipc_obj_export(self->fd, notify + 100, 0, &fd));
+	args = (struct drm_npuipc_obj_export){ .handle = notify, .pad = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args));
+	args = (struct drm_npuipc_obj_export){ .handle = notify, .fd = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args));
+}
+
+TEST_F(stream, obj_import_rejects_foreign_fds_bad_fds_and_out_fields)
+{
+	struct drm_npuipc_obj_import args;
+	uint32_t event, handle;
+	int fence, efd;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fence));
+	EXPECT_EQ(-EINVAL, npuipc_obj_import(self->fd, fence, &handle));	/* a sync_file */
+	EXPECT_EQ(-EINVAL, npuipc_obj_import(self->fd, self->fd, &handle));
+	EXPECT_EQ(-EBADF, npuipc_obj_import(self->fd, -1, &handle));
+	close(fence);
+	EXPECT_EQ(-EBADF, npuipc_obj_import(self->fd, fence, &handle));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &efd));
+	args = (struct drm_npuipc_obj_import){ .fd = efd, .flags = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	args = (struct drm_npuipc_obj_import){ .fd = efd, .handle = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	args = (struct drm_npuipc_obj_import){ .fd = efd, .type = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	args = (struct drm_npuipc_obj_import){ .fd = efd };
+	EXPECT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	EXPECT_EQ(NPUIPC_OBJ_EVENT, args.type);
+	close(efd);
+}
+
+TEST_F(stream, wait_rejects_notifies_bad_flags_padding_and_unknown_handles)
+{
+	struct drm_npuipc_wait args;
+	uint32_t notify, event;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	EXPECT_EQ(-EINVAL, npuipc_wait(self->fd, notify, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, npuipc_wait(self->fd, event, 0, NPUIPC_WAIT_RECOVER, NULL));
+	EXPECT_EQ(-EINVAL, npuipc_wait(self->fd, self->stream, 0, 2, NULL));
+	EXPECT_EQ(-ENOENT, npuipc_wait(self->fd, 999, 0, 0, NULL));
+	args = (struct drm_npuipc_wait){ .handle = self->stream, .pad = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args));
+	args = (struct drm_npuipc_wait){ .handle = self->stream, .status = 1 };
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args));
+}
+
+TEST(uapi_stream_structures_are_padded_to_8_bytes)
+{
+	EXPECT_EQ(16, sizeof(struct drm_npuipc_obj_create));
+	EXPECT_EQ(8, sizeof(struct drm_npuipc_obj_destroy));
+	EXPECT_EQ(16, sizeof(struct drm_npuipc_obj_export));
+	EXPECT_EQ(16, sizeof(struct drm_npuipc_obj_import));
+	EXPECT_EQ(64, sizeof(struct drm_npuipc_job));
+	EXPECT_EQ(32, sizeof(struct drm_npuipc_submit));
+	EXPECT_EQ(24, sizeof(struct drm_npuipc_wait));
+}
+
+TEST_HARNESS_MAIN
