@@ -42,7 +42,7 @@ static unsigned int npuipc_chunk_order(u32 page_class)
  * shared mappings of files opened read-only.) Read-only memory can never
  * gain write access, not even by a later mprotect().
  */
-int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only)
+static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
 {
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
@@ -51,8 +51,17 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only)
 			return -EACCES;
 		vma->vm_flags &= ~VM_MAYWRITE;
 	}
-	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
 	return 0;
+}
+
+/* Checks a mapping of npuipc memory and makes it a PFN map of its pages. */
+int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only)
+{
+	int ret = npuipc_mmap_check(vma, read_only);
+
+	if (!ret)
+		vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	return ret;
 }
 
 /*
@@ -111,18 +120,20 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 	int ret;
 
-	ret = npuipc_mmap_prepare(vma, bo->bo_flags & NPUIPC_BO_READ_ONLY);
-	if (ret)
-		return ret;
 	if (!bo->dmabuf)
-		return 0;
+		return npuipc_mmap_prepare(vma, bo->bo_flags & NPUIPC_BO_READ_ONLY);
 
 	/*
 	 * An import is mapped by its exporter, which alone knows the memory
-	 * and enforces its range and access. dma_buf_mmap() moves the mapping
-	 * to the dma-buf's file, so the GEM reference drm_gem_mmap_obj() took
-	 * for our vm_ops is not needed.
+	 * and enforces its range and access, and picks the kind of mapping
+	 * (a foreign exporter may insert pages, which a PFN map forbids).
+	 * dma_buf_mmap() moves the mapping to the dma-buf's file, so the GEM
+	 * reference drm_gem_mmap_obj() took for our vm_ops is not needed.
 	 */
+	ret = npuipc_mmap_check(vma, bo->bo_flags & NPUIPC_BO_READ_ONLY);
+	if (ret)
+		return ret;
+	vma->vm_flags |= VM_DONTEXPAND;
 	vma->vm_private_data = NULL;
 	vma->vm_ops = NULL;
 	ret = dma_buf_mmap(bo->dmabuf, vma,
@@ -132,14 +143,17 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	return ret;
 }
 
+/* Chunks are split at allocation, so every page is freed on its own. */
 static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
 {
-	unsigned int order = npuipc_chunk_order(bo->page_class);
 	pgoff_t i;
 
-	for (i = 0; i < npages; i += 1UL << order)
+	for (i = 0; i < npages; i++) {
 		if (bo->pages[i])
-			__free_pages(bo->pages[i], order);
+			__free_page(bo->pages[i]);
+		if (!(i & (NPUIPC_CHUNK_PAGES - 1)))
+			cond_resched();
+	}
 	kvfree(bo->pages);
 	bo->pages = NULL;
 }
@@ -152,7 +166,7 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	if (bo->dmabuf) {
 		if (bo->bo_flags & NPUIPC_BO_FOREIGN)
 			kvfree(bo->pages);
-		dma_buf_unmap_attachment(bo->attach, bo->sgt, bo->dir);
+		dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
 	} else {
@@ -214,6 +228,12 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 			npuipc_bo_free_pages(bo, npages);
 			return -ENOMEM;
 		}
+		/*
+		 * Physically contiguous, but every page refcounted on its own,
+		 * for importers that take page references.
+		 */
+		if (order)
+			split_page(page, order);
 		for (j = 0; j < 1UL << order; j++)
 			bo->pages[i + j] = nth_page(page, j);
 		cond_resched();
@@ -325,6 +345,11 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	dmabuf = dma_buf_get(args->fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
+	/* GEM objects are whole pages; some exporters make odd sizes. */
+	if (!PAGE_ALIGNED(dmabuf->size)) {
+		dma_buf_put(dmabuf);
+		return -EINVAL;
+	}
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
 	if (!bo) {
@@ -358,7 +383,7 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		ret = PTR_ERR(bo->attach);
 		goto err_free_bo;
 	}
-	bo->sgt = dma_buf_map_attachment(bo->attach, bo->dir);
+	bo->sgt = dma_buf_map_attachment_unlocked(bo->attach, bo->dir);
 	if (IS_ERR(bo->sgt)) {
 		ret = PTR_ERR(bo->sgt);
 		goto err_detach;
@@ -378,7 +403,7 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	return ret;
 
 err_unmap:
-	dma_buf_unmap_attachment(bo->attach, bo->sgt, bo->dir);
+	dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 err_detach:
 	dma_buf_detach(dmabuf, bo->attach);
 err_free_bo:

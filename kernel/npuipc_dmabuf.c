@@ -12,6 +12,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 
@@ -38,83 +39,90 @@ static struct npuipc_device *npuipc_export_device(struct npuipc_export *exp)
 
 /*
  * The dma-buf's name is what its fdinfo shows: keep it describing the
- * export, importer count included.
+ * export, importer count included. Counted and named under exp->lock, so
+ * that concurrent attach and detach leave the last word to the last one.
  */
-static void npuipc_export_update_name(struct npuipc_export *exp)
+static void npuipc_export_update_name(struct npuipc_export *exp, int delta)
 {
 	struct dma_buf *dmabuf = exp->dmabuf;
 	const char *old;
 	char *name;
 
+	mutex_lock(&exp->lock);
+	exp->importers += delta;
 	name = kasprintf(GFP_KERNEL, "npuipc dev=%u class=%s pid=%d importers=%d",
 			 npuipc_export_device(exp)->index,
 			 npuipc_page_class_names[exp->bo->page_class],
-			 exp->exporter_pid, atomic_read(&exp->importers));
-	if (!name)
-		return;
-	spin_lock(&dmabuf->name_lock);
-	old = dmabuf->name;
-	dmabuf->name = name;
-	spin_unlock(&dmabuf->name_lock);
-	kfree(old);
+			 exp->exporter_pid, exp->importers);
+	if (name) {
+		spin_lock(&dmabuf->name_lock);
+		old = dmabuf->name;
+		dmabuf->name = name;
+		spin_unlock(&dmabuf->name_lock);
+		kfree(old);
+	}
+	mutex_unlock(&exp->lock);
 }
 
 static int npuipc_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
 {
-	struct npuipc_export *exp = dmabuf->priv;
-
-	atomic_inc(&exp->importers);
-	npuipc_export_update_name(exp);
+	npuipc_export_update_name(dmabuf->priv, 1);
 	return 0;
 }
 
 static void npuipc_dmabuf_detach(struct dma_buf *dmabuf,
 				 struct dma_buf_attachment *attach)
 {
-	struct npuipc_export *exp = dmabuf->priv;
-
-	atomic_dec(&exp->importers);
-	npuipc_export_update_name(exp);
+	npuipc_export_update_name(dmabuf->priv, -1);
 }
+
+/* One device mapping of an export: what CPU-access syncs must sync. */
+struct npuipc_mapping {
+	struct sg_table sgt;
+	enum dma_data_direction dir;
+};
 
 static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 					  enum dma_data_direction dir)
 {
 	struct npuipc_export *exp = attach->dmabuf->priv;
-	struct sg_table *sgt;
+	struct npuipc_mapping *map;
 	int ret;
 
 	/* A device that may write cannot map read-only memory. */
 	if (exp->read_only && dir != DMA_TO_DEVICE)
 		return ERR_PTR(-EACCES);
 
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
-	if (!sgt)
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map)
 		return ERR_PTR(-ENOMEM);
-	ret = sg_alloc_table_from_pages(sgt, npuipc_export_pages(exp), exp->npages,
+	map->dir = dir;
+	ret = sg_alloc_table_from_pages(&map->sgt, npuipc_export_pages(exp), exp->npages,
 					0, exp->npages << PAGE_SHIFT, GFP_KERNEL);
 	if (ret)
 		goto err_free;
-	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);
+	ret = dma_map_sgtable(attach->dev, &map->sgt, dir, 0);
 	if (ret)
 		goto err_free_table;
 
+	/* The core caches it (cache_sgt_mapping): one mapping per attachment. */
 	mutex_lock(&exp->lock);
-	attach->priv = sgt;
+	attach->priv = map;
 	mutex_unlock(&exp->lock);
-	return sgt;
+	return &map->sgt;
 
 err_free_table:
-	sg_free_table(sgt);
+	sg_free_table(&map->sgt);
 err_free:
-	kfree(sgt);
+	kfree(map);
 	return ERR_PTR(ret);
 }
 
 static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
 				struct sg_table *sgt, enum dma_data_direction dir)
 {
+	struct npuipc_mapping *map = container_of(sgt, struct npuipc_mapping, sgt);
 	struct npuipc_export *exp = attach->dmabuf->priv;
 
 	mutex_lock(&exp->lock);
@@ -122,7 +130,7 @@ static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
 	mutex_unlock(&exp->lock);
 	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
 	sg_free_table(sgt);
-	kfree(sgt);
+	kfree(map);
 }
 
 static void npuipc_dmabuf_release(struct dma_buf *dmabuf)
@@ -134,11 +142,16 @@ static void npuipc_dmabuf_release(struct dma_buf *dmabuf)
 	list_del(&exp->node);
 	mutex_unlock(&ndev->exports_lock);
 	drm_gem_object_put(&exp->bo->base);
+	drm_dev_put(&ndev->drm);
 	mutex_destroy(&exp->lock);
 	kfree(exp);
 }
 
-/* CPU access through DMA_BUF_IOCTL_SYNC: sync every device mapping. */
+/*
+ * CPU access through DMA_BUF_IOCTL_SYNC: sync every device mapping, each in
+ * its own direction (syncing a device-read-only mapping for the CPU would
+ * copy stale bounce buffers back over the memory).
+ */
 static int npuipc_dmabuf_sync(struct dma_buf *dmabuf,
 			      enum dma_data_direction dir, bool for_cpu)
 {
@@ -152,14 +165,14 @@ static int npuipc_dmabuf_sync(struct dma_buf *dmabuf,
 	dma_resv_lock(dmabuf->resv, NULL);
 	mutex_lock(&exp->lock);
 	list_for_each_entry(attach, &dmabuf->attachments, node) {
-		struct sg_table *sgt = attach->priv;
+		struct npuipc_mapping *map = attach->priv;
 
-		if (!sgt)
+		if (!map)
 			continue;
-		if (for_cpu)
-			dma_sync_sgtable_for_cpu(attach->dev, sgt, dir);
-		else
-			dma_sync_sgtable_for_device(attach->dev, sgt, dir);
+		if (for_cpu && map->dir != DMA_TO_DEVICE)
+			dma_sync_sgtable_for_cpu(attach->dev, &map->sgt, map->dir);
+		else if (!for_cpu && map->dir != DMA_FROM_DEVICE)
+			dma_sync_sgtable_for_device(attach->dev, &map->sgt, map->dir);
 	}
 	mutex_unlock(&exp->lock);
 	dma_resv_unlock(dmabuf->resv);
@@ -206,6 +219,7 @@ static int npuipc_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma
 }
 
 static const struct dma_buf_ops npuipc_dmabuf_ops = {
+	.cache_sgt_mapping = true,
 	.attach = npuipc_dmabuf_attach,
 	.detach = npuipc_dmabuf_detach,
 	.map_dma_buf = npuipc_dmabuf_map,
@@ -237,7 +251,6 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	exp->npages = size >> PAGE_SHIFT;
 	exp->read_only = read_only;
 	exp->exporter_pid = task_tgid_nr(current);
-	atomic_set(&exp->importers, 0);
 	mutex_init(&exp->lock);
 
 	info.ops = &npuipc_dmabuf_ops;
@@ -250,10 +263,14 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 		kfree(exp);
 		return dmabuf;
 	}
-	/* Released with the dma-buf, in npuipc_dmabuf_release(). */
+	/*
+	 * Released with the dma-buf, in npuipc_dmabuf_release(). The device
+	 * too: the dma-buf may outlive every file of it, even its unbinding.
+	 */
 	drm_gem_object_get(&bo->base);
+	drm_dev_get(&ndev->drm);
 	exp->dmabuf = dmabuf;
-	npuipc_export_update_name(exp);
+	npuipc_export_update_name(exp, 0);
 
 	mutex_lock(&ndev->exports_lock);
 	list_add_tail(&exp->node, &ndev->exports);
@@ -322,6 +339,6 @@ void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev)
 			   (u64)exp->npages << PAGE_SHIFT,
 			   npuipc_page_class_names[exp->bo->page_class],
 			   exp->read_only ? "ro" : "rw", exp->exporter_pid,
-			   atomic_read(&exp->importers));
+			   READ_ONCE(exp->importers));
 	mutex_unlock(&ndev->exports_lock);
 }

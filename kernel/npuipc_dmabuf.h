@@ -2,7 +2,6 @@
 #ifndef __NPUIPC_DMABUF_H__
 #define __NPUIPC_DMABUF_H__
 
-#include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -22,9 +21,9 @@ struct npuipc_export {
 	pgoff_t npages;
 	bool read_only;
 	pid_t exporter_pid;
-	atomic_t importers;
-	/* Protects the sg tables that map_dma_buf hangs on attachments. */
+	/* Protects importers and the mappings hung on attachments' priv */
 	struct mutex lock;
+	int importers;
 	struct list_head node;		/* in npuipc_device.exports */
 };
 

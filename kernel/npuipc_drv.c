@@ -134,6 +134,9 @@ static int __init npuipc_init(void)
 {
 	int ret;
 
+	/* Page classes and export ranges are counted in 4 KiB pages. */
+	BUILD_BUG_ON(PAGE_SIZE != SZ_4K);
+
 	if (num_devices > NPUIPC_MAX_VIRTUAL_DEVICES) {
 		pr_err("npuipc: num_devices=%u is above the limit of %u\n",
 		       num_devices, NPUIPC_MAX_VIRTUAL_DEVICES);
