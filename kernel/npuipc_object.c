@@ -67,11 +67,13 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	nfile->ndev = to_npuipc(drm);
 	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
+	spin_lock_init(&nfile->owned_lock);
+	INIT_LIST_HEAD(&nfile->owned_notifies);
 	file->driver_priv = nfile;
 	return 0;
 }
 
-/* Everything a handle held: streams stop, owned notifies are orphaned. */
+/* Everything a handle held: a stream stops. */
 static void npuipc_handle_drop(struct npuipc_file *nfile, struct npuipc_object *obj)
 {
 	if (obj->type == NPUIPC_OBJ_STREAM)
@@ -85,7 +87,7 @@ void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 	struct npuipc_object *obj;
 	unsigned long handle;
 
-	/* Streams first: their queued jobs may hold this file's notifies. */
+	/* Streams first: their parked jobs must leave the notifies' lists. */
 	xa_for_each(&nfile->objects, handle, obj) {
 		if (obj->type == NPUIPC_OBJ_STREAM) {
 			xa_erase(&nfile->objects, handle);
@@ -94,10 +96,9 @@ void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 	}
 	xa_for_each(&nfile->objects, handle, obj) {
 		xa_erase(&nfile->objects, handle);
-		if (obj->type == NPUIPC_OBJ_NOTIFY)
-			npuipc_notify_orphan(container_of(obj, struct npuipc_notify, base), nfile);
 		npuipc_handle_drop(nfile, obj);
 	}
+	npuipc_notify_orphan_all(nfile);
 	xa_destroy(&nfile->objects);
 	kfree(nfile);
 }
@@ -258,11 +259,13 @@ int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 	return ret;
 }
 
+/* Rounded up, plus the partial jiffy now: never shorter than asked. */
 static long npuipc_wait_timeout_jiffies(s64 timeout_ns)
 {
 	if (timeout_ns < 0)
 		return MAX_SCHEDULE_TIMEOUT;
-	return min_t(u64, nsecs_to_jiffies64(timeout_ns), MAX_SCHEDULE_TIMEOUT - 1);
+	return min_t(u64, nsecs_to_jiffies64(timeout_ns + TICK_NSEC - 1) + 1,
+		     MAX_SCHEDULE_TIMEOUT - 1);
 }
 
 int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)

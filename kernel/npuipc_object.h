@@ -3,6 +3,8 @@
 #define __NPUIPC_OBJECT_H__
 
 #include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 #include <drm/drm_file.h>
@@ -15,6 +17,14 @@ struct npuipc_file {
 	struct npuipc_device *ndev;
 	/* Streams, events and notifies by handle; the xarray locks itself. */
 	struct xarray objects;
+
+	/* Protects owned_notifies */
+	spinlock_t owned_lock;
+	/*
+	 * Every notify this file created, referenced until the file closes,
+	 * so that closing orphans them all, handles destroyed or not.
+	 */
+	struct list_head owned_notifies;
 };
 
 /* Common head of streams, events and notifies (NPUIPC_OBJ_*). */

@@ -26,11 +26,16 @@ struct npuipc_event *npuipc_event_create(void)
 	event->base.type = NPUIPC_OBJ_EVENT;
 	kref_init(&event->base.kref);
 	spin_lock_init(&event->lock);
+	init_waitqueue_head(&event->poll_wq);
 	return event;
 }
 
 void npuipc_event_free(struct npuipc_event *event)
 {
+	if (event->poll_fence) {
+		dma_fence_remove_callback(event->poll_fence, &event->poll_cb);
+		dma_fence_put(event->poll_fence);
+	}
 	dma_fence_put(event->last);
 	kfree(event);
 }
@@ -69,6 +74,10 @@ struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
 	INIT_LIST_HEAD(&notify->waiters);
 	init_waitqueue_head(&notify->poll_wq);
 	notify->owner = owner;
+	npuipc_object_get(&notify->base);	/* the owner's, see owned_notifies */
+	spin_lock(&owner->owned_lock);
+	list_add_tail(&notify->owner_node, &owner->owned_notifies);
+	spin_unlock(&owner->owned_lock);
 	return notify;
 }
 
@@ -90,13 +99,23 @@ bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nf
 }
 
 /* The owner's file is closing: pollers learn that no wait will come. */
-void npuipc_notify_orphan(struct npuipc_notify *notify, struct npuipc_file *nfile)
+void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 {
-	spin_lock(&notify->lock);
-	if (notify->owner == nfile)
+	struct npuipc_notify *notify, *tmp;
+	LIST_HEAD(owned);
+
+	spin_lock(&nfile->owned_lock);
+	list_splice_init(&nfile->owned_notifies, &owned);
+	spin_unlock(&nfile->owned_lock);
+
+	list_for_each_entry_safe(notify, tmp, &owned, owner_node) {
+		list_del(&notify->owner_node);
+		spin_lock(&notify->lock);
 		notify->owner = NULL;
-	spin_unlock(&notify->lock);
-	wake_up_interruptible_all(&notify->poll_wq);
+		spin_unlock(&notify->lock);
+		wake_up_interruptible_all(&notify->poll_wq);
+		npuipc_object_put(&notify->base);
+	}
 }
 
 /* A record: hand the flag to the first parked wait, or set it. */
@@ -148,14 +167,24 @@ int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
 	return ret;
 }
 
+/*
+ * A parked or satisfied job is being cancelled. A record it had already
+ * been handed is not lost: it goes to the next waiter, or sets the flag.
+ */
 void npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job)
 {
+	bool pass_on;
+
 	spin_lock(&notify->lock);
 	if (job->notify_parked) {
 		list_del_init(&job->notify_node);
 		job->notify_parked = false;
 	}
+	pass_on = job->notify_satisfied;
+	job->notify_satisfied = false;
 	spin_unlock(&notify->lock);
+	if (pass_on)
+		npuipc_notify_record(notify);
 }
 
 static int npuipc_sync_file_release(struct inode *inode, struct file *file)
@@ -179,9 +208,43 @@ static __poll_t npuipc_notify_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+static void npuipc_event_poll_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct npuipc_event *event = container_of(cb, struct npuipc_event, poll_cb);
+
+	wake_up_all(&event->poll_wq);
+}
+
+/* Readable once the most recent record has completed, or if none was made. */
+static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
+{
+	struct npuipc_event *event = file->private_data;
+	struct dma_fence *fence;
+	__poll_t mask = 0;
+
+	poll_wait(file, &event->poll_wq, wait);
+	spin_lock(&event->lock);
+	fence = event->last;
+	if (!fence || dma_fence_is_signaled(fence)) {
+		mask = EPOLLIN | EPOLLRDNORM;
+	} else if (event->poll_fence != fence) {
+		/* One callback, on the record pollers wait for now. */
+		if (event->poll_fence) {
+			dma_fence_remove_callback(event->poll_fence, &event->poll_cb);
+			dma_fence_put(event->poll_fence);
+		}
+		event->poll_fence = dma_fence_get(fence);
+		if (dma_fence_add_callback(fence, &event->poll_cb, npuipc_event_poll_cb))
+			mask = EPOLLIN | EPOLLRDNORM;
+	}
+	spin_unlock(&event->lock);
+	return mask;
+}
+
 static const struct file_operations npuipc_event_fops = {
 	.owner = THIS_MODULE,
 	.release = npuipc_sync_file_release,
+	.poll = npuipc_event_poll,
 	.llseek = noop_llseek,
 };
 

@@ -238,6 +238,27 @@ TEST_F(stream, event_wait_takes_the_most_recent_record_as_of_submit)
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
 }
 
+TEST_F(stream, event_fd_polls_readable_when_its_record_completes)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t notify, event, releaser;
+	struct drm_npuipc_job jobs[2];
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &pfd.fd));
+	EXPECT_EQ(1, poll(&pfd, 1, 0));	/* never recorded: complete */
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	EXPECT_EQ(0, poll(&pfd, 1, 50));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	EXPECT_EQ(1, poll(&pfd, 1, 10000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	close(pfd.fd);
+}
+
 TEST_F(stream, one_record_satisfies_one_notify_wait)
 {
 	uint32_t notify, releaser;
@@ -641,6 +662,12 @@ TEST_F(stream, submit_rejects_out_of_bounds_ranges)
 	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->a, 1, 1 * MIB), -EINVAL);
 	expect_submit_rejected(_metadata, self, copy_job(self->b, UINT64_MAX - 10, self->a, 0, 20), -EINVAL);
 	expect_submit_rejected(_metadata, self, fill_job(self->b, 0, 0, 1), -EINVAL);
+}
+
+TEST_F(stream, submit_rejects_overlapping_copy_within_one_buffer)
+{
+	expect_submit_rejected(_metadata, self, copy_job(self->b, 4096, self->b, 0, 8192), -EINVAL);
+	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->b, 4095, 4096), -EINVAL);
 }
 
 TEST_F(stream, submit_rejects_unknown_buffer_handles)
