@@ -46,7 +46,7 @@ check: setup all
 	tools/check
 
 bench: all
-	tools/vm-run -- $(BUILD)/cmake/tests/bench/npuipc_mem_bench
+	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench'
 
 clean:
 	$(MAKE) -C kernel clean
