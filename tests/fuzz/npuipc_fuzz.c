@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * npuipc_fuzz: random and mutated arguments for every npuipc ioctl, on
+ * random fds (npuipc, vgem, dma-bufs, sync files, event and notify fds,
+ * plain files), in random sequences across processes that are killed at
+ * random. Run in the guest, ideally on the debug kernel (make check-debug):
+ * the kernel log must stay clean and every device must end idle.
+ *
+ * usage: npuipc_fuzz [--procs N] [--seconds S] [--seed X]
+ * Prints TAP and the seed; --seed X replays the same choices.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "npuipc_test_util.h"
+
+#define POOL 24
+#define MAX_PROCS 16
+
+struct fuzzer {
+	uint64_t rng;
+	int fds[POOL];		/* -1: empty */
+	uint32_t handles[16];	/* recently returned handles */
+};
+
+static uint64_t rnd(struct fuzzer *f)
+{
+	f->rng ^= f->rng << 13;
+	f->rng ^= f->rng >> 7;
+	f->rng ^= f->rng << 17;
+	return f->rng;
+}
+
+static uint32_t pick(struct fuzzer *f, uint32_t n)
+{
+	return rnd(f) % n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void pool_add(struct fuzzer *f, int fd)
+{
+	int slot = pick(f, POOL);
+
+	if (fd < 0)
+		return;
+	if (f->fds[slot] >= 0)
+		close(f->fds[slot]);
+	f->fds[slot] = fd;
+}
+
+static int pool_fd(struct fuzzer *f)
+{
+	int i, fd;
+
+	for (i = 0; i < 4; i++) {
+		fd = f->fds[pick(f, POOL)];
+		if (fd >= 0)
+			return fd;
+	}
+	return pick(f, 8) ? f->fds[0] : (int)pick(f, 64) - 2;	/* device 0, or a random number */
+}
+
+/* A handle that is likely real, sometimes not. */
+static uint32_t some_handle(struct fuzzer *f)
+{
+	switch (pick(f, 8)) {
+	case 0:
+		return (uint32_t)rnd(f);
+	case 1:
+		return pick(f, 4);
+	default:
+		return f->handles[pick(f, 16)];
+	}
+}
+
+/* A size or offset: usually plausible, sometimes extreme. */
+static uint64_t some_size(struct fuzzer *f)
+{
+	static const uint64_t interesting[] = {
+		0, 1, 4095, 4096, 4097, 2 << 20, (2 << 20) + 4096, 1ULL << 30,
+		NPUIPC_BO_MAX_SIZE, NPUIPC_BO_MAX_SIZE + 4096, UINT64_MAX, UINT64_MAX - 4095,
+		1ULL << 63,
+	};
+
+	if (pick(f, 3) == 0)
+		return interesting[pick(f, sizeof(interesting) / sizeof(interesting[0]))];
+	return (uint64_t)(1 + pick(f, 512)) * 4096;
+}
+
+static void remember(struct fuzzer *f, uint32_t handle)
+{
+	f->handles[pick(f, 16)] = handle;
+}
+
+/* Flips a few random bits: the mutation half of the fuzzer. */
+static void mutate(struct fuzzer *f, void *arg, size_t size)
+{
+	unsigned int flips = pick(f, 4) == 0 ? 1 + pick(f, 3) : 0, i;
+	uint8_t *p = arg;
+
+	for (i = 0; i < flips; i++)
+		p[pick(f, size)] ^= 1u << pick(f, 8);
+}
+
+static void fuzz_job(struct fuzzer *f, struct drm_npuipc_job *job)
+{
+	memset(job, 0, sizeof(*job));
+	job->kind = 1 + pick(f, 9);
+	switch (job->kind) {
+	case NPUIPC_JOB_COPY:
+		job->src = some_handle(f);
+		job->src_offset = pick(f, 2) ? 0 : some_size(f);
+		/* fall through */
+	case NPUIPC_JOB_FILL:
+		job->dst = some_handle(f);
+		job->dst_offset = pick(f, 2) ? 0 : some_size(f);
+		job->size = pick(f, 2) ? 4096 : some_size(f);
+		job->value = job->kind == NPUIPC_JOB_FILL ? pick(f, 300) : 0;
+		break;
+	case NPUIPC_JOB_WAIT_SYNC_FILE:
+		job->object = pool_fd(f);
+		break;
+	default:
+		job->object = some_handle(f);
+	}
+	if (job->kind >= NPUIPC_JOB_WAIT_SYNC_FILE && job->kind <= NPUIPC_JOB_WAIT_NOTIFY)
+		job->timeout_ns = pick(f, 4) ? 10 * 1000 * 1000 : 0;
+	mutate(f, job, sizeof(*job));
+}
+
+static void fuzz_one(struct fuzzer *f)
+{
+	union {
+		struct drm_npuipc_get_info info;
+		struct drm_npuipc_bo_create create;
+		struct drm_npuipc_bo_info bo_info;
+		struct drm_npuipc_bo_export bo_export;
+		struct drm_npuipc_bo_import bo_import;
+		struct drm_npuipc_obj_create obj_create;
+		struct drm_npuipc_obj_destroy obj_destroy;
+		struct drm_npuipc_obj_export obj_export;
+		struct drm_npuipc_obj_import obj_import;
+		struct drm_npuipc_submit submit;
+		struct drm_npuipc_wait wait;
+		struct drm_gem_close gem_close;
+		uint8_t raw[64];
+	} a;
+	struct drm_npuipc_job jobs[4];
+	int fd = pool_fd(f), ret;
+	unsigned long request;
+	size_t size;
+	void *p;
+
+	memset(&a, 0, sizeof(a));
+	switch (pick(f, 15)) {
+	case 0:
+		request = DRM_IOCTL_NPUIPC_GET_INFO;
+		break;
+	case 1:
+		request = DRM_IOCTL_NPUIPC_BO_CREATE;
+		a.create.size = pick(f, 2) ? 4096ULL << pick(f, 10) : some_size(f);
+		a.create.page_class = pick(f, 8) ? pick(f, 2) : pick(f, 5);
+		break;
+	case 2:
+		request = DRM_IOCTL_NPUIPC_BO_INFO;
+		a.bo_info.handle = some_handle(f);
+		break;
+	case 3:
+		request = DRM_IOCTL_NPUIPC_BO_EXPORT;
+		a.bo_export.handle = some_handle(f);
+		a.bo_export.offset = pick(f, 2) ? 0 : some_size(f);
+		a.bo_export.size = pick(f, 2) ? 4096 : some_size(f);
+		a.bo_export.flags = pick(f, 3);
+		break;
+	case 4:
+		request = DRM_IOCTL_NPUIPC_BO_IMPORT;
+		a.bo_import.fd = pool_fd(f);
+		a.bo_import.flags = pick(f, 3);
+		break;
+	case 5:
+		request = DRM_IOCTL_NPUIPC_OBJ_CREATE;
+		a.obj_create.type = pick(f, 5);
+		break;
+	case 6:
+		request = DRM_IOCTL_NPUIPC_OBJ_DESTROY;
+		a.obj_destroy.handle = some_handle(f);
+		break;
+	case 7:
+		request = DRM_IOCTL_NPUIPC_OBJ_EXPORT;
+		a.obj_export.handle = some_handle(f);
+		a.obj_export.flags = pick(f, 3);
+		break;
+	case 8:
+		request = DRM_IOCTL_NPUIPC_OBJ_IMPORT;
+		a.obj_import.fd = pool_fd(f);
+		break;
+	case 9:
+	case 10:
+		request = DRM_IOCTL_NPUIPC_SUBMIT;
+		a.submit.stream = some_handle(f);
+		a.submit.job_count = 1 + pick(f, 4);
+		a.submit.job_size = sizeof(jobs[0]);
+		a.submit.flags = pick(f, 2);
+		for (ret = 0; ret < 4; ret++)
+			fuzz_job(f, &jobs[ret]);
+		a.submit.jobs = pick(f, 16) ? (uintptr_t)jobs : rnd(f);
+		break;
+	case 11:
+		request = DRM_IOCTL_NPUIPC_WAIT;
+		a.wait.handle = some_handle(f);
+		a.wait.flags = pick(f, 3);
+		break;
+	case 12:
+		request = DRM_IOCTL_GEM_CLOSE;
+		a.gem_close.handle = some_handle(f);
+		break;
+	case 13:	/* mmap at a random offset of a random fd */
+		size = (size_t)4096 << pick(f, 10);
+		p = mmap(NULL, size, pick(f, 2) ? PROT_READ : PROT_READ | PROT_WRITE,
+			 pick(f, 8) ? MAP_SHARED : MAP_PRIVATE, fd,
+			 pick(f, 2) ? (off_t)(pick(f, 64) << 12) : (off_t)((1ULL << 32) + (pick(f, 64) << 12)));
+		if (p != MAP_FAILED)
+			munmap(p, size);
+		return;
+	default: {	/* poll and close */
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		poll(&pfd, 1, 0);
+		if (pick(f, 4) == 0) {
+			int slot = pick(f, POOL);
+
+			if (slot > 1 && f->fds[slot] >= 0) {
+				close(f->fds[slot]);
+				f->fds[slot] = -1;
+			}
+		}
+		return;
+	}
+	}
+	if (request != DRM_IOCTL_NPUIPC_SUBMIT)
+		mutate(f, &a, _IOC_SIZE(request));
+	/* Host waits are bounded: the fuzzer must never hang itself. */
+	if (request == DRM_IOCTL_NPUIPC_WAIT)
+		a.wait.timeout_ns = pick(f, 20 * 1000 * 1000);
+
+	ret = ioctl(fd, request, &a);
+	if (ret)
+		return;
+	switch (request) {
+	case DRM_IOCTL_NPUIPC_BO_CREATE:
+		remember(f, a.create.handle);
+		break;
+	case DRM_IOCTL_NPUIPC_BO_IMPORT:
+		remember(f, a.bo_import.handle);
+		break;
+	case DRM_IOCTL_NPUIPC_OBJ_CREATE:
+		remember(f, a.obj_create.handle);
+		break;
+	case DRM_IOCTL_NPUIPC_OBJ_IMPORT:
+		remember(f, a.obj_import.handle);
+		break;
+	case DRM_IOCTL_NPUIPC_BO_EXPORT:
+		pool_add(f, a.bo_export.fd);
+		break;
+	case DRM_IOCTL_NPUIPC_OBJ_EXPORT:
+		pool_add(f, a.obj_export.fd);
+		break;
+	case DRM_IOCTL_NPUIPC_SUBMIT:
+		if (a.submit.flags & NPUIPC_SUBMIT_OUT_FENCE)
+			pool_add(f, a.submit.out_fence_fd);
+		break;
+	}
+}
+
+static void fuzz_process(uint64_t seed, double end)
+{
+	struct fuzzer f = { .rng = seed | 1 };
+	int i, pipefd[2];
+
+	for (i = 0; i < POOL; i++)
+		f.fds[i] = -1;
+	f.fds[0] = npuipc_open_device(0);
+	f.fds[1] = npuipc_open_device(1);
+	f.fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	f.fds[3] = memfd_create("fuzz", MFD_CLOEXEC);
+	if (!pipe2(pipefd, O_CLOEXEC)) {
+		f.fds[4] = pipefd[0];
+		f.fds[5] = pipefd[1];
+	}
+	f.fds[6] = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
+	while (now_s() < end)
+		fuzz_one(&f);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int procs = 2, seconds = 30, i, kills = 0, idle;
+	uint64_t seed = (uint64_t)time(NULL), rng;
+	pid_t pids[MAX_PROCS];
+	double end;
+	int opt;
+
+	static const struct option options[] = {
+		{ "procs", required_argument, NULL, 'p' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'p')
+			procs = strtoul(optarg, NULL, 0);
+		else if (opt == 's')
+			seconds = strtoul(optarg, NULL, 0);
+		else if (opt == 'r')
+			seed = strtoull(optarg, NULL, 0);
+		else
+			return 2;
+	}
+	if (!procs || procs > MAX_PROCS)
+		return 2;
+	if (npuipc_count_devices() == 0) {
+		printf("1..0 # SKIP no npuipc device\n");
+		return 0;
+	}
+	printf("TAP version 13\n1..1\n# seed %llu, %u processes, %u s\n",
+	       (unsigned long long)seed, procs, seconds);
+	fflush(stdout);
+
+	end = now_s() + seconds;
+	rng = seed | 1;
+	for (i = 0; i < procs; i++)
+		if ((pids[i] = fork()) == 0)
+			fuzz_process(seed + i, end);
+	while (now_s() < end) {
+		usleep(100000 + (rng = rng * 6364136223846793005ULL + 1) % 400000);
+		i = (rng >> 33) % procs;
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+		kills++;
+		if ((pids[i] = fork()) == 0)
+			fuzz_process(seed + procs * kills + i, end);
+	}
+	for (i = 0; i < procs; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	idle = 1;
+	for (i = 0; i < npuipc_count_devices(); i++)
+		idle &= npuipc_device_is_idle(i);
+	printf("%s 1 fuzz: %u s, %u SIGKILLs, devices idle afterwards (seed %llu)\n",
+	       idle ? "ok" : "not ok", seconds, kills, (unsigned long long)seed);
+	return idle ? 0 : 1;
+}
