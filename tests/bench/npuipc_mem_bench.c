@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "npuipc_test_util.h"
 
 #define MIB (1024ULL * 1024ULL)
@@ -25,27 +25,6 @@
 #define SHARE_ROUNDS 200
 #define COPY_SIZE (64 * MIB)
 #define COPY_ROUNDS 15
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
 
 static void die(const char *what, int err)
 {
@@ -119,7 +98,7 @@ static double share_round_trip(int use_npuipc, int dev, uint32_t handle, int mem
 	}
 	close(sv[1]);
 	for (i = 0; i < SHARE_ROUNDS; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		int fd, ret;
 		char ack;
 
@@ -137,11 +116,11 @@ static double share_round_trip(int use_npuipc, int dev, uint32_t handle, int mem
 			die("read ack", errno);
 		if (use_npuipc)
 			close(fd);
-		samples[i] = now_us() - t0;
+		samples[i] = bench_now_us() - t0;
 	}
 	close(sv[0]);
 	waitpid(child, &status, 0);
-	return median(samples, SHARE_ROUNDS);
+	return bench_median(samples, SHARE_ROUNDS);
 }
 
 /* Median MiB/s of memcpy of COPY_SIZE bytes from src into dst. */
@@ -152,12 +131,12 @@ static double copy_bandwidth(uint8_t *dst, const uint8_t *src)
 
 	memcpy(dst, src, COPY_SIZE);	/* warm up: fault everything in */
 	for (i = 0; i < COPY_ROUNDS; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		memcpy(dst, src, COPY_SIZE);
-		samples[i] = (COPY_SIZE / (double)MIB) / ((now_us() - t0) / 1e6);
+		samples[i] = (COPY_SIZE / (double)MIB) / ((bench_now_us() - t0) / 1e6);
 	}
-	return median(samples, COPY_ROUNDS);
+	return bench_median(samples, COPY_ROUNDS);
 }
 
 int main(void)

@@ -20,8 +20,8 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "npuipc_test_util.h"
 
 #define ROUNDS 300
@@ -29,27 +29,6 @@
 #define COPY_SIZE (64 * MIB)
 #define COPY_ROUNDS 9
 #define FOREVER (-1LL)
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
 
 static void check(int ret, const char *what)
 {
@@ -90,16 +69,16 @@ static double eventfd_one_way_us(void)
 		_exit(0);
 	}
 	for (i = 0; i < ROUNDS; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		if (write(ab, &v, 8) != 8 || read(ba, &v, 8) != 8)
 			exit(1);
-		samples[i] = (now_us() - t0) / 2;
+		samples[i] = (bench_now_us() - t0) / 2;
 	}
 	waitpid(child, NULL, 0);
 	close(ab);
 	close(ba);
-	return median(samples, ROUNDS);
+	return bench_median(samples, ROUNDS);
 }
 
 /*
@@ -115,7 +94,7 @@ static void notify_side(int fd, uint32_t mine, uint32_t theirs, int initiator,
 	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &waits), "stream");
 	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &records), "stream");
 	for (i = 0; i < ROUNDS; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		check(npuipc_submit1(fd, waits, job(NPUIPC_JOB_WAIT_NOTIFY, mine)), "submit wait");
 		if (initiator)
@@ -124,7 +103,7 @@ static void notify_side(int fd, uint32_t mine, uint32_t theirs, int initiator,
 		if (!initiator)
 			check(npuipc_submit1(fd, records, job(NPUIPC_JOB_RECORD_NOTIFY, theirs)), "record");
 		if (samples)
-			samples[i] = (now_us() - t0) / 2;
+			samples[i] = (bench_now_us() - t0) / 2;
 	}
 }
 
@@ -154,14 +133,14 @@ static void event_side(int fd, int sock, uint32_t mine, uint32_t theirs, int ini
 		sync_peer(sock);	/* both records are queued */
 		check(npuipc_submit1(fd, waits, job(NPUIPC_JOB_WAIT_EVENT, theirs)), "submit wait");
 		sync_peer(sock);	/* both waits are queued */
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (initiator)
 			check(npuipc_submit1(fd, opener, job(NPUIPC_JOB_RECORD_NOTIFY, gate)), "open");
 		check(npuipc_wait(fd, waits, FOREVER, 0, NULL), "wait");
 		if (!initiator)
 			check(npuipc_submit1(fd, opener, job(NPUIPC_JOB_RECORD_NOTIFY, gate)), "open");
 		if (samples)
-			samples[i] = (now_us() - t0) / 2;
+			samples[i] = (bench_now_us() - t0) / 2;
 		check(npuipc_wait(fd, gated, FOREVER, 0, NULL), "drain");
 	}
 }
@@ -209,9 +188,9 @@ static void npuipc_one_way_us(double *notify_us, double *event_us)
 		check(npuipc_obj_export(fd, my_event, 0, &out), "export");
 		check(npuipc_send_fd(sv[0], out), "send");
 		notify_side(fd, my_notify, peer_notify, 1, samples);
-		*notify_us = median(samples, ROUNDS);
+		*notify_us = bench_median(samples, ROUNDS);
 		event_side(fd, sv[0], my_event, peer_event, 1, samples);
-		*event_us = median(samples, ROUNDS);
+		*event_us = bench_median(samples, ROUNDS);
 		close(fd);
 	}
 	waitpid(child, &status, 0);
@@ -239,11 +218,11 @@ static void copy_bandwidth(double *device_mibs, double *memcpy_mibs)
 	check(npuipc_submit1(fd1, stream, copy), "warm-up copy");
 	check(npuipc_wait(fd1, stream, FOREVER, 0, NULL), "wait");
 	for (i = 0; i < COPY_ROUNDS; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		check(npuipc_submit1(fd1, stream, copy), "copy");
 		check(npuipc_wait(fd1, stream, FOREVER, 0, NULL), "wait");
-		dev[i] = (COPY_SIZE / (double)MIB) / ((now_us() - t0) / 1e6);
+		dev[i] = (COPY_SIZE / (double)MIB) / ((bench_now_us() - t0) / 1e6);
 	}
 
 	a = mmap(NULL, COPY_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -253,13 +232,13 @@ static void copy_bandwidth(double *device_mibs, double *memcpy_mibs)
 	memset(a, 1, COPY_SIZE);
 	memcpy(b, a, COPY_SIZE);
 	for (i = 0; i < COPY_ROUNDS; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		memcpy(b, a, COPY_SIZE);
-		host[i] = (COPY_SIZE / (double)MIB) / ((now_us() - t0) / 1e6);
+		host[i] = (COPY_SIZE / (double)MIB) / ((bench_now_us() - t0) / 1e6);
 	}
-	*device_mibs = median(dev, COPY_ROUNDS);
-	*memcpy_mibs = median(host, COPY_ROUNDS);
+	*device_mibs = bench_median(dev, COPY_ROUNDS);
+	*memcpy_mibs = bench_median(host, COPY_ROUNDS);
 	munmap(a, COPY_SIZE);
 	munmap(b, COPY_SIZE);
 	close(dmabuf);

@@ -10,18 +10,13 @@
  * Prints TAP and the seed; --seed X replays the same choices.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 
-#include "npuipc_test_util.h"
+#include "npuipc_chaos.h"
 
 #define POOL 24
-#define MAX_PROCS 16
 
 struct fuzzer {
 	uint64_t rng;
@@ -40,14 +35,6 @@ static uint64_t rnd(struct fuzzer *f)
 static uint32_t pick(struct fuzzer *f, uint32_t n)
 {
 	return rnd(f) % n;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void pool_add(struct fuzzer *f, int fd)
@@ -285,15 +272,18 @@ static void fuzz_one(struct fuzzer *f)
 	}
 }
 
-static void fuzz_process(uint64_t seed, double end)
+static void fuzz_process(unsigned int id, uint64_t seed, double end)
 {
 	struct fuzzer f = { .rng = seed | 1 };
 	int i, pipefd[2];
 
 	for (i = 0; i < POOL; i++)
 		f.fds[i] = -1;
-	f.fds[0] = npuipc_open_device(0);
-	f.fds[1] = npuipc_open_device(1);
+	/* Workers start on alternate devices; either may be the "home" one. */
+	f.fds[0] = npuipc_open_device(id % 2);
+	f.fds[1] = npuipc_open_device((id + 1) % 2);
+	if (f.fds[0] < 0)
+		f.fds[0] = npuipc_open_device(0);
 	f.fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
 	f.fds[3] = memfd_create("fuzz", MFD_CLOEXEC);
 	if (!pipe2(pipefd, O_CLOEXEC)) {
@@ -301,67 +291,32 @@ static void fuzz_process(uint64_t seed, double end)
 		f.fds[5] = pipefd[1];
 	}
 	f.fds[6] = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
-	while (now_s() < end)
+	while (npuipc_chaos_now() < end)
 		fuzz_one(&f);
-	_exit(0);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned int procs = 2, seconds = 30, i, kills = 0, idle;
-	uint64_t seed = (uint64_t)time(NULL), rng;
-	pid_t pids[MAX_PROCS];
-	double end;
-	int opt;
-
-	static const struct option options[] = {
-		{ "procs", required_argument, NULL, 'p' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+	struct npuipc_chaos chaos = {
+		.procs = 2, .seconds = 30, .worker = fuzz_process,
+		.min_pause_us = 100000, .max_pause_us = 500000,
 	};
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == 'p')
-			procs = strtoul(optarg, NULL, 0);
-		else if (opt == 's')
-			seconds = strtoul(optarg, NULL, 0);
-		else if (opt == 'r')
-			seed = strtoull(optarg, NULL, 0);
-		else
-			return 2;
-	}
-	if (!procs || procs > MAX_PROCS)
+	unsigned int kills;
+	int idle;
+
+	if (npuipc_chaos_parse(&chaos, argc, argv))
 		return 2;
 	if (npuipc_count_devices() == 0) {
 		printf("1..0 # SKIP no npuipc device\n");
 		return 0;
 	}
 	printf("TAP version 13\n1..1\n# seed %llu, %u processes, %u s\n",
-	       (unsigned long long)seed, procs, seconds);
+	       (unsigned long long)chaos.seed, chaos.procs, chaos.seconds);
 	fflush(stdout);
 
-	end = now_s() + seconds;
-	rng = seed | 1;
-	for (i = 0; i < procs; i++)
-		if ((pids[i] = fork()) == 0)
-			fuzz_process(seed + i, end);
-	while (now_s() < end) {
-		usleep(100000 + (rng = rng * 6364136223846793005ULL + 1) % 400000);
-		i = (rng >> 33) % procs;
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], NULL, 0);
-		kills++;
-		if ((pids[i] = fork()) == 0)
-			fuzz_process(seed + procs * kills + i, end);
-	}
-	for (i = 0; i < procs; i++) {
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], NULL, 0);
-	}
-	idle = 1;
-	for (i = 0; i < npuipc_count_devices(); i++)
-		idle &= npuipc_device_is_idle(i);
+	kills = npuipc_chaos_run(&chaos);
+	idle = npuipc_all_devices_idle();
 	printf("%s 1 fuzz: %u s, %u SIGKILLs, devices idle afterwards (seed %llu)\n",
-	       idle ? "ok" : "not ok", seconds, kills, (unsigned long long)seed);
+	       idle ? "ok" : "not ok", chaos.seconds, kills, (unsigned long long)chaos.seed);
 	return idle ? 0 : 1;
 }

@@ -23,16 +23,6 @@ static uint64_t mem_free(int fd)
 	return info.mem_free;
 }
 
-static int all_bytes_are(const uint8_t *p, size_t size, uint8_t value)
-{
-	size_t i;
-
-	for (i = 0; i < size; i++)
-		if (p[i] != value)
-			return 0;
-	return 1;
-}
-
 static long minor_faults(void)
 {
 	struct rusage ru;
@@ -102,7 +92,7 @@ TEST_F(bo, new_buffers_are_zero_filled_even_after_reuse)
 			ASSERT_EQ(0, npuipc_bo_create(self->fd, 8 * MIB, classes[c], &handle));
 			p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
 			ASSERT_NE(MAP_FAILED, p);
-			EXPECT_TRUE(all_bytes_are(p, size, 0));
+			EXPECT_TRUE(npuipc_all_bytes_are(p, size, 0));
 			/* Dirty it for the next round's buffer, likely the same pages. */
 			memset(p, 0xa5, size);
 			munmap(p, size);

@@ -37,16 +37,6 @@ static struct drm_npuipc_job object_job(uint32_t kind, uint32_t object)
 	return (struct drm_npuipc_job){ .kind = kind, .object = object };
 }
 
-static int all_bytes_are(const uint8_t *p, size_t size, uint8_t value)
-{
-	size_t i;
-
-	for (i = 0; i < size; i++)
-		if (p[i] != value)
-			return 0;
-	return 1;
-}
-
 /* Status of a sync_file: 1 signalled, 0 pending, <0 signalled with error. */
 static int sync_file_status(int fd)
 {
@@ -103,10 +93,10 @@ TEST_F(stream, fill_then_copy_run_in_order)
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
-	EXPECT_TRUE(all_bytes_are(self->map_a, 1 * MIB, 0x5a));
-	EXPECT_TRUE(all_bytes_are(self->map_b, 4096, 0));
-	EXPECT_TRUE(all_bytes_are(self->map_b + 4096, 64 * KIB, 0x5a));
-	EXPECT_TRUE(all_bytes_are(self->map_b + 4096 + 64 * KIB, 1 * MIB - 4096 - 64 * KIB, 0));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_a, 1 * MIB, 0x5a));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b + 4096, 64 * KIB, 0x5a));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b + 4096 + 64 * KIB, 1 * MIB - 4096 - 64 * KIB, 0));
 }
 
 TEST_F(stream, many_jobs_run_in_submission_order)
@@ -125,7 +115,7 @@ TEST_F(stream, many_jobs_run_in_submission_order)
 		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL));
 		ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, NULL));
 		for (i = 0; i < NPUIPC_MAX_JOBS_PER_SUBMIT / 2; i++)
-			ASSERT_TRUE(all_bytes_are(self->map_b + i * 4096, 4096, (uint8_t)(round * 128 + i)));
+			ASSERT_TRUE(npuipc_all_bytes_are(self->map_b + i * 4096, 4096, (uint8_t)(round * 128 + i)));
 	}
 }
 
@@ -192,7 +182,7 @@ TEST_F(stream, event_orders_work_across_streams)
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, other, 0, 0, NULL));
 	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, other, 10 * SEC_NS, 0, NULL));
-	EXPECT_TRUE(all_bytes_are(self->map_b, 1 * MIB, 0x42));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 1 * MIB, 0x42));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
 }
 
@@ -419,7 +409,7 @@ TEST_F(stream, copy_between_devices_through_a_peer_import)
 	EXPECT_EQ(0, status);
 	remote = npuipc_bo_mmap(peer, remote_bo, PROT_READ, &size);
 	ASSERT_NE(MAP_FAILED, remote);
-	EXPECT_TRUE(all_bytes_are(remote, size, 0x31));
+	EXPECT_TRUE(npuipc_all_bytes_are(remote, size, 0x31));
 	munmap(remote, size);
 	close(dmabuf);
 	close(peer);

@@ -207,7 +207,7 @@ static inline void *npuipc_bo_mmap(int fd, uint32_t handle, int prot, size_t *si
 }
 
 /* Sends one fd over a Unix socket with SCM_RIGHTS; -errno on failure. */
-static inline int npuipc_send_fd(int sock, int fd)
+static inline int npuipc_send_fd_flags(int sock, int fd, int flags)
 {
 	char byte = 'F';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
@@ -226,11 +226,16 @@ static inline int npuipc_send_fd(int sock, int fd)
 	cmsg->cmsg_type = SCM_RIGHTS;
 	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+	return sendmsg(sock, &msg, flags) == 1 ? 0 : -errno;
+}
+
+static inline int npuipc_send_fd(int sock, int fd)
+{
+	return npuipc_send_fd_flags(sock, fd, 0);
 }
 
 /* Receives one fd sent by npuipc_send_fd(); -errno on failure. */
-static inline int npuipc_recv_fd(int sock)
+static inline int npuipc_recv_fd_flags(int sock, int flags)
 {
 	char byte;
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
@@ -245,13 +250,29 @@ static inline int npuipc_recv_fd(int sock)
 	struct cmsghdr *cmsg;
 	int fd;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags) != 1)
 		return -EPROTO;
 	cmsg = CMSG_FIRSTHDR(&msg);
 	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
 		return -EPROTO;
 	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
 	return fd;
+}
+
+static inline int npuipc_recv_fd(int sock)
+{
+	return npuipc_recv_fd_flags(sock, 0);
+}
+
+/* True when all @size bytes at @p are @value. */
+static inline int npuipc_all_bytes_are(const uint8_t *p, size_t size, uint8_t value)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (p[i] != value)
+			return 0;
+	return 1;
 }
 
 /*

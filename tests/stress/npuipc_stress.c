@@ -9,16 +9,11 @@
  * Prints TAP; the seed is printed so that a failure can be replayed.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
-#include <sys/wait.h>
-#include <time.h>
 
-#include "npuipc_test_util.h"
+#include "npuipc_chaos.h"
 
 #define MIB (1024ULL * 1024ULL)
-#define MAX_PROCS 64
 
 static int share[2];	/* datagram socketpair: any worker sends, any receives */
 
@@ -28,54 +23,14 @@ static uint32_t next_rand(uint64_t *state)
 	return *state >> 33;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int send_fd_dgram(int fd)
 {
-	char byte = 'f';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control.buf, .msg_controllen = sizeof(control.buf) };
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	memset(control.buf, 0, sizeof(control.buf));
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(share[1], &msg, MSG_DONTWAIT) == 1 ? 0 : -1;
+	return npuipc_send_fd_flags(share[1], fd, MSG_DONTWAIT);
 }
 
 static int recv_fd_dgram(void)
 {
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control.buf, .msg_controllen = sizeof(control.buf) };
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(share[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
+	return npuipc_recv_fd_flags(share[0], MSG_DONTWAIT);
 }
 
 /* Uses whatever another worker shared: a dma-buf or an event/notify fd. */
@@ -107,9 +62,9 @@ static void use_shared(int fd, uint64_t *rng, uint32_t stream)
 	close(in);
 }
 
-static void worker(unsigned int id, uint64_t seed)
+static void worker(unsigned int id, uint64_t seed, double end)
 {
-	uint64_t rng = seed ^ ((uint64_t)id << 32) ^ (uint64_t)getpid();
+	uint64_t rng = seed ^ ((uint64_t)id << 32);
 	int fd = npuipc_open_device(next_rand(&rng) % 2);
 	uint32_t stream, event, notify;
 
@@ -119,7 +74,7 @@ static void worker(unsigned int id, uint64_t seed)
 	    npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &event) ||
 	    npuipc_obj_create(fd, NPUIPC_OBJ_NOTIFY, &notify))
 		_exit(1);
-	for (;;) {
+	while (npuipc_chaos_now() < end) {
 		uint32_t cls = next_rand(&rng) % 2, bo, bo2;
 		uint64_t size = (cls ? 2 * MIB : 64 * 1024) * (1 + next_rand(&rng) % 2);
 		struct drm_npuipc_job jobs[4];
@@ -174,78 +129,35 @@ static void worker(unsigned int id, uint64_t seed)
 	}
 }
 
-static pid_t spawn(unsigned int id, uint64_t seed)
-{
-	pid_t pid = fork();
-
-	if (pid == 0)
-		worker(id, seed);
-	return pid;
-}
-
 int main(int argc, char **argv)
 {
-	unsigned int procs = 16, seconds = 20, i, kills = 0, idle;
-	uint64_t seed = (uint64_t)time(NULL), rng;
-	pid_t pids[MAX_PROCS];
-	double end;
-	int opt;
-
-	static const struct option options[] = {
-		{ "procs", required_argument, NULL, 'p' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+	struct npuipc_chaos chaos = {
+		.procs = 16, .seconds = 20, .worker = worker,
+		.min_pause_us = 20000, .max_pause_us = 100000,
 	};
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == 'p')
-			procs = strtoul(optarg, NULL, 0);
-		else if (opt == 's')
-			seconds = strtoul(optarg, NULL, 0);
-		else if (opt == 'r')
-			seed = strtoull(optarg, NULL, 0);
-		else
-			return 2;
-	}
-	if (!procs || procs > MAX_PROCS) {
-		fprintf(stderr, "npuipc_stress: --procs must be 1..%d\n", MAX_PROCS);
+	unsigned int kills;
+	int idle;
+
+	if (npuipc_chaos_parse(&chaos, argc, argv))
 		return 2;
-	}
 	if (npuipc_count_devices() == 0) {
 		printf("1..0 # SKIP no npuipc device\n");
 		return 0;
 	}
 	printf("TAP version 13\n1..1\n# seed %llu, %u processes, %u s\n",
-	       (unsigned long long)seed, procs, seconds);
+	       (unsigned long long)chaos.seed, chaos.procs, chaos.seconds);
 	fflush(stdout);
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, share))
 		return 1;
 
-	rng = seed;
-	for (i = 0; i < procs; i++)
-		pids[i] = spawn(i, seed);
-	end = now_s() + seconds;
-	while (now_s() < end) {
-		usleep(20000 + next_rand(&rng) % 80000);
-		i = next_rand(&rng) % procs;
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], NULL, 0);
-		kills++;
-		pids[i] = spawn(i, seed + kills);
-	}
-	for (i = 0; i < procs; i++) {
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], NULL, 0);
-	}
+	kills = npuipc_chaos_run(&chaos);
 	/* fds still in flight in the socket go with it */
 	close(share[0]);
 	close(share[1]);
 
-	idle = 1;
-	for (i = 0; i < npuipc_count_devices(); i++)
-		idle &= npuipc_device_is_idle(i);
+	idle = npuipc_all_devices_idle();
 	printf("# %u SIGKILLs\n", kills);
 	printf("%s 1 stress: every object and byte freed after %u SIGKILLs (seed %llu)\n",
-	       idle ? "ok" : "not ok", kills, (unsigned long long)seed);
+	       idle ? "ok" : "not ok", kills, (unsigned long long)chaos.seed);
 	return idle ? 0 : 1;
 }

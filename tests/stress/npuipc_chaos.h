@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the stress run and the fuzzer share: command-line options, worker
+ * processes SIGKILLed and respawned at random for a set time, and the
+ * final check that every device is idle.
+ */
+#ifndef NPUIPC_CHAOS_H
+#define NPUIPC_CHAOS_H
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "npuipc_test_util.h"
+
+#define NPUIPC_CHAOS_MAX_PROCS 64
+
+struct npuipc_chaos {
+	unsigned int procs;
+	unsigned int seconds;
+	uint64_t seed;
+	/* Pause between two kills, in microseconds. */
+	unsigned int min_pause_us, max_pause_us;
+	/* Runs in each worker until it is killed or @end (CLOCK_MONOTONIC s). */
+	void (*worker)(unsigned int id, uint64_t seed, double end);
+};
+
+static inline double npuipc_chaos_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --procs N --seconds S --seed X; returns 0, or 2 on a bad command line. */
+static inline int npuipc_chaos_parse(struct npuipc_chaos *c, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "procs", required_argument, NULL, 'p' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	c->seed = (uint64_t)time(NULL);
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'p')
+			c->procs = strtoul(optarg, NULL, 0);
+		else if (opt == 's')
+			c->seconds = strtoul(optarg, NULL, 0);
+		else if (opt == 'r')
+			c->seed = strtoull(optarg, NULL, 0);
+		else
+			return 2;
+	}
+	if (!c->procs || c->procs > NPUIPC_CHAOS_MAX_PROCS) {
+		fprintf(stderr, "--procs must be 1..%d\n", NPUIPC_CHAOS_MAX_PROCS);
+		return 2;
+	}
+	return 0;
+}
+
+static inline pid_t npuipc_chaos_spawn(const struct npuipc_chaos *c, unsigned int id,
+				       unsigned int generation, double end)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		c->worker(id, c->seed + (uint64_t)generation * NPUIPC_CHAOS_MAX_PROCS + id, end);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Runs the workers, killing one at random now and then; returns the kills. */
+static inline unsigned int npuipc_chaos_run(const struct npuipc_chaos *c)
+{
+	pid_t pids[NPUIPC_CHAOS_MAX_PROCS];
+	double end = npuipc_chaos_now() + c->seconds;
+	uint64_t rng = c->seed | 1;
+	unsigned int i, kills = 0;
+
+	for (i = 0; i < c->procs; i++)
+		pids[i] = npuipc_chaos_spawn(c, i, 0, end);
+	while (npuipc_chaos_now() < end) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		usleep(c->min_pause_us + (rng >> 33) % (c->max_pause_us - c->min_pause_us + 1));
+		i = (rng >> 17) % c->procs;
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+		kills++;
+		pids[i] = npuipc_chaos_spawn(c, i, kills, end);
+	}
+	for (i = 0; i < c->procs; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	return kills;
+}
+
+static inline int npuipc_all_devices_idle(void)
+{
+	unsigned int i, n = npuipc_count_devices();
+	int idle = 1;
+
+	for (i = 0; i < n; i++)
+		idle &= npuipc_device_is_idle(i);
+	return idle;
+}
+
+#endif /* NPUIPC_CHAOS_H */

@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# usage (inside tools/vm-run on the debug kernel): debug_suite.sh BUILD OUT MODE
+# MODE "suite": every VM test program, the stress and the fuzzer, then a
+#   kmemleak scan that must find nothing allocated by npuipc.
+# MODE "failslab": the kselftests with slab allocations of the test
+#   processes failing at random; the tests themselves may fail, but the
+#   kernel must stay clean, every device must end idle, and kmemleak must
+#   find nothing of npuipc.
+# Writes TAP for its own checks to OUT/debug.log (kind tap).
+build=$1
+out=$2
+mode=$3
+fuzz_seconds=${NPUIPC_FUZZ_SECONDS:-60}
+mkdir -p "$out"
+tap="$out/debug-$mode.log"
+: > "$tap"
+echo tap > "$out/debug-$mode.kind"
+n=0
+failed=0
+result() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2" >> "$tap"; else failed=1; echo "not ok $n $2" >> "$tap"; fi; }
+
+kmemleak=/sys/kernel/debug/kmemleak
+[ -w $kmemleak ] && echo clear > $kmemleak
+modprobe vgem
+
+if [ "$mode" = failslab ]; then
+	fs=/sys/kernel/debug/failslab
+	echo 5 > $fs/probability
+	echo 1 > $fs/interval
+	echo -1 > $fs/times
+	echo Y > $fs/task-filter
+	echo N > $fs/ignore-gfp-wait
+	echo 0 > $fs/verbose
+	# make-it-fail is inherited: only the tests' processes see failures.
+	sh -c 'echo 1 > /proc/self/make-it-fail; exec "$0" "$@"' \
+		"$build/../tests/run-suite" "$build/tests-vm.txt" "$out/failslab" \
+		npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test
+	echo 0 > $fs/probability
+	# The tests failing is expected here: the run is judged by the kernel.
+	rm -f "$out"/failslab/*.rc
+else
+	"$build/../tests/run-suite" "$build/tests-vm.txt" "$out"
+	"$build/tests/stress/npuipc_stress" --procs 16 --seconds 20 > "$out/stress.log" 2>&1
+	echo $? > "$out/stress.rc"; echo tap > "$out/stress.kind"
+	"$build/tests/fuzz/npuipc_fuzz" --procs 4 --seconds "$fuzz_seconds" > "$out/fuzz.log" 2>&1
+	echo $? > "$out/fuzz.rc"; echo tap > "$out/fuzz.kind"
+	cat "$out/stress.log" "$out/fuzz.log"
+fi
+
+idle=0
+for d in /sys/kernel/debug/dri/*/npuipc_state; do
+	[ -e "$d" ] || continue
+	grep -qx 'live_objects: 0' "$d" && grep -qx 'mem_used: 0' "$d" || idle=1
+done
+result $idle "$mode: every npuipc device idle at the end"
+
+if [ -w $kmemleak ]; then
+	# kmemleak reports objects unreferenced for 5 s; scan twice to be sure.
+	sleep 6
+	echo scan > $kmemleak
+	sleep 1
+	echo scan > $kmemleak
+	cat $kmemleak > "$out/kmemleak-$mode.txt"
+	leaks=$(grep -c npuipc "$out/kmemleak-$mode.txt")
+	[ "$leaks" = 0 ]
+	result $? "$mode: kmemleak finds nothing of npuipc ($(grep -c '^unreferenced object' "$out/kmemleak-$mode.txt") unreferenced objects in all)"
+else
+	result 1 "$mode: kmemleak is available"
+fi
+cat "$tap"
+echo $failed > "$out/debug-$mode.rc"
+[ "$failed" = 0 ]
