@@ -6,6 +6,8 @@
 #   make demo     install what is missing, boot a VM, load npuipc, list devices
 #   make check    install what is missing, build, run every test (host + VM)
 #   make bench    build, then run the benchmarks in a VM
+#   make check-debug  the VM suites, stress and fuzzer on a KASAN, lockdep,
+#                 kmemleak and failslab kernel (built once, ~26 min, cached)
 #   make setup    install the Debian packages the build and the VM need
 #
 # KVER/KDIR select the kernel (default: see kernel/Makefile); BUILD the
@@ -45,6 +47,12 @@ demo: setup all
 check: setup all
 	tools/check
 
+setup-debug:
+	tools/setup --debug
+
+check-debug: setup-debug all
+	tools/check-debug
+
 bench: all
 	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench'
 
@@ -53,4 +61,4 @@ clean:
 	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module clean
 	rm -rf $(BUILD)
 
-.PHONY: all module userspace setup demo check bench clean
+.PHONY: all module userspace setup setup-debug demo check check-debug bench clean
