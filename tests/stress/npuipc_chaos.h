@@ -64,6 +64,25 @@ static inline int npuipc_chaos_parse(struct npuipc_chaos *c, int argc, char **ar
 	return 0;
 }
 
+/*
+ * Parses the command line and prints the TAP header with the seed.
+ * Returns -1 to go on, or the exit status: 2 for a bad command line,
+ * 0 (a TAP skip) when there is no npuipc device.
+ */
+static inline int npuipc_chaos_start(struct npuipc_chaos *c, int argc, char **argv)
+{
+	if (npuipc_chaos_parse(c, argc, argv))
+		return 2;
+	if (npuipc_count_devices() == 0) {
+		printf("1..0 # SKIP no npuipc device\n");
+		return 0;
+	}
+	printf("TAP version 13\n1..1\n# seed %llu, %u processes, %u s\n",
+	       (unsigned long long)c->seed, c->procs, c->seconds);
+	fflush(stdout);
+	return -1;
+}
+
 static inline pid_t npuipc_chaos_spawn(const struct npuipc_chaos *c, unsigned int id,
 				       unsigned int generation, double end)
 {

@@ -136,17 +136,10 @@ int main(int argc, char **argv)
 		.min_pause_us = 20000, .max_pause_us = 100000,
 	};
 	unsigned int kills;
-	int idle;
+	int idle, status = npuipc_chaos_start(&chaos, argc, argv);
 
-	if (npuipc_chaos_parse(&chaos, argc, argv))
-		return 2;
-	if (npuipc_count_devices() == 0) {
-		printf("1..0 # SKIP no npuipc device\n");
-		return 0;
-	}
-	printf("TAP version 13\n1..1\n# seed %llu, %u processes, %u s\n",
-	       (unsigned long long)chaos.seed, chaos.procs, chaos.seconds);
-	fflush(stdout);
+	if (status >= 0)
+		return status;
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, share))
 		return 1;
 
