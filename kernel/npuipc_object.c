@@ -74,7 +74,7 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 }
 
 /* Everything a handle held: a stream stops. */
-static void npuipc_handle_drop(struct npuipc_file *nfile, struct npuipc_object *obj)
+static void npuipc_handle_drop(struct npuipc_object *obj)
 {
 	if (obj->type == NPUIPC_OBJ_STREAM)
 		npuipc_stream_shutdown(container_of(obj, struct npuipc_stream, base));
@@ -91,12 +91,12 @@ void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 	xa_for_each(&nfile->objects, handle, obj) {
 		if (obj->type == NPUIPC_OBJ_STREAM) {
 			xa_erase(&nfile->objects, handle);
-			npuipc_handle_drop(nfile, obj);
+			npuipc_handle_drop(obj);
 		}
 	}
 	xa_for_each(&nfile->objects, handle, obj) {
 		xa_erase(&nfile->objects, handle);
-		npuipc_handle_drop(nfile, obj);
+		npuipc_handle_drop(obj);
 	}
 	npuipc_notify_orphan_all(nfile);
 	xa_destroy(&nfile->objects);
@@ -168,7 +168,7 @@ int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
 	obj = xa_erase(&nfile->objects, args->handle);
 	if (!obj)
 		return -ENOENT;
-	npuipc_handle_drop(nfile, obj);
+	npuipc_handle_drop(obj);
 	return 0;
 }
 
