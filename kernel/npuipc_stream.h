@@ -22,11 +22,18 @@ struct npuipc_stream {
 	struct mutex submit_lock;
 	u64 next_seqno;
 
-	/* Protects queue, error, dying and last */
+	/* Protects queue, error, dying, running and last; nests in a notify's or a fence's lock */
 	spinlock_t lock;
 	struct list_head queue;
 	int error;		/* first failure; later jobs are cancelled */
 	bool dying;
+	/*
+	 * Someone runs the head of the queue: the stream's worker, or the
+	 * engine context that satisfied the head's wait (a hand-off). Whoever
+	 * holds it completes jobs in order and kicks the worker when done.
+	 */
+	bool running;
+	struct list_head claim_node;	/* in a hand-off's claimed streams */
 	struct dma_fence *last;	/* fence of the last submitted job */
 
 	struct work_struct work;
@@ -38,7 +45,12 @@ struct npuipc_job {
 	struct dma_fence fence;		/* first: freed through dma_fence_free() */
 	/* Protects fence; per job, as the fence may outlive its stream. */
 	spinlock_t fence_lock;
-	struct list_head node;		/* in stream->queue */
+	struct list_head node;		/* in stream->queue, or a hand-off list */
+	/*
+	 * Waiters on this job's fence that its callbacks claimed, completed
+	 * right after the signal; the signal's fence_lock protects it.
+	 */
+	struct list_head handoffs;
 	struct npuipc_stream *stream;
 	u32 kind;
 
@@ -72,6 +84,8 @@ void npuipc_stream_free(struct npuipc_stream *stream);
 struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error);
 int npuipc_stream_recover(struct npuipc_stream *stream);
 void npuipc_stream_kick(struct npuipc_stream *stream);
+bool npuipc_stream_claim_head(struct npuipc_job *job);
+void npuipc_stream_run_claimed(struct npuipc_job *job);
 
 int npuipc_ioctl_submit(struct drm_device *drm, void *data,
 			struct drm_file *file);

@@ -26,6 +26,7 @@ struct npuipc_event *npuipc_event_create(void)
 	event->base.type = NPUIPC_OBJ_EVENT;
 	kref_init(&event->base.kref);
 	spin_lock_init(&event->lock);
+	spin_lock_init(&event->poll_lock);
 	init_waitqueue_head(&event->poll_wq);
 	return event;
 }
@@ -122,6 +123,7 @@ void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 void npuipc_notify_record(struct npuipc_notify *notify)
 {
 	struct npuipc_job *job;
+	bool claimed = false;
 
 	spin_lock(&notify->lock);
 	job = list_first_entry_or_null(&notify->waiters, struct npuipc_job, notify_node);
@@ -129,12 +131,16 @@ void npuipc_notify_record(struct npuipc_notify *notify)
 		list_del_init(&job->notify_node);
 		job->notify_parked = false;
 		job->notify_satisfied = true;
-		npuipc_stream_kick(job->stream);
+		claimed = npuipc_stream_claim_head(job);
+		if (!claimed)
+			npuipc_stream_kick(job->stream);
 	} else {
 		notify->set = true;
 	}
 	spin_unlock(&notify->lock);
-	if (!job)
+	if (claimed)
+		npuipc_stream_run_claimed(job);
+	else if (!job)
 		wake_up_interruptible_all(&notify->poll_wq);
 }
 
@@ -223,11 +229,13 @@ static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
 	__poll_t mask = 0;
 
 	poll_wait(file, &event->poll_wq, wait);
-	spin_lock(&event->lock);
-	fence = event->last;
+	fence = npuipc_event_last(event);
 	if (!fence || dma_fence_is_signaled(fence)) {
-		mask = EPOLLIN | EPOLLRDNORM;
-	} else if (event->poll_fence != fence) {
+		dma_fence_put(fence);
+		return EPOLLIN | EPOLLRDNORM;
+	}
+	spin_lock(&event->poll_lock);
+	if (event->poll_fence != fence) {
 		/* One callback, on the record pollers wait for now. */
 		if (event->poll_fence) {
 			dma_fence_remove_callback(event->poll_fence, &event->poll_cb);
@@ -237,7 +245,8 @@ static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
 		if (dma_fence_add_callback(fence, &event->poll_cb, npuipc_event_poll_cb))
 			mask = EPOLLIN | EPOLLRDNORM;
 	}
-	spin_unlock(&event->lock);
+	spin_unlock(&event->poll_lock);
+	dma_fence_put(fence);
 	return mask;
 }
 

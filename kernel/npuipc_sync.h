@@ -15,10 +15,12 @@ struct npuipc_job;
 
 struct npuipc_event {
 	struct npuipc_object base;
-	/* Protects last and poll_fence */
+	/* Protects last; taken under stream->lock, so nothing nests in it */
 	spinlock_t lock;
 	/* Fence of the most recent record; NULL until the first record. */
 	struct dma_fence *last;
+	/* Protects poll_fence; a fence's lock nests in it */
+	spinlock_t poll_lock;
 	/* Pollers of exported event fds, woken through poll_cb on poll_fence. */
 	wait_queue_head_t poll_wq;
 	struct dma_fence *poll_fence;
@@ -27,7 +29,7 @@ struct npuipc_event {
 
 struct npuipc_notify {
 	struct npuipc_object base;
-	/* Protects set, waiters and owner */
+	/* Protects set, waiters and owner; a stream's lock nests in it */
 	spinlock_t lock;
 	bool set;
 	/* WAIT_NOTIFY jobs parked until a record, first come first served. */

@@ -186,6 +186,92 @@ TEST_F(stream, event_orders_work_across_streams)
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
 }
 
+/*
+ * A record hands a satisfied wait straight to the head of the waiting
+ * stream; the work behind that wait must still run, in order, and the
+ * next stream's wait must see it done.
+ */
+TEST_F(stream, chain_of_streams_released_by_one_record_runs_in_order)
+{
+	enum { LINKS = 32 };
+	uint32_t gate, releaser, streams[LINKS], events[LINKS];
+	struct drm_npuipc_job jobs[3];
+	int i, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	memset(self->map_a, 0x5a, 4096);
+	/* Link i copies page i - 1 of b into page i, after link i - 1 recorded. */
+	for (i = 0; i < LINKS; i++) {
+		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &streams[i]));
+		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &events[i]));
+		if (i == 0) {
+			jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, gate);
+			jobs[1] = copy_job(self->b, 0, self->a, 0, 4096);
+		} else {
+			jobs[0] = object_job(NPUIPC_JOB_WAIT_EVENT, events[i - 1]);
+			jobs[1] = copy_job(self->b, i * 4096, self->b, (i - 1) * 4096, 4096);
+		}
+		jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, events[i]);
+		ASSERT_EQ(0, npuipc_submit(self->fd, streams[i], jobs, 3, NULL));
+	}
+	usleep(50000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, streams[LINKS - 1], 0, 0, NULL));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, LINKS * 4096, 0));
+
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, streams[LINKS - 1], 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, LINKS * 4096, 0x5a));
+	for (i = 0; i < LINKS; i++) {
+		EXPECT_EQ(0, npuipc_wait(self->fd, streams[i], 0, 0, &status));
+		EXPECT_EQ(0, status);
+	}
+}
+
+static int64_t sync_file_timestamp(int fd)
+{
+	struct sync_fence_info fence = { 0 };
+	struct sync_file_info info = { .num_fences = 1,
+				       .sync_fence_info = (uintptr_t)&fence };
+
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) || fence.status != 1)
+		return -1;
+	return fence.timestamp_ns;
+}
+
+TEST_F(stream, fences_signal_in_submission_order_when_a_record_releases_the_stream)
+{
+	uint32_t gate, releaser, early, late;
+	int fences[4], i;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &early));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &late));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
+				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_WAIT_NOTIFY, gate) },
+				   1, &fences[0]));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
+				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_RECORD_EVENT, early) },
+				   1, &fences[1]));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
+				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_RECORD_EVENT, late) },
+				   1, &fences[2]));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
+				   (struct drm_npuipc_job[]){ fill_job(self->a, 0, 1 * MIB, 3) },
+				   1, &fences[3]));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	for (i = 0; i < 4; i++)
+		ASSERT_LE(0, sync_file_timestamp(fences[i]));
+	for (i = 1; i < 4; i++)
+		EXPECT_LE(sync_file_timestamp(fences[i - 1]), sync_file_timestamp(fences[i]));
+	EXPECT_EQ(3, self->map_a[1 * MIB - 1]);
+	for (i = 0; i < 4; i++)
+		close(fences[i]);
+}
+
 TEST_F(stream, waiting_on_a_never_recorded_event_completes_at_once)
 {
 	uint32_t event;
