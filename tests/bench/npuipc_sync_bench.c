@@ -8,7 +8,9 @@
  *      event:  B's stream waits on A's event, whose record sits behind a
  *              gate (a notify of A) that A opens;
  *    floor: an eventfd ping-pong between the same two processes.
- *    Goal: at most 2x the floor.
+ *    The three ping-pongs take turns in batches, so that all see the same
+ *    conditions (the guest's vCPUs share their host with QEMU itself); A
+ *    and B are pinned to different CPUs. Goal: at most 2x the floor.
  * 2. Device-to-device copy bandwidth (a COPY job from device 0 memory into
  *    device 1 memory through a peer import), against memcpy of the same
  *    size. Goal: at least 0.8x.
@@ -16,6 +18,7 @@
  * Every ratio compares figures measured in the same run; figures are medians.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -24,7 +27,9 @@
 #include "bench_util.h"
 #include "npuipc_test_util.h"
 
-#define ROUNDS 300
+#define BATCHES 6
+#define BATCH_ROUNDS 50
+#define ROUNDS (BATCHES * BATCH_ROUNDS)
 #define MIB (1024ULL * 1024ULL)
 #define COPY_SIZE (64 * MIB)
 #define COPY_ROUNDS 9
@@ -43,6 +48,15 @@ static struct drm_npuipc_job job(uint32_t kind, uint32_t object)
 	return (struct drm_npuipc_job){ .kind = kind, .object = object };
 }
 
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 /* Untimed handshake between the two processes. */
 static void sync_peer(int sock)
 {
@@ -52,150 +66,166 @@ static void sync_peer(int sock)
 		exit(1);
 }
 
-static double eventfd_one_way_us(void)
+/* What one side of the ping-pongs owns and imported. */
+struct side {
+	int sock;
+	int initiator;
+	int efd_out, efd_in;	/* eventfds: to the peer, from the peer */
+	int fd;			/* npuipc device */
+	uint32_t my_notify, peer_notify, my_event, peer_event;
+	uint32_t waits, records, gate, gated, opener;
+};
+
+/* Per batch: each round trip timed by the initiator, halved. */
+static void eventfd_batch(struct side *s, double *samples)
 {
-	int ab = eventfd(0, EFD_CLOEXEC), ba = eventfd(0, EFD_CLOEXEC);
-	double samples[ROUNDS];
 	uint64_t v = 1;
-	pid_t child;
 	int i;
 
-	child = fork();
-	if (child == 0) {
-		for (i = 0; i < ROUNDS; i++) {
-			if (read(ab, &v, 8) != 8 || write(ba, &v, 8) != 8)
-				_exit(1);
-		}
-		_exit(0);
-	}
-	for (i = 0; i < ROUNDS; i++) {
+	sync_peer(s->sock);
+	for (i = 0; i < BATCH_ROUNDS; i++) {
 		double t0 = bench_now_us();
 
-		if (write(ab, &v, 8) != 8 || read(ba, &v, 8) != 8)
+		if (s->initiator && write(s->efd_out, &v, 8) != 8)
 			exit(1);
-		samples[i] = (bench_now_us() - t0) / 2;
-	}
-	waitpid(child, NULL, 0);
-	close(ab);
-	close(ba);
-	return bench_median(samples, ROUNDS);
-}
-
-/*
- * One side of the notify ping-pong: owns @mine, records @theirs (imported).
- * The initiator times each round trip.
- */
-static void notify_side(int fd, uint32_t mine, uint32_t theirs, int initiator,
-			double *samples)
-{
-	uint32_t waits, records;
-	int i;
-
-	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &waits), "stream");
-	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &records), "stream");
-	for (i = 0; i < ROUNDS; i++) {
-		double t0 = bench_now_us();
-
-		check(npuipc_submit1(fd, waits, job(NPUIPC_JOB_WAIT_NOTIFY, mine)), "submit wait");
-		if (initiator)
-			check(npuipc_submit1(fd, records, job(NPUIPC_JOB_RECORD_NOTIFY, theirs)), "record");
-		check(npuipc_wait(fd, waits, FOREVER, 0, NULL), "wait");
-		if (!initiator)
-			check(npuipc_submit1(fd, records, job(NPUIPC_JOB_RECORD_NOTIFY, theirs)), "record");
+		if (read(s->efd_in, &v, 8) != 8)
+			exit(1);
+		if (!s->initiator && write(s->efd_out, &v, 8) != 8)
+			exit(1);
 		if (samples)
 			samples[i] = (bench_now_us() - t0) / 2;
 	}
 }
 
 /*
- * One side of the event ping-pong. Each round, both sides queue a record of
- * their event behind a gate, and a wait for the other's event; then the
- * initiator opens its gate, and the other opens its own once its wait
- * returns.
+ * Each round, both sides queue a wait on their notify; then the initiator
+ * records the other's, and the other records back once its wait returns.
  */
-static void event_side(int fd, int sock, uint32_t mine, uint32_t theirs, int initiator,
-		       double *samples)
+static void notify_batch(struct side *s, double *samples)
 {
-	uint32_t gate, gated, waits, opener;
-	struct drm_npuipc_job armed[2];
 	int i;
 
-	check(npuipc_obj_create(fd, NPUIPC_OBJ_NOTIFY, &gate), "notify");
-	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &gated), "stream");
-	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &waits), "stream");
-	check(npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &opener), "stream");
-	armed[0] = job(NPUIPC_JOB_WAIT_NOTIFY, gate);
-	armed[1] = job(NPUIPC_JOB_RECORD_EVENT, mine);
-	for (i = 0; i < ROUNDS; i++) {
+	for (i = 0; i < BATCH_ROUNDS; i++) {
 		double t0;
 
-		check(npuipc_submit(fd, gated, armed, 2, NULL), "arm record");
-		sync_peer(sock);	/* both records are queued */
-		check(npuipc_submit1(fd, waits, job(NPUIPC_JOB_WAIT_EVENT, theirs)), "submit wait");
-		sync_peer(sock);	/* both waits are queued */
+		check(npuipc_submit1(s->fd, s->waits, job(NPUIPC_JOB_WAIT_NOTIFY, s->my_notify)),
+		      "submit wait");
+		sync_peer(s->sock);	/* both waits are queued */
 		t0 = bench_now_us();
-		if (initiator)
-			check(npuipc_submit1(fd, opener, job(NPUIPC_JOB_RECORD_NOTIFY, gate)), "open");
-		check(npuipc_wait(fd, waits, FOREVER, 0, NULL), "wait");
-		if (!initiator)
-			check(npuipc_submit1(fd, opener, job(NPUIPC_JOB_RECORD_NOTIFY, gate)), "open");
+		if (s->initiator)
+			check(npuipc_submit1(s->fd, s->records,
+					     job(NPUIPC_JOB_RECORD_NOTIFY, s->peer_notify)), "record");
+		check(npuipc_wait(s->fd, s->waits, FOREVER, 0, NULL), "wait");
+		if (!s->initiator)
+			check(npuipc_submit1(s->fd, s->records,
+					     job(NPUIPC_JOB_RECORD_NOTIFY, s->peer_notify)), "record");
 		if (samples)
 			samples[i] = (bench_now_us() - t0) / 2;
-		check(npuipc_wait(fd, gated, FOREVER, 0, NULL), "drain");
 	}
 }
 
-/* Runs the notify and event ping-pongs between this process and a child. */
-static void npuipc_one_way_us(double *notify_us, double *event_us)
+/*
+ * Each round, both sides queue a record of their event behind a gate, and
+ * a wait for the other's event; then the initiator opens its gate, and the
+ * other opens its own once its wait returns.
+ */
+static void event_batch(struct side *s, double *samples)
 {
-	double samples[ROUNDS];
-	int sv[2], status, in;
-	uint32_t my_notify, my_event, peer_notify, peer_event;
+	struct drm_npuipc_job armed[2] = {
+		job(NPUIPC_JOB_WAIT_NOTIFY, s->gate),
+		job(NPUIPC_JOB_RECORD_EVENT, s->my_event),
+	};
+	int i;
+
+	for (i = 0; i < BATCH_ROUNDS; i++) {
+		double t0;
+
+		check(npuipc_submit(s->fd, s->gated, armed, 2, NULL), "arm record");
+		sync_peer(s->sock);	/* both records are queued */
+		check(npuipc_submit1(s->fd, s->waits, job(NPUIPC_JOB_WAIT_EVENT, s->peer_event)),
+		      "submit wait");
+		sync_peer(s->sock);	/* both waits are queued */
+		t0 = bench_now_us();
+		if (s->initiator)
+			check(npuipc_submit1(s->fd, s->opener, job(NPUIPC_JOB_RECORD_NOTIFY, s->gate)),
+			      "open");
+		check(npuipc_wait(s->fd, s->waits, FOREVER, 0, NULL), "wait");
+		if (!s->initiator)
+			check(npuipc_submit1(s->fd, s->opener, job(NPUIPC_JOB_RECORD_NOTIFY, s->gate)),
+			      "open");
+		if (samples)
+			samples[i] = (bench_now_us() - t0) / 2;
+		check(npuipc_wait(s->fd, s->gated, FOREVER, 0, NULL), "drain");
+	}
+}
+
+/* Creates this side's objects and swaps notify and event fds with the peer. */
+static void side_setup(struct side *s, int device)
+{
+	int out;
+
+	s->fd = npuipc_open_device(device);
+	if (s->fd < 0)
+		s->fd = npuipc_open_device(0);
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_NOTIFY, &s->my_notify), "notify");
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_EVENT, &s->my_event), "event");
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_NOTIFY, &s->gate), "notify");
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_STREAM, &s->waits), "stream");
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_STREAM, &s->records), "stream");
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_STREAM, &s->gated), "stream");
+	check(npuipc_obj_create(s->fd, NPUIPC_OBJ_STREAM, &s->opener), "stream");
+	check(npuipc_obj_export(s->fd, s->my_notify, 0, &out), "export");
+	check(npuipc_send_fd(s->sock, out), "send");
+	close(out);
+	check(npuipc_obj_export(s->fd, s->my_event, 0, &out), "export");
+	check(npuipc_send_fd(s->sock, out), "send");
+	close(out);
+	check(npuipc_obj_import(s->fd, npuipc_recv_fd(s->sock), &s->peer_notify), "import");
+	check(npuipc_obj_import(s->fd, npuipc_recv_fd(s->sock), &s->peer_event), "import");
+}
+
+/* Runs the batches on one side; the initiator collects the samples. */
+static void side_run(struct side *s, double *floor, double *notify, double *event)
+{
+	int b, off;
+
+	for (b = 0; b < BATCHES; b++) {
+		off = b * BATCH_ROUNDS;
+		eventfd_batch(s, floor ? floor + off : NULL);
+		notify_batch(s, notify ? notify + off : NULL);
+		event_batch(s, event ? event + off : NULL);
+	}
+}
+
+/* The three ping-pongs between this process (A) and a child (B). */
+static void one_way_us(double *floor_us, double *notify_us, double *event_us)
+{
+	static double floor[ROUNDS], notify[ROUNDS], event[ROUNDS];
+	int ab = eventfd(0, EFD_CLOEXEC), ba = eventfd(0, EFD_CLOEXEC), sv[2], status;
+	struct side s = { 0 };
 	pid_t child;
 
-	check(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) ? errno : 0, "socketpair");
+	if (ab < 0 || ba < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		check(errno, "eventfd/socketpair");
 	child = fork();
 	if (child == 0) {
-		int fd = npuipc_open_device(1), out;
-
-		if (fd < 0)
-			fd = npuipc_open_device(0);
-		check(npuipc_obj_create(fd, NPUIPC_OBJ_NOTIFY, &my_notify), "notify");
-		check(npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &my_event), "event");
-		check(npuipc_obj_export(fd, my_notify, 0, &out), "export");
-		check(npuipc_send_fd(sv[1], out), "send");
-		check(npuipc_obj_export(fd, my_event, 0, &out), "export");
-		check(npuipc_send_fd(sv[1], out), "send");
-		in = npuipc_recv_fd(sv[1]);
-		check(npuipc_obj_import(fd, in, &peer_notify), "import");
-		in = npuipc_recv_fd(sv[1]);
-		check(npuipc_obj_import(fd, in, &peer_event), "import");
-		notify_side(fd, my_notify, peer_notify, 0, NULL);
-		event_side(fd, sv[1], my_event, peer_event, 0, NULL);
+		pin_to_cpu(1);
+		s = (struct side){ .sock = sv[1], .efd_out = ba, .efd_in = ab };
+		side_setup(&s, 1);
+		side_run(&s, NULL, NULL, NULL);
 		_exit(0);
 	}
-	{
-		int fd = npuipc_open_device(0), out;
-
-		check(npuipc_obj_create(fd, NPUIPC_OBJ_NOTIFY, &my_notify), "notify");
-		check(npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &my_event), "event");
-		in = npuipc_recv_fd(sv[0]);
-		check(npuipc_obj_import(fd, in, &peer_notify), "import");
-		in = npuipc_recv_fd(sv[0]);
-		check(npuipc_obj_import(fd, in, &peer_event), "import");
-		check(npuipc_obj_export(fd, my_notify, 0, &out), "export");
-		check(npuipc_send_fd(sv[0], out), "send");
-		check(npuipc_obj_export(fd, my_event, 0, &out), "export");
-		check(npuipc_send_fd(sv[0], out), "send");
-		notify_side(fd, my_notify, peer_notify, 1, samples);
-		*notify_us = bench_median(samples, ROUNDS);
-		event_side(fd, sv[0], my_event, peer_event, 1, samples);
-		*event_us = bench_median(samples, ROUNDS);
-		close(fd);
-	}
+	pin_to_cpu(0);
+	s = (struct side){ .sock = sv[0], .initiator = 1, .efd_out = ab, .efd_in = ba };
+	side_setup(&s, 0);
+	side_run(&s, floor, notify, event);
+	close(s.fd);
 	waitpid(child, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		exit(1);
+	*floor_us = bench_median(floor, ROUNDS);
+	*notify_us = bench_median(notify, ROUNDS);
+	*event_us = bench_median(event, ROUNDS);
 }
 
 static void copy_bandwidth(double *device_mibs, double *memcpy_mibs)
@@ -257,8 +287,7 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	floor_us = eventfd_one_way_us();
-	npuipc_one_way_us(&notify_us, &event_us);
+	one_way_us(&floor_us, &notify_us, &event_us);
 	copy_bandwidth(&dev_mibs, &host_mibs);
 
 	printf("notify record in A -> wait returns in B: %.1f us; eventfd floor %.1f us; ratio %.2f (goal <= 2.00: %s)\n",
