@@ -28,6 +28,9 @@
 #include "npuipc_sync.h"
 #include "drm/npuipc_drm.h"
 
+/* Jobs one hand-off completes: the wait, and RECORD_EVENT jobs behind it. */
+#define NPUIPC_HANDOFF_MAX_JOBS		16
+
 /* Submits of up to this many jobs are copied in without allocating. */
 #define NPUIPC_SUBMIT_ON_STACK		2
 
@@ -107,18 +110,22 @@ static void npuipc_stream_timeout_work(struct work_struct *work)
 }
 
 /*
- * A fence a job waits for has signalled. An npuipc job's fence signals in
- * npuipc_job_signal(), in process context, which completes the waiters
- * claimed here right after the signal (a hand-off); any other fence may
- * signal from any context, so its waiters always go through the worker.
+ * A fence a job waits for has signalled. An npuipc job's fence signals only
+ * in npuipc_job_complete() and hand-offs, in process context, which take
+ * over the waiters claimed here once the signal is over; any other fence
+ * may signal from any context, so its waiters always go through the
+ * worker. Nothing but the claim's atomic is touched here: fence locks may
+ * be taken in hard interrupt context (dma_fence_chain's irq_work).
  */
 static void npuipc_job_fence_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct npuipc_job *job = container_of(cb, struct npuipc_job, cb);
 
 	if (fence->ops == &npuipc_job_fence_ops && !fence->error &&
-	    npuipc_stream_claim_head(job)) {
-		list_add_tail(&job->node, &container_of(fence, struct npuipc_job, fence)->handoffs);
+	    npuipc_stream_try_claim(job->stream)) {
+		/* The signaller's fence lock is held: it protects handoffs. */
+		list_add_tail(&job->handoff_node,
+			      &container_of(fence, struct npuipc_job, fence)->handoffs);
 		return;
 	}
 	npuipc_stream_kick(job->stream);
@@ -143,14 +150,47 @@ static void npuipc_job_release_resources(struct npuipc_job *job)
 }
 
 /*
+ * Hand-offs. When the engine, running one stream, satisfies the wait at
+ * the head of another, idle stream (by recording its notify, or by
+ * signalling the npuipc fence it waits for), it completes that job itself
+ * rather than waking that stream's worker: one context switch less between
+ * a record and the waiter it releases.
+ *
+ * Whoever runs a stream holds its claim: the worker, or a hand-off. Taking
+ * it is lock-free, so that a fence callback can; the claim keeps the
+ * stream and its queue as they are (the worker cannot run, and shutdown
+ * waits for it) until the claimant, in process context, checks under the
+ * stream's lock that the job can still be completed.
+ */
+bool npuipc_stream_try_claim(struct npuipc_stream *stream)
+{
+	return atomic_cmpxchg(&stream->claim, NPUIPC_STREAM_IDLE, NPUIPC_STREAM_CLAIMED) ==
+	       NPUIPC_STREAM_IDLE;
+}
+
+/*
+ * Gives the claim back, under the stream's lock, and kicks the worker if
+ * jobs are left. Shutdown takes the lock after seeing the claim free, so
+ * unlocking is a claimant's last access to the stream.
+ */
+static void npuipc_stream_release_claim_locked(struct npuipc_stream *stream)
+{
+	lockdep_assert_held(&stream->lock);
+	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
+	/* Pairs with the wait in npuipc_stream_shutdown(). */
+	smp_mb__after_atomic();
+	wake_up_var(&stream->claim);
+	if (!list_empty(&stream->queue) && !stream->dying)
+		npuipc_stream_kick(stream);
+}
+
+/*
  * One completion and the hand-offs it triggers: jobs whose waits it
- * satisfied, completed in turn without recursion. They share a timestamp
- * (reading the clock may be slow: an emulated HPET under QEMU's TCG), and
- * their fences are put only once all have signalled, keeping frees off
- * the path to the last waiter.
+ * satisfied, completed in turn without recursion. Their fences are put,
+ * and their streams given back, only once all have signalled, keeping
+ * that work off the path to the last waiter.
  */
 struct npuipc_completion {
-	ktime_t now;
 	struct list_head ready;		/* claimed jobs, to complete */
 	struct list_head done;		/* signalled jobs, to put */
 	struct list_head claimed;	/* streams, to give back */
@@ -158,111 +198,73 @@ struct npuipc_completion {
 
 static void npuipc_completion_init(struct npuipc_completion *c)
 {
-	c->now = ktime_get();
 	INIT_LIST_HEAD(&c->ready);
 	INIT_LIST_HEAD(&c->done);
 	INIT_LIST_HEAD(&c->claimed);
 }
 
 /* Signals @job's fence; the waiters its callbacks claimed become ready. */
-static void npuipc_job_signal(struct npuipc_job *job, int error, struct npuipc_completion *c)
+static void npuipc_job_signal(struct npuipc_job *job, int error, ktime_t now,
+			      struct npuipc_completion *c)
 {
 	npuipc_job_release_resources(job);
 	if (error)
 		dma_fence_set_error(&job->fence, error);
-	dma_fence_signal_timestamp(&job->fence, c->now);
+	dma_fence_signal_timestamp(&job->fence, now);
 	/* Signalled: no callback can add to handoffs any more. */
 	list_splice_tail_init(&job->handoffs, &c->ready);
 	list_add_tail(&job->node, &c->done);
 }
 
 /*
- * Hand-offs. When the engine, running one stream, satisfies the wait at
- * the head of another, idle stream (by recording its notify, or by
- * signalling the fence it waits for), it completes that job itself rather
- * than waking that stream's worker: one context switch less between a
- * record and the waiter it releases.
+ * Completes @job, whose wait was satisfied and whose stream the caller
+ * claimed, and the RECORD_EVENT jobs right behind it (they only signal; a
+ * bounded number, so that one record does bounded work for others). A job
+ * that can no longer be completed here (the stream failed or is closing)
+ * is left to the worker or to shutdown.
  */
-
-/*
- * Takes @job, whose wait has just been satisfied, off the head of its
- * stream and claims the stream; the caller then completes it with
- * npuipc_stream_run_claimed(), or a fence callback leaves it to the
- * completion signalling that fence. False when the stream's worker must: the
- * stream is running, failed or closing. Called under the lock of what
- * satisfied the wait (the notify's, or the fence's).
- */
-bool npuipc_stream_claim_head(struct npuipc_job *job)
+static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc_completion *c)
 {
 	struct npuipc_stream *stream = job->stream;
-	bool claimed;
+	unsigned int budget = NPUIPC_HANDOFF_MAX_JOBS;
+	ktime_t now;
 
 	spin_lock(&stream->lock);
-	claimed = !stream->running && !stream->dying && !stream->error &&
-		  list_first_entry_or_null(&stream->queue, struct npuipc_job, node) == job;
-	if (claimed) {
-		list_del(&job->node);
-		WRITE_ONCE(stream->running, true);
-		/* Its handle may be closed meanwhile. */
-		npuipc_object_get(&stream->base);
+	if (stream->dying || stream->error ||
+	    list_first_entry_or_null(&stream->queue, struct npuipc_job, node) != job) {
+		npuipc_stream_release_claim_locked(stream);
+		spin_unlock(&stream->lock);
+		return;
 	}
-	spin_unlock(&stream->lock);
-	return claimed;
-}
-
-/*
- * Completes the claimed @job and the RECORD_EVENT jobs right behind it
- * (they only signal); the stream stays claimed until @c finishes.
- */
-static void npuipc_stream_finish_claimed(struct npuipc_job *job, struct npuipc_completion *c)
-{
-	struct npuipc_stream *stream = job->stream;
-
-	for (;;) {
-		npuipc_job_signal(job, 0, c);
+	/* Read after the claim: no fence before it on the stream is later. */
+	now = ktime_get();
+	do {
+		list_del(&job->node);
+		spin_unlock(&stream->lock);
+		npuipc_job_signal(job, 0, now, c);
 		spin_lock(&stream->lock);
 		job = stream->dying || stream->error ? NULL :
 		      list_first_entry_or_null(&stream->queue, struct npuipc_job, node);
-		if (!job || job->kind != NPUIPC_JOB_RECORD_EVENT)
-			break;
-		list_del(&job->node);
-		spin_unlock(&stream->lock);
-	}
+	} while (job && job->kind == NPUIPC_JOB_RECORD_EVENT && --budget);
 	spin_unlock(&stream->lock);
-	/* Released once every fence of the completion has signalled. */
 	list_add_tail(&stream->claim_node, &c->claimed);
 }
 
-/* Gives the stream back to its worker, kicking it if jobs are queued. */
-static void npuipc_stream_release_claim(struct npuipc_stream *stream)
-{
-	spin_lock(&stream->lock);
-	WRITE_ONCE(stream->running, false);
-	if (!list_empty(&stream->queue) && !stream->dying)
-		npuipc_stream_kick(stream);
-	spin_unlock(&stream->lock);
-	/* Pairs with the wait in npuipc_stream_shutdown(). */
-	smp_mb();
-	wake_up_var(&stream->running);
-	npuipc_object_put(&stream->base);
-}
-
-/*
- * Runs the hand-offs, then gives their streams back and drops the queue's
- * references to the fences.
- */
 static void npuipc_completion_finish(struct npuipc_completion *c)
 {
 	struct npuipc_stream *stream, *next;
 	struct npuipc_job *job, *tmp;
 
-	while ((job = list_first_entry_or_null(&c->ready, struct npuipc_job, node))) {
-		list_del(&job->node);
-		npuipc_stream_finish_claimed(job, c);
+	while ((job = list_first_entry_or_null(&c->ready, struct npuipc_job, handoff_node))) {
+		list_del_init(&job->handoff_node);
+		npuipc_stream_complete_claimed(job, c);
+		cond_resched();
 	}
 	list_for_each_entry_safe(stream, next, &c->claimed, claim_node) {
 		list_del(&stream->claim_node);
-		npuipc_stream_release_claim(stream);
+		spin_lock(&stream->lock);
+		npuipc_stream_release_claim_locked(stream);
+		spin_unlock(&stream->lock);
 	}
 	list_for_each_entry_safe(job, tmp, &c->done, node) {
 		list_del(&job->node);
@@ -270,12 +272,13 @@ static void npuipc_completion_finish(struct npuipc_completion *c)
 	}
 }
 
+/* Completes @job, satisfied by a notify record that claimed its stream. */
 void npuipc_stream_run_claimed(struct npuipc_job *job)
 {
 	struct npuipc_completion c;
 
 	npuipc_completion_init(&c);
-	npuipc_stream_finish_claimed(job, &c);
+	list_add_tail(&job->handoff_node, &c.ready);
 	npuipc_completion_finish(&c);
 }
 
@@ -284,7 +287,7 @@ static void npuipc_job_complete(struct npuipc_job *job, int error)
 	struct npuipc_completion c;
 
 	npuipc_completion_init(&c);
-	npuipc_job_signal(job, error, &c);
+	npuipc_job_signal(job, error, ktime_get(), &c);
 	npuipc_completion_finish(&c);
 }
 
@@ -444,13 +447,14 @@ static void npuipc_stream_work(struct work_struct *work)
 	int error, ret;
 
 	spin_lock(&stream->lock);
-	/* A hand-off running the stream kicks us again when it is done. */
-	if (stream->running || stream->dying) {
+	/*
+	 * Held while completing too, so that fences signal in order. A
+	 * hand-off holding it kicks us again when it is done.
+	 */
+	if (stream->dying || !npuipc_stream_try_claim(stream)) {
 		spin_unlock(&stream->lock);
 		return;
 	}
-	/* Held while completing too, so that fences signal in order. */
-	WRITE_ONCE(stream->running, true);
 	for (;;) {
 		job = stream->dying ? NULL :
 		      list_first_entry_or_null(&stream->queue, struct npuipc_job, node);
@@ -472,7 +476,8 @@ static void npuipc_stream_work(struct work_struct *work)
 		cond_resched();
 		spin_lock(&stream->lock);
 	}
-	WRITE_ONCE(stream->running, false);
+	/* Nothing to kick: the queue is empty, or its head waits. */
+	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
 	spin_unlock(&stream->lock);
 }
 
@@ -488,6 +493,7 @@ struct npuipc_stream *npuipc_stream_create(void)
 	mutex_init(&stream->submit_lock);
 	spin_lock_init(&stream->lock);
 	INIT_LIST_HEAD(&stream->queue);
+	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
 	INIT_WORK(&stream->work, npuipc_stream_work);
 	INIT_DELAYED_WORK(&stream->timeout_work, npuipc_stream_timeout_work);
 	return stream;
@@ -517,8 +523,14 @@ void npuipc_stream_shutdown(struct npuipc_stream *stream)
 
 	cancel_work_sync(&stream->work);
 	cancel_delayed_work_sync(&stream->timeout_work);
-	/* A hand-off signals its jobs first, keeping the fences in order. */
-	wait_var_event(&stream->running, !READ_ONCE(stream->running));
+	/*
+	 * Waits for a hand-off in progress (it signals its jobs first, keeping
+	 * the fences in order), and takes the claim for good: the stream will
+	 * not run again.
+	 */
+	wait_var_event(&stream->claim,
+		       atomic_cmpxchg(&stream->claim, NPUIPC_STREAM_IDLE,
+				      NPUIPC_STREAM_CLOSED) == NPUIPC_STREAM_IDLE);
 
 	spin_lock(&stream->lock);
 	list_splice_init(&stream->queue, &cancelled);
@@ -757,6 +769,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		spin_lock_init(&job->fence_lock);
 		INIT_LIST_HEAD(&job->notify_node);
 		INIT_LIST_HEAD(&job->handoffs);
+		INIT_LIST_HEAD(&job->handoff_node);
 		ret = npuipc_job_parse(job, &in[parsed], file);
 		if (ret) {
 			parsed++;

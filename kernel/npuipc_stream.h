@@ -2,6 +2,7 @@
 #ifndef __NPUIPC_STREAM_H__
 #define __NPUIPC_STREAM_H__
 
+#include <linux/atomic.h>
 #include <linux/dma-fence.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -14,6 +15,12 @@ struct npuipc_bo;
 struct npuipc_event;
 struct npuipc_notify;
 
+enum {
+	NPUIPC_STREAM_IDLE,
+	NPUIPC_STREAM_CLAIMED,
+	NPUIPC_STREAM_CLOSED,
+};
+
 struct npuipc_stream {
 	struct npuipc_object base;
 	u64 fence_context;
@@ -22,17 +29,17 @@ struct npuipc_stream {
 	struct mutex submit_lock;
 	u64 next_seqno;
 
-	/* Protects queue, error, dying, running and last; nests in a notify's or a fence's lock */
+	/* Protects queue, error, dying and last */
 	spinlock_t lock;
 	struct list_head queue;
 	int error;		/* first failure; later jobs are cancelled */
 	bool dying;
 	/*
-	 * Someone runs the head of the queue: the stream's worker, or the
-	 * engine context that satisfied the head's wait (a hand-off). Whoever
-	 * holds it completes jobs in order and kicks the worker when done.
+	 * NPUIPC_STREAM_*: who runs the head of the queue. The stream's worker
+	 * or a hand-off holds it (CLAIMED) while running and completing jobs,
+	 * so that fences signal in order; shutdown ends it (CLOSED).
 	 */
-	bool running;
+	atomic_t claim;
 	struct list_head claim_node;	/* in a hand-off's claimed streams */
 	struct dma_fence *last;	/* fence of the last submitted job */
 
@@ -45,12 +52,13 @@ struct npuipc_job {
 	struct dma_fence fence;		/* first: freed through dma_fence_free() */
 	/* Protects fence; per job, as the fence may outlive its stream. */
 	spinlock_t fence_lock;
-	struct list_head node;		/* in stream->queue, or a hand-off list */
+	struct list_head node;		/* in stream->queue, then a completion's done */
 	/*
-	 * Waiters on this job's fence that its callbacks claimed, completed
-	 * right after the signal; the signal's fence_lock protects it.
+	 * Waiters on this job's fence whose streams its callbacks claimed,
+	 * completed right after the signal; the signal's fence_lock protects it.
 	 */
 	struct list_head handoffs;
+	struct list_head handoff_node;	/* in another job's handoffs, or ready */
 	struct npuipc_stream *stream;
 	u32 kind;
 
@@ -84,7 +92,7 @@ void npuipc_stream_free(struct npuipc_stream *stream);
 struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error);
 int npuipc_stream_recover(struct npuipc_stream *stream);
 void npuipc_stream_kick(struct npuipc_stream *stream);
-bool npuipc_stream_claim_head(struct npuipc_job *job);
+bool npuipc_stream_try_claim(struct npuipc_stream *stream);
 void npuipc_stream_run_claimed(struct npuipc_job *job);
 
 int npuipc_ioctl_submit(struct drm_device *drm, void *data,

@@ -131,7 +131,8 @@ void npuipc_notify_record(struct npuipc_notify *notify)
 		list_del_init(&job->notify_node);
 		job->notify_parked = false;
 		job->notify_satisfied = true;
-		claimed = npuipc_stream_claim_head(job);
+		/* Claimed, the job stays at the head of its stream until run. */
+		claimed = npuipc_stream_try_claim(job->stream);
 		if (!claimed)
 			npuipc_stream_kick(job->stream);
 	} else {
@@ -229,13 +230,12 @@ static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
 	__poll_t mask = 0;
 
 	poll_wait(file, &event->poll_wq, wait);
+	/* Read under poll_lock: poll_fence only moves on to newer records. */
+	spin_lock(&event->poll_lock);
 	fence = npuipc_event_last(event);
 	if (!fence || dma_fence_is_signaled(fence)) {
-		dma_fence_put(fence);
-		return EPOLLIN | EPOLLRDNORM;
-	}
-	spin_lock(&event->poll_lock);
-	if (event->poll_fence != fence) {
+		mask = EPOLLIN | EPOLLRDNORM;
+	} else if (event->poll_fence != fence) {
 		/* One callback, on the record pollers wait for now. */
 		if (event->poll_fence) {
 			dma_fence_remove_callback(event->poll_fence, &event->poll_cb);

@@ -15,11 +15,11 @@ struct npuipc_job;
 
 struct npuipc_event {
 	struct npuipc_object base;
-	/* Protects last; taken under stream->lock, so nothing nests in it */
+	/* Protects last; nests in a stream's lock and in poll_lock */
 	spinlock_t lock;
 	/* Fence of the most recent record; NULL until the first record. */
 	struct dma_fence *last;
-	/* Protects poll_fence; a fence's lock nests in it */
+	/* Protects poll_fence; the event's lock and a fence's lock nest in it */
 	spinlock_t poll_lock;
 	/* Pollers of exported event fds, woken through poll_cb on poll_fence. */
 	wait_queue_head_t poll_wq;
@@ -29,7 +29,7 @@ struct npuipc_event {
 
 struct npuipc_notify {
 	struct npuipc_object base;
-	/* Protects set, waiters and owner; a stream's lock nests in it */
+	/* Protects set, waiters and owner */
 	spinlock_t lock;
 	bool set;
 	/* WAIT_NOTIFY jobs parked until a record, first come first served. */

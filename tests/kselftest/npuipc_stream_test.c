@@ -229,6 +229,29 @@ TEST_F(stream, chain_of_streams_released_by_one_record_runs_in_order)
 	}
 }
 
+/* A hand-off completes a bounded run of records; the worker does the rest. */
+TEST_F(stream, every_record_behind_a_released_wait_completes)
+{
+	enum { RECORDS = 100 };
+	struct drm_npuipc_job jobs[RECORDS + 2];
+	uint32_t gate, releaser, event;
+	int i, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, gate);
+	for (i = 1; i <= RECORDS; i++)
+		jobs[i] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	jobs[RECORDS + 1] = fill_job(self->a, 0, 4096, 9);
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, RECORDS + 2, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
+	EXPECT_EQ(9, self->map_a[4095]);
+}
+
 static int64_t sync_file_timestamp(int fd)
 {
 	struct sync_fence_info fence = { 0 };
@@ -472,6 +495,67 @@ TEST_F(stream, sync_file_and_syncobj_waits)
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(6, self->map_a[0]);
+}
+
+/* Puts the sync_file @fence at @point of the timeline syncobj @timeline. */
+static int timeline_add(int fd, uint32_t timeline, uint64_t point, int fence)
+{
+	struct drm_syncobj_create create = { 0 };
+	struct drm_syncobj_handle import = { .flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
+					     .fd = fence };
+	struct drm_syncobj_transfer transfer = { .dst_handle = timeline, .dst_point = point };
+	struct drm_syncobj_destroy destroy = { 0 };
+	int ret;
+
+	ret = npuipc_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &create);
+	if (ret)
+		return ret;
+	import.handle = transfer.src_handle = destroy.handle = create.handle;
+	ret = npuipc_ioctl(fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &import);
+	if (!ret)
+		ret = npuipc_ioctl(fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &transfer);
+	npuipc_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &destroy);
+	return ret;
+}
+
+/*
+ * A timeline point chains npuipc fences: when one signals, the chain arms
+ * its callback on the next from an irq_work, in hard interrupt context,
+ * under that npuipc fence's lock (which lockdep then checks on the debug
+ * kernel).
+ */
+TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stream)
+{
+	struct drm_syncobj_create timeline = { 0 };
+	uint32_t gates[2], releaser, waiter;
+	int fences[2], i, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &timeline));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gates[i]));
+		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+			object_job(NPUIPC_JOB_WAIT_NOTIFY, gates[i]),
+			fill_job(self->a, i * 4096, 4096, 0x31 + i) }, 2, &fences[i]));
+		ASSERT_EQ(0, timeline_add(self->fd, timeline.handle, i + 1, fences[i]));
+	}
+	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
+		(struct drm_npuipc_job){ .kind = NPUIPC_JOB_WAIT_SYNCOBJ,
+					 .object = timeline.handle, .value = 2 },
+		copy_job(self->b, 0, self->a, 0, 2 * 4096) }, 2, NULL));
+
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gates[0])));
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fences[0], .events = POLLIN }, 1, 10000));
+	usleep(50000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gates[1])));
+	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x31));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b + 4096, 4096, 0x32));
+	for (i = 0; i < 2; i++)
+		close(fences[i]);
 }
 
 TEST_F(stream, copy_between_devices_through_a_peer_import)
