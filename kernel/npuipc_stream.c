@@ -177,8 +177,12 @@ static void npuipc_stream_release_claim_locked(struct npuipc_stream *stream)
 {
 	lockdep_assert_held(&stream->lock);
 	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
-	/* Pairs with the wait in npuipc_stream_shutdown(). */
-	smp_mb__after_atomic();
+	/*
+	 * A full barrier: the store must be visible before wake_up_var()
+	 * looks for waiters, or shutdown, checking the claim just after
+	 * queueing itself, could miss both (see wait_var_event()).
+	 */
+	smp_mb();
 	wake_up_var(&stream->claim);
 	if (!list_empty(&stream->queue) && !stream->dying)
 		npuipc_stream_kick(stream);
@@ -518,7 +522,7 @@ void npuipc_stream_shutdown(struct npuipc_stream *stream)
 	LIST_HEAD(cancelled);
 
 	spin_lock(&stream->lock);
-	stream->dying = true;
+	WRITE_ONCE(stream->dying, true);
 	spin_unlock(&stream->lock);
 
 	cancel_work_sync(&stream->work);
