@@ -26,7 +26,6 @@ struct npuipc_event *npuipc_event_create(void)
 	event->base.type = NPUIPC_OBJ_EVENT;
 	kref_init(&event->base.kref);
 	spin_lock_init(&event->lock);
-	spin_lock_init(&event->poll_lock);
 	init_waitqueue_head(&event->poll_wq);
 	return event;
 }
@@ -230,9 +229,8 @@ static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
 	__poll_t mask = 0;
 
 	poll_wait(file, &event->poll_wq, wait);
-	/* Read under poll_lock: poll_fence only moves on to newer records. */
-	spin_lock(&event->poll_lock);
-	fence = npuipc_event_last(event);
+	spin_lock(&event->lock);
+	fence = event->last;
 	if (!fence || dma_fence_is_signaled(fence)) {
 		mask = EPOLLIN | EPOLLRDNORM;
 	} else if (event->poll_fence != fence) {
@@ -245,8 +243,7 @@ static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
 		if (dma_fence_add_callback(fence, &event->poll_cb, npuipc_event_poll_cb))
 			mask = EPOLLIN | EPOLLRDNORM;
 	}
-	spin_unlock(&event->poll_lock);
-	dma_fence_put(fence);
+	spin_unlock(&event->lock);
 	return mask;
 }
 

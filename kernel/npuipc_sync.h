@@ -15,12 +15,10 @@ struct npuipc_job;
 
 struct npuipc_event {
 	struct npuipc_object base;
-	/* Protects last; nests in a stream's lock and in poll_lock */
+	/* Protects last and poll_fence */
 	spinlock_t lock;
 	/* Fence of the most recent record; NULL until the first record. */
 	struct dma_fence *last;
-	/* Protects poll_fence; the event's lock and a fence's lock nest in it */
-	spinlock_t poll_lock;
 	/* Pollers of exported event fds, woken through poll_cb on poll_fence. */
 	wait_queue_head_t poll_wq;
 	struct dma_fence *poll_fence;
