@@ -162,7 +162,7 @@ static void event_batch(struct side *s, double *samples)
 /* Creates this side's objects and swaps notify and event fds with the peer. */
 static void side_setup(struct side *s, int device)
 {
-	int out;
+	int out, in;
 
 	s->fd = npuipc_open_device(device);
 	if (s->fd < 0)
@@ -180,8 +180,12 @@ static void side_setup(struct side *s, int device)
 	check(npuipc_obj_export(s->fd, s->my_event, 0, &out), "export");
 	check(npuipc_send_fd(s->sock, out), "send");
 	close(out);
-	check(npuipc_obj_import(s->fd, npuipc_recv_fd(s->sock), &s->peer_notify), "import");
-	check(npuipc_obj_import(s->fd, npuipc_recv_fd(s->sock), &s->peer_event), "import");
+	in = npuipc_recv_fd(s->sock);
+	check(npuipc_obj_import(s->fd, in, &s->peer_notify), "import");
+	close(in);
+	in = npuipc_recv_fd(s->sock);
+	check(npuipc_obj_import(s->fd, in, &s->peer_event), "import");
+	close(in);
 }
 
 /* Runs the batches on one side; the initiator collects the samples. */
