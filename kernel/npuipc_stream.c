@@ -195,6 +195,8 @@ static void npuipc_stream_release_claim_locked(struct npuipc_stream *stream)
  * that work off the path to the last waiter.
  */
 struct npuipc_completion {
+	/* One read of the clock: it may be slow (an emulated HPET under TCG). */
+	ktime_t now;
 	struct list_head ready;		/* claimed jobs, to complete */
 	struct list_head done;		/* signalled jobs, to put */
 	struct list_head claimed;	/* streams, to give back */
@@ -202,19 +204,28 @@ struct npuipc_completion {
 
 static void npuipc_completion_init(struct npuipc_completion *c)
 {
+	c->now = ktime_get();
 	INIT_LIST_HEAD(&c->ready);
 	INIT_LIST_HEAD(&c->done);
 	INIT_LIST_HEAD(&c->claimed);
 }
 
-/* Signals @job's fence; the waiters its callbacks claimed become ready. */
-static void npuipc_job_signal(struct npuipc_job *job, int error, ktime_t now,
-			      struct npuipc_completion *c)
+/*
+ * Signals @job's fence; the waiters its callbacks claimed become ready.
+ * The completion's time may predate the stream's previous signal (a job
+ * claimed by a hand-off was armed after it was read): a stream's fences
+ * never go back in time. Only the claim's holder signals, so it may.
+ */
+static void npuipc_job_signal(struct npuipc_job *job, int error, struct npuipc_completion *c)
 {
+	struct npuipc_stream *stream = job->stream;
+
 	npuipc_job_release_resources(job);
 	if (error)
 		dma_fence_set_error(&job->fence, error);
-	dma_fence_signal_timestamp(&job->fence, now);
+	if (ktime_after(c->now, stream->last_signal))
+		stream->last_signal = c->now;
+	dma_fence_signal_timestamp(&job->fence, stream->last_signal);
 	/* Signalled: no callback can add to handoffs any more. */
 	list_splice_tail_init(&job->handoffs, &c->ready);
 	list_add_tail(&job->node, &c->done);
@@ -231,7 +242,6 @@ static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc
 {
 	struct npuipc_stream *stream = job->stream;
 	unsigned int budget = NPUIPC_HANDOFF_MAX_JOBS;
-	ktime_t now;
 
 	spin_lock(&stream->lock);
 	if (stream->dying || stream->error ||
@@ -240,12 +250,10 @@ static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc
 		spin_unlock(&stream->lock);
 		return;
 	}
-	/* Read after the claim: no fence before it on the stream is later. */
-	now = ktime_get();
 	do {
 		list_del(&job->node);
 		spin_unlock(&stream->lock);
-		npuipc_job_signal(job, 0, now, c);
+		npuipc_job_signal(job, 0, c);
 		spin_lock(&stream->lock);
 		job = stream->dying || stream->error ? NULL :
 		      list_first_entry_or_null(&stream->queue, struct npuipc_job, node);
@@ -291,7 +299,7 @@ static void npuipc_job_complete(struct npuipc_job *job, int error)
 	struct npuipc_completion c;
 
 	npuipc_completion_init(&c);
-	npuipc_job_signal(job, error, ktime_get(), &c);
+	npuipc_job_signal(job, error, &c);
 	npuipc_completion_finish(&c);
 }
 

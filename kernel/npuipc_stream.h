@@ -4,6 +4,7 @@
 
 #include <linux/atomic.h>
 #include <linux/dma-fence.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -41,6 +42,7 @@ struct npuipc_stream {
 	 */
 	atomic_t claim;
 	struct list_head claim_node;	/* in a hand-off's claimed streams */
+	ktime_t last_signal;		/* the claim's holder's: latest fence timestamp */
 	struct dma_fence *last;	/* fence of the last submitted job */
 
 	struct work_struct work;
