@@ -42,11 +42,26 @@ if [ "$mode" = failslab ]; then
 	echo N > $fs/ignore-gfp-wait
 	echo 0 > $fs/verbose
 	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test; do
-		# make-it-fail is inherited by the test's forked children.
-		$work/failslab_exec $work/$t < /dev/null > $work/$t.log 2>&1
+		# make-it-fail is inherited by the test's forked children. A
+		# test failing in userspace can block (a child paused until a
+		# parent that crashed kills it): bounded.
+		timeout -k 10 300 $work/failslab_exec $work/$t < /dev/null > $work/$t.log 2>&1
 		echo "$t: exit $?" >> $work/summary
 	done
 	echo 0 > $fs/probability
+	# Crashed tests leave processes behind; they die as a crash would, and
+	# then the kernel must have released everything. One that cannot be
+	# killed is stuck in the kernel: its stack goes to the log.
+	pkill -KILL -f "^$work/"
+	left=1
+	for i in $(seq 60); do
+		pgrep -f "^$work/" > /dev/null || { left=0; break; }
+		sleep 1
+	done
+	for p in $(pgrep -f "^$work/"); do
+		echo "unkillable test process $p:"; cat /proc/$p/stack
+	done
+	result $left "failslab: every test process gone after SIGKILL"
 	# The tests failing is expected: the run is judged by the kernel.
 	cp $work/*.log $work/summary "$out/failslab/"
 	cat $work/summary
