@@ -447,6 +447,9 @@ static int npuipc_job_run(struct npuipc_job *job)
 	case NPUIPC_JOB_RECORD_NOTIFY:
 		npuipc_notify_record(job->notify);
 		return 0;
+	case NPUIPC_JOB_RESET_NOTIFY:
+		npuipc_notify_reset(job->notify);
+		return 0;
 	default:	/* RECORD_EVENT: its fence is the record */
 		return 0;
 	}
@@ -700,11 +703,12 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 		break;
 	case NPUIPC_JOB_WAIT_NOTIFY:
 	case NPUIPC_JOB_RECORD_NOTIFY:
+	case NPUIPC_JOB_RESET_NOTIFY:
 		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_NOTIFY, &obj);
 		if (ret)
 			break;
 		job->notify = container_of(obj, struct npuipc_notify, base);
-		if (in->kind == NPUIPC_JOB_WAIT_NOTIFY &&
+		if (in->kind != NPUIPC_JOB_RECORD_NOTIFY &&
 		    !npuipc_notify_owned_by(job->notify, nfile))
 			ret = -EPERM;
 		break;

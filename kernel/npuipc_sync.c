@@ -144,6 +144,14 @@ void npuipc_notify_record(struct npuipc_notify *notify)
 		wake_up_interruptible_all(&notify->poll_wq);
 }
 
+/* A reset: a record no wait has consumed yet is dropped. */
+void npuipc_notify_reset(struct npuipc_notify *notify)
+{
+	spin_lock(&notify->lock);
+	notify->set = false;
+	spin_unlock(&notify->lock);
+}
+
 /*
  * Runs a WAIT_NOTIFY job: 0 once the flag was consumed, -EINPROGRESS while
  * parked, -ETIMEDOUT when @expired and still parked.

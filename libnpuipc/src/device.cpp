@@ -2,12 +2,14 @@
 #include "npuipc/device.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fcntl.h>
+#include <ctime>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+
+#include <xf86drm.h>
 
 #include "drm/npuipc_drm.h"
 
@@ -17,29 +19,26 @@ namespace {
 constexpr int kRenderMinorFirst = 128;
 constexpr int kRenderMinorLast = 191;
 
-int ioctl_retry(int fd, unsigned long request, void *arg)
+// drmIoctl restarts on EINTR and EAGAIN; this returns the errno.
+int ioctl_errno(int fd, unsigned long request, void *arg)
 {
-    int ret;
-    do {
-        ret = ::ioctl(fd, request, arg);
-    } while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-    return ret == -1 ? errno : 0;
+    return drmIoctl(fd, request, arg) == 0 ? 0 : errno;
 }
 
 bool is_npuipc(int fd)
 {
-    char name[32] = {};
-    drm_version v = {};
-    v.name = name;
-    v.name_len = sizeof(name) - 1;
-    return ioctl_retry(fd, DRM_IOCTL_VERSION, &v) == 0 &&
-           std::strcmp(name, NPUIPC_DRIVER_NAME) == 0;
+    drmVersionPtr version = drmGetVersion(fd);
+    if (!version)
+        return false;
+    bool ours = version->name && std::strcmp(version->name, NPUIPC_DRIVER_NAME) == 0;
+    drmFreeVersion(version);
+    return ours;
 }
 
 Result<DeviceInfo> query_info(int fd)
 {
     drm_npuipc_get_info args = {};
-    if (int err = ioctl_retry(fd, DRM_IOCTL_NPUIPC_GET_INFO, &args))
+    if (int err = ioctl_errno(fd, DRM_IOCTL_NPUIPC_GET_INFO, &args))
         return Status::from_errno(err);
     DeviceInfo info;
     info.uapi_version = args.uapi_version;
@@ -55,21 +54,40 @@ Result<DeviceInfo> query_info(int fd)
 template <typename Fn> void for_each_node(Fn fn)
 {
     for (int minor = kRenderMinorFirst; minor <= kRenderMinorLast; minor++) {
-        char path[64];
-        std::snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
-        UniqueFd fd(::open(path, O_RDWR | O_CLOEXEC));
+        UniqueFd fd(drmOpenRender(minor));
         if (!fd || !is_npuipc(fd.get()))
             continue;
         Result<DeviceInfo> info = query_info(fd.get());
         if (!info.ok())
             continue;
-        info.value().node = path;
+        info.value().node = "/dev/dri/renderD" + std::to_string(minor);
         if (fn(fd, info.value()))
             return;
     }
 }
 
+int64_t now_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 } // namespace
+
+uint64_t page_class_size(uint32_t page_class) noexcept
+{
+    switch (page_class) {
+    case NPUIPC_PAGE_CLASS_NORMAL:
+        return 4096;
+    case NPUIPC_PAGE_CLASS_HUGE:
+        return 2ULL << 20;
+    case NPUIPC_PAGE_CLASS_HUGE1G:
+        return 1ULL << 30;
+    default:
+        return 0;
+    }
+}
 
 Result<Device> Device::open(uint32_t index)
 {
@@ -90,6 +108,132 @@ Result<DeviceInfo> Device::info() const
     return query_info(fd_.get());
 }
 
+Result<uint32_t> Device::create_buffer(uint64_t size, uint32_t page_class) const
+{
+    drm_npuipc_bo_create args = {};
+    args.size = size;
+    args.page_class = page_class;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_CREATE, &args))
+        return Status::from_errno(err);
+    return args.handle;
+}
+
+Result<BufferInfo> Device::buffer_info(uint32_t handle) const
+{
+    drm_npuipc_bo_info args = {};
+    args.handle = handle;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_INFO, &args))
+        return Status::from_errno(err);
+    BufferInfo info;
+    info.size = args.size;
+    info.mmap_offset = args.mmap_offset;
+    info.page_class = args.page_class;
+    info.bo_flags = args.bo_flags;
+    return info;
+}
+
+Result<UniqueFd> Device::export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
+                                       uint32_t flags) const
+{
+    drm_npuipc_bo_export args = {};
+    args.handle = handle;
+    args.flags = flags;
+    args.offset = offset;
+    args.size = size;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_EXPORT, &args))
+        return Status::from_errno(err);
+    return UniqueFd(args.fd);
+}
+
+Result<uint32_t> Device::import_buffer(int dmabuf_fd, uint32_t flags) const
+{
+    drm_npuipc_bo_import args = {};
+    args.fd = dmabuf_fd;
+    args.flags = flags;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_IMPORT, &args))
+        return Status::from_errno(err);
+    return args.handle;
+}
+
+Status Device::close_buffer(uint32_t handle) const
+{
+    drm_gem_close args = {};
+    args.handle = handle;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_GEM_CLOSE, &args))
+        return Status::from_errno(err);
+    return Status();
+}
+
+Result<uint32_t> Device::create_object(uint32_t type) const
+{
+    drm_npuipc_obj_create args = {};
+    args.type = type;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_CREATE, &args))
+        return Status::from_errno(err);
+    return args.handle;
+}
+
+Status Device::destroy_object(uint32_t handle) const
+{
+    drm_npuipc_obj_destroy args = {};
+    args.handle = handle;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_DESTROY, &args))
+        return Status::from_errno(err);
+    return Status();
+}
+
+Result<UniqueFd> Device::export_object(uint32_t handle, uint32_t flags) const
+{
+    drm_npuipc_obj_export args = {};
+    args.handle = handle;
+    args.flags = flags;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args))
+        return Status::from_errno(err);
+    return UniqueFd(args.fd);
+}
+
+Result<uint32_t> Device::import_object(int object_fd) const
+{
+    drm_npuipc_obj_import args = {};
+    args.fd = object_fd;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args))
+        return Status::from_errno(err);
+    return args.handle;
+}
+
+Status Device::submit(uint32_t stream, const drm_npuipc_job *jobs, uint32_t count) const
+{
+    drm_npuipc_submit args = {};
+    args.stream = stream;
+    args.jobs = reinterpret_cast<uintptr_t>(jobs);
+    args.job_count = count;
+    args.job_size = sizeof(drm_npuipc_job);
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_SUBMIT, &args))
+        return Status::from_errno(err);
+    return Status();
+}
+
+Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t flags) const
+{
+    // drmIoctl restarts an interrupted wait with the same argument: a
+    // relative timeout would start again from the full length, so each try
+    // is given what is left of the deadline.
+    const int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : 0;
+    for (;;) {
+        drm_npuipc_wait args = {};
+        args.handle = handle;
+        args.flags = flags;
+        args.timeout_ns = timeout_ns;
+        if (timeout_ns > 0)
+            args.timeout_ns = std::max<int64_t>(deadline - now_ns(), 1);
+        if (::ioctl(fd(), DRM_IOCTL_NPUIPC_WAIT, &args) == 0)
+            return static_cast<int>(args.status);
+        if (errno == EINTR || errno == EAGAIN)
+            continue;
+        return Status::from_errno(errno);
+    }
+}
+
 Result<std::vector<DeviceInfo>> list_devices()
 {
     std::vector<DeviceInfo> devices;
@@ -100,6 +244,73 @@ Result<std::vector<DeviceInfo>> list_devices()
     std::sort(devices.begin(), devices.end(),
               [](const DeviceInfo &a, const DeviceInfo &b) { return a.index < b.index; });
     return devices;
+}
+
+BufferHandle &BufferHandle::operator=(BufferHandle &&other) noexcept
+{
+    if (this != &other) {
+        reset();
+        device_ = std::move(other.device_);
+        handle_ = other.handle_;
+        other.handle_ = 0;
+    }
+    return *this;
+}
+
+void BufferHandle::reset() noexcept
+{
+    if (handle_ && device_)
+        (void)device_->close_buffer(handle_);
+    handle_ = 0;
+    device_.reset();
+}
+
+ObjectHandle &ObjectHandle::operator=(ObjectHandle &&other) noexcept
+{
+    if (this != &other) {
+        reset();
+        device_ = std::move(other.device_);
+        handle_ = other.handle_;
+        other.handle_ = 0;
+    }
+    return *this;
+}
+
+void ObjectHandle::reset() noexcept
+{
+    if (handle_ && device_)
+        (void)device_->destroy_object(handle_);
+    handle_ = 0;
+    device_.reset();
+}
+
+Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_t size)
+{
+    void *addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, device.fd(),
+                        static_cast<off_t>(mmap_offset));
+    if (addr == MAP_FAILED)
+        return Status::from_errno(errno);
+    return Mapping(addr, size);
+}
+
+Mapping &Mapping::operator=(Mapping &&other) noexcept
+{
+    if (this != &other) {
+        reset();
+        addr_ = other.addr_;
+        size_ = other.size_;
+        other.addr_ = nullptr;
+        other.size_ = 0;
+    }
+    return *this;
+}
+
+void Mapping::reset() noexcept
+{
+    if (addr_)
+        ::munmap(addr_, size_);
+    addr_ = nullptr;
+    size_ = 0;
 }
 
 } // namespace npuipc

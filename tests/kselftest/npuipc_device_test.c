@@ -50,6 +50,7 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	EXPECT_EQ(info.mem_total, info.mem_free);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_VIRTUAL);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_SYNCOBJ_TIMELINE);
+	EXPECT_TRUE(info.caps & NPUIPC_CAP_RESET_NOTIFY);
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(0, info.pad);
 }

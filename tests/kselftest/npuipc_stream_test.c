@@ -398,6 +398,49 @@ TEST_F(stream, record_before_wait_is_kept_and_the_wait_resets_it)
 	close(nfd);
 }
 
+TEST_F(stream, reset_notify_drops_a_record_no_wait_consumed)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct drm_npuipc_job wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
+	uint32_t notify;
+	int nfd, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, notify, 0, &nfd));
+	pfd.fd = nfd;
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RESET_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	/* The dropped record no longer satisfies a wait. */
+	wait.object = notify;
+	wait.timeout_ns = 50 * 1000 * 1000;
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, wait));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
+	/* Nor does it lose a later record. */
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	close(nfd);
+}
+
+TEST_F(stream, reset_notify_of_an_unset_notify_changes_nothing)
+{
+	uint32_t notify;
+	int status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RESET_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+}
+
 TEST_F(stream, notify_wait_timeout_fails_later_work_until_recovered)
 {
 	struct drm_npuipc_job wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
@@ -813,6 +856,8 @@ TEST_F(stream, submit_rejects_unknown_job_kind)
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 	job.kind = 0;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job.kind = NPUIPC_JOB_RESET_NOTIFY + 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
 }
 
 TEST_F(stream, submit_rejects_out_of_bounds_ranges)
@@ -849,7 +894,7 @@ TEST_F(stream, submit_rejects_a_read_only_copy_target)
 	close(dmabuf);
 }
 
-TEST_F(stream, submit_rejects_waits_on_a_notify_it_does_not_own)
+TEST_F(stream, submit_rejects_waits_and_resets_on_a_notify_it_does_not_own)
 {
 	int other = npuipc_open_device(0), nfd;
 	uint32_t notify, imported;
@@ -859,6 +904,7 @@ TEST_F(stream, submit_rejects_waits_on_a_notify_it_does_not_own)
 	ASSERT_EQ(0, npuipc_obj_export(other, notify, 0, &nfd));
 	ASSERT_EQ(0, npuipc_obj_import(self->fd, nfd, &imported));
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, imported), -EPERM);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, imported), -EPERM);
 	/* Recording is allowed. */
 	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, imported)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
@@ -873,6 +919,8 @@ TEST_F(stream, submit_rejects_unknown_objects_and_bad_fds)
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_EVENT, 999), -ENOENT);
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RECORD_EVENT, self->stream), -ENOENT);
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, self->stream), -ENOENT);
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, 999), -EBADF);
 	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, pipefd[0]), -EINVAL);
@@ -901,6 +949,12 @@ TEST_F(stream, submit_rejects_nonzero_unused_fields)
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 	job = object_job(NPUIPC_JOB_RECORD_NOTIFY, 1);
 	job.timeout_ns = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
+	job.timeout_ns = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
+	job.value = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 	job = object_job(NPUIPC_JOB_WAIT_EVENT, 1);
 	job.size = 1;

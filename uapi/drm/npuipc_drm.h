@@ -28,7 +28,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 3
+#define NPUIPC_UAPI_VERSION 4
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -38,6 +38,8 @@ extern "C" {
 #define NPUIPC_CAP_BO			(1ULL << 2)
 /* Streams, jobs, events and notifies (uapi version 3). */
 #define NPUIPC_CAP_STREAMS		(1ULL << 3)
+/* The RESET_NOTIFY job (uapi version 4). */
+#define NPUIPC_CAP_RESET_NOTIFY		(1ULL << 4)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -354,6 +356,8 @@ struct drm_npuipc_obj_import {
  * WAIT_NOTIFY: wait until notify @object is set, then reset it; owner only.
  * RECORD_EVENT: record event @object.
  * RECORD_NOTIFY: set notify @object when reached.
+ * RESET_NOTIFY: clear notify @object when reached, dropping a record no
+ *	wait has consumed; owner only (uapi version 4, NPUIPC_CAP_RESET_NOTIFY).
  *
  * WAIT_* jobs take @timeout_ns (0: no timeout). A wait that times out, or
  * whose fence signals an error, fails with that error (-ETIMEDOUT,
@@ -370,6 +374,7 @@ struct drm_npuipc_obj_import {
 #define NPUIPC_JOB_WAIT_NOTIFY		6
 #define NPUIPC_JOB_RECORD_EVENT		7
 #define NPUIPC_JOB_RECORD_NOTIFY	8
+#define NPUIPC_JOB_RESET_NOTIFY		9
 
 struct drm_npuipc_job {
 	__u32 kind;
@@ -412,7 +417,7 @@ struct drm_npuipc_job {
  *	-ENOENT: unknown stream, GEM, event, notify or syncobj handle.
  *	-EBADF: a WAIT_SYNC_FILE fd that is not open.
  *	-EACCES: a read-only buffer as COPY or FILL target.
- *	-EPERM: WAIT_NOTIFY on a notify this file does not own.
+ *	-EPERM: WAIT_NOTIFY or RESET_NOTIFY on a notify this file does not own.
  *	-EIO: the stream is in error.
  *	-EFAULT, -ENOMEM, -EMFILE.
  */

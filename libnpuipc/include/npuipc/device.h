@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 // npuipc devices as libnpuipc sees them: render nodes of the npuipc driver,
-// addressed by the driver's device index rather than by DRM minor.
+// addressed by the driver's device index rather than by DRM minor, and the
+// driver's objects on them, each owned by a move-only RAII type.
 #ifndef NPUIPC_DEVICE_H
 #define NPUIPC_DEVICE_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "npuipc/result.h"
 #include "npuipc/unique_fd.h"
+
+struct drm_npuipc_job;
 
 namespace npuipc {
 
@@ -22,6 +26,18 @@ struct DeviceInfo {
     uint64_t caps = 0;
 };
 
+struct BufferInfo {
+    uint64_t size = 0;
+    uint64_t mmap_offset = 0;
+    uint32_t page_class = 0;
+    uint32_t bo_flags = 0;
+};
+
+// Page size of a page class (NPUIPC_PAGE_CLASS_*), 0 for an unknown class.
+uint64_t page_class_size(uint32_t page_class) noexcept;
+
+// One open npuipc render node. Every method is one ioctl of the uapi
+// (uapi/drm/npuipc_drm.h, Documentation/uapi.md) and returns its errno.
 class Device {
 public:
     // Opens the render node of npuipc device `index`; ENODEV if none.
@@ -31,6 +47,25 @@ public:
     uint32_t index() const noexcept { return index_; }
     int fd() const noexcept { return fd_.get(); }
 
+    Result<uint32_t> create_buffer(uint64_t size, uint32_t page_class) const;
+    Result<BufferInfo> buffer_info(uint32_t handle) const;
+    Result<UniqueFd> export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
+                                   uint32_t flags) const;
+    Result<uint32_t> import_buffer(int dmabuf_fd, uint32_t flags) const;
+    Status close_buffer(uint32_t handle) const;
+
+    Result<uint32_t> create_object(uint32_t type) const;
+    Status destroy_object(uint32_t handle) const;
+    Result<UniqueFd> export_object(uint32_t handle, uint32_t flags) const;
+    Result<uint32_t> import_object(int fd) const;
+
+    Status submit(uint32_t stream, const drm_npuipc_job *jobs, uint32_t count) const;
+    // Waits for a stream (all its jobs) or an event (its latest record).
+    // timeout_ns < 0 waits without limit, 0 polls; a positive timeout is a
+    // deadline kept across signal restarts. Returns the stream's or record's
+    // status (0 or a negative errno); ETIME when not complete in time.
+    Result<int> wait(uint32_t handle, int64_t timeout_ns, uint32_t flags = 0) const;
+
 private:
     Device(UniqueFd fd, uint32_t index) : fd_(std::move(fd)), index_(index) {}
 
@@ -39,8 +74,90 @@ private:
 };
 
 // Every npuipc device present, in index order. Empty when the module is
-// not loaded; an error only when /dev/dri cannot be read.
+// not loaded.
 Result<std::vector<DeviceInfo>> list_devices();
+
+// A GEM buffer handle of one device, closed on destruction.
+class BufferHandle {
+public:
+    BufferHandle() noexcept = default;
+    BufferHandle(std::shared_ptr<const Device> device, uint32_t handle) noexcept
+        : device_(std::move(device)), handle_(handle)
+    {
+    }
+    ~BufferHandle() { reset(); }
+    BufferHandle(BufferHandle &&other) noexcept
+        : device_(std::move(other.device_)), handle_(other.handle_)
+    {
+        other.handle_ = 0;
+    }
+    BufferHandle &operator=(BufferHandle &&other) noexcept;
+    BufferHandle(const BufferHandle &) = delete;
+    BufferHandle &operator=(const BufferHandle &) = delete;
+
+    uint32_t get() const noexcept { return handle_; }
+    const Device *device() const noexcept { return device_.get(); }
+    explicit operator bool() const noexcept { return handle_ != 0; }
+    void reset() noexcept;
+
+private:
+    std::shared_ptr<const Device> device_;
+    uint32_t handle_ = 0;
+};
+
+// A stream, event or notify handle of one device, destroyed on destruction.
+class ObjectHandle {
+public:
+    ObjectHandle() noexcept = default;
+    ObjectHandle(std::shared_ptr<const Device> device, uint32_t handle) noexcept
+        : device_(std::move(device)), handle_(handle)
+    {
+    }
+    ~ObjectHandle() { reset(); }
+    ObjectHandle(ObjectHandle &&other) noexcept
+        : device_(std::move(other.device_)), handle_(other.handle_)
+    {
+        other.handle_ = 0;
+    }
+    ObjectHandle &operator=(ObjectHandle &&other) noexcept;
+    ObjectHandle(const ObjectHandle &) = delete;
+    ObjectHandle &operator=(const ObjectHandle &) = delete;
+
+    uint32_t get() const noexcept { return handle_; }
+    const Device *device() const noexcept { return device_.get(); }
+    explicit operator bool() const noexcept { return handle_ != 0; }
+    void reset() noexcept;
+
+private:
+    std::shared_ptr<const Device> device_;
+    uint32_t handle_ = 0;
+};
+
+// A shared mapping of a buffer into this process, unmapped on destruction.
+class Mapping {
+public:
+    Mapping() noexcept = default;
+    // Maps `size` bytes of the buffer at `mmap_offset` of the device's fd.
+    static Result<Mapping> map(const Device &device, uint64_t mmap_offset, uint64_t size);
+    ~Mapping() { reset(); }
+    Mapping(Mapping &&other) noexcept : addr_(other.addr_), size_(other.size_)
+    {
+        other.addr_ = nullptr;
+        other.size_ = 0;
+    }
+    Mapping &operator=(Mapping &&other) noexcept;
+    Mapping(const Mapping &) = delete;
+    Mapping &operator=(const Mapping &) = delete;
+
+    void *addr() const noexcept { return addr_; }
+    uint64_t size() const noexcept { return size_; }
+    void reset() noexcept;
+
+private:
+    Mapping(void *addr, uint64_t size) noexcept : addr_(addr), size_(size) {}
+    void *addr_ = nullptr;
+    uint64_t size_ = 0;
+};
 
 } // namespace npuipc
 

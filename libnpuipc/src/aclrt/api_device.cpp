@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+// aclInit/aclFinalize, devices, contexts, peer access and memory info.
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "aclrt/config.h"
+#include "aclrt/runtime.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+aclError check_device_id(Runtime &rt, int32_t id)
+{
+    if (id < 0)
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", id);
+    if (!rt.device_count_known || static_cast<uint32_t>(id) >= rt.device_count)
+        if (aclError err = rt.refresh_device_count())
+            return err;
+    if (static_cast<uint32_t>(id) >= rt.device_count)
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %d (there are %u)", id,
+                    rt.device_count);
+    return ACL_SUCCESS;
+}
+
+aclError release_all(Runtime &rt)
+{
+    while (!rt.devices.empty())
+        rt.release_device(rt.devices.begin()->first);
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclInit(const char *configPath)
+{
+    ApiScope scope("aclInit");
+    Config config;
+    if (configPath && *configPath) {
+        std::ifstream in(configPath);
+        if (!in)
+            return fail(ACL_ERROR_INVALID_FILE, "cannot read the configuration file %s",
+                        configPath);
+        std::stringstream text;
+        text << in.rdbuf();
+        switch (parse_config(text.str(), config)) {
+        case ConfigError::None:
+            break;
+        case ConfigError::Malformed:
+            return fail(ACL_ERROR_PARSE_FILE, "%s is not valid JSON", configPath);
+        case ConfigError::BadDefaultDevice:
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                        "%s: defaultDevice.default_device is not a device id", configPath);
+        }
+    }
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    if (rt.forked)
+        rt.discard_after_fork();
+    if (rt.initialized)
+        return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
+    if (config.default_device >= 0)
+        if (aclError err = check_device_id(rt, config.default_device))
+            return err;
+    rt.default_device = config.default_device;
+    rt.initialized = true;
+    return ACL_SUCCESS;
+}
+
+aclError aclFinalize(void)
+{
+    return api("aclFinalize", [] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (!rt.initialized)
+            return fail(ACL_ERROR_REPEAT_FINALIZE, "aclInit was not called, or aclFinalize was");
+        release_all(rt);
+        rt.default_device = -1;
+        rt.initialized = false;
+        return ACL_SUCCESS;
+    });
+}
+
+const char *aclGetRecentErrMsg(void)
+{
+    return recent_error_message();
+}
+
+aclError aclrtSetDevice(int32_t deviceId)
+{
+    return api("aclrtSetDevice", [&] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = check_device_id(rt, deviceId))
+            return err;
+        return rt.set_device(static_cast<uint32_t>(deviceId));
+    });
+}
+
+static aclError reset_device(const char *name, int32_t deviceId, bool force)
+{
+    return api(name, [&] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = check_device_id(rt, deviceId))
+            return err;
+        auto it = rt.devices.find(static_cast<uint32_t>(deviceId));
+        if (it == rt.devices.end())
+            return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+                        "device %d is not set in this process (or was already released)",
+                        deviceId);
+        if (force || --it->second.refs == 0)
+            rt.release_device(static_cast<uint32_t>(deviceId));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtResetDevice(int32_t deviceId)
+{
+    return reset_device("aclrtResetDevice", deviceId, false);
+}
+
+aclError aclrtResetDeviceForce(int32_t deviceId)
+{
+    return reset_device("aclrtResetDeviceForce", deviceId, true);
+}
+
+aclError aclrtGetDevice(int32_t *deviceId)
+{
+    return api("aclrtGetDevice", [&] {
+        if (!deviceId)
+            return fail(ACL_ERROR_INVALID_PARAM, "deviceId is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        *deviceId = static_cast<int32_t>(ctx->device);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    return api("aclrtGetDeviceCount", [&] {
+        if (!count)
+            return fail(ACL_ERROR_INVALID_PARAM, "count is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = rt.refresh_device_count())
+            return err;
+        *count = rt.device_count;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSynchronizeDevice(void)
+{
+    return api("aclrtSynchronizeDevice", [] {
+        Runtime &rt = Runtime::get();
+        std::vector<std::shared_ptr<Stream>> streams;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+            for (auto &entry : rt.objects)
+                if (entry.second->kind == Kind::Stream && entry.second->device == ctx->device)
+                    streams.push_back(std::static_pointer_cast<Stream>(entry.second));
+        }
+        aclError first = ACL_SUCCESS;
+        for (auto &stream : streams) {
+            aclError err = synchronize(*stream, -1);
+            if (err && !first)
+                first = err;
+        }
+        return first;
+    });
+}
+
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
+{
+    return api("aclrtCreateContext", [&] {
+        if (!context)
+            return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = check_device_id(rt, deviceId))
+            return err;
+        // A reference on its device, as aclrtSetDevice takes.
+        if (aclError err = rt.set_device(static_cast<uint32_t>(deviceId)))
+            return err;
+        uint64_t token = rt.add_object(std::make_shared<Context>(deviceId, false));
+        thread_context() = token;
+        *context = reinterpret_cast<aclrtContext>(token);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDestroyContext(aclrtContext context)
+{
+    return api("aclrtDestroyContext", [&] {
+        if (!context)
+            return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto ctx = rt.find<Context>(context, Kind::Context);
+        if (!ctx || ctx->is_default)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a context made by aclrtCreateContext",
+                        context);
+        std::vector<uint64_t> streams;
+        for (auto &entry : rt.objects)
+            if (entry.second->kind == Kind::Stream &&
+                static_cast<Stream &>(*entry.second).context == ctx->token)
+                streams.push_back(entry.first);
+        for (uint64_t token : streams)
+            destroy_stream_locked(rt, token);
+        rt.objects.erase(ctx->token);
+        if (thread_context() == ctx->token)
+            thread_context() = 0;
+        // The device reference aclrtCreateContext took stays, as in CANN:
+        // aclrtResetDevice releases it.
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+    return api("aclrtSetCurrentContext", [&] {
+        if (!context)
+            return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto ctx = rt.find<Context>(context, Kind::Context);
+        if (!ctx)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live context", context);
+        thread_context() = ctx->token;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+    return api("aclrtGetCurrentContext", [&] {
+        if (!context)
+            return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        *context = reinterpret_cast<aclrtContext>(ctx->token);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId)
+{
+    return api("aclrtDeviceCanAccessPeer", [&] {
+        if (!canAccessPeer)
+            return fail(ACL_ERROR_INVALID_PARAM, "canAccessPeer is NULL");
+        if (deviceId == peerDeviceId)
+            return fail(ACL_ERROR_INVALID_PARAM, "a device and its peer must differ");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = check_device_id(rt, deviceId))
+            return err;
+        if (aclError err = check_device_id(rt, peerDeviceId))
+            return err;
+        // Every npuipc device can import every other's memory.
+        *canAccessPeer = 1;
+        return ACL_SUCCESS;
+    });
+}
+
+static aclError peer_access(const char *name, int32_t peerDeviceId, bool enable)
+{
+    return api(name, [&] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        if (aclError err = check_device_id(rt, peerDeviceId))
+            return err;
+        if (static_cast<uint32_t>(peerDeviceId) == ctx->device)
+            return fail(ACL_ERROR_INVALID_PARAM, "device %d is the current device", peerDeviceId);
+        auto &peers = rt.devices.at(ctx->device).peers;
+        if (enable)
+            peers.insert(static_cast<uint32_t>(peerDeviceId));
+        else
+            peers.erase(static_cast<uint32_t>(peerDeviceId));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
+{
+    if (flags != 0) {
+        ApiScope scope("aclrtDeviceEnablePeerAccess");
+        return fail(ACL_ERROR_FEATURE_UNSUPPORTED, "flags must be 0, not 0x%x", flags);
+    }
+    return peer_access("aclrtDeviceEnablePeerAccess", peerDeviceId, true);
+}
+
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)
+{
+    return peer_access("aclrtDeviceDisablePeerAccess", peerDeviceId, false);
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
+{
+    return api("aclrtGetMemInfo", [&] {
+        if (!free || !total)
+            return fail(ACL_ERROR_INVALID_PARAM, "free and total must not be NULL");
+        if (static_cast<unsigned>(attr) > ACL_MEM_P2P_HUGE1G)
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown memory attribute %d", attr);
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<const Device> dev;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+            dev = rt.devices.at(ctx->device).dev;
+        }
+        Result<DeviceInfo> info = dev->info();
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the device");
+        // One pool of device memory serves every attribute.
+        *free = info.value().mem_free;
+        *total = info.value().mem_total;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDeviceGetBareTgid(int32_t *pid)
+{
+    return api("aclrtDeviceGetBareTgid", [&] {
+        if (!pid)
+            return fail(ACL_ERROR_INVALID_PARAM, "pid is NULL");
+        *pid = static_cast<int32_t>(::getpid());
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"

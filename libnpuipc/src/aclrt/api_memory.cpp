@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+// Device memory: aclrtMalloc maps a buffer of the driver into the process,
+// so a device pointer is an address the host can read and write; copies
+// and fills on streams become the driver's COPY and FILL jobs.
+#include <cerrno>
+#include <cstring>
+#include <sys/mman.h>
+
+#include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+constexpr uint64_t kHugeFirstNormalMax = 1ULL << 20;
+
+uint64_t round_up(uint64_t v, uint64_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+// The page classes to try, in order, for a policy (CANN: any value other
+// than the eight policies allocates with the default, HUGE_FIRST).
+std::vector<uint32_t> classes_for(aclrtMemMallocPolicy policy, size_t size)
+{
+    switch (static_cast<int>(policy)) {
+    case ACL_MEM_MALLOC_HUGE_ONLY:
+    case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
+        return {NPUIPC_PAGE_CLASS_HUGE};
+    case ACL_MEM_MALLOC_NORMAL_ONLY:
+    case ACL_MEM_MALLOC_NORMAL_ONLY_P2P:
+        return {NPUIPC_PAGE_CLASS_NORMAL};
+    case ACL_MEM_MALLOC_HUGE1G_ONLY:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY_P2P:
+        return {NPUIPC_PAGE_CLASS_HUGE1G};
+    default:
+        if (size <= kHugeFirstNormalMax)
+            return {NPUIPC_PAGE_CLASS_NORMAL};
+        return {NPUIPC_PAGE_CLASS_HUGE, NPUIPC_PAGE_CLASS_NORMAL};
+    }
+}
+
+// Where a pointer of a copy lies.
+struct Place {
+    std::shared_ptr<Allocation> alloc; // null: host memory
+    uint64_t offset = 0;
+};
+
+aclError locate(Runtime &rt, const void *ptr, size_t count, Place &out)
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    out.alloc = rt.find_allocation(ptr, count);
+    if (out.alloc) {
+        out.offset = p - out.alloc->base;
+        return ACL_SUCCESS;
+    }
+    // Partly inside device memory: a range crossing an allocation's end.
+    if (rt.find_allocation(ptr, 1) ||
+        rt.find_allocation(reinterpret_cast<const char *>(ptr) + count - 1, 1))
+        return fail(ACL_ERROR_RT_PARAM_INVALID,
+                    "%zu bytes at %p do not lie inside one device allocation", count, ptr);
+    return ACL_SUCCESS;
+}
+
+// Checks a copy's arguments and kind against where its pointers lie.
+aclError check_copy(Runtime &rt, void *dst, size_t destMax, const void *src, size_t count,
+                    aclrtMemcpyKind kind, Place &d, Place &s)
+{
+    if (!dst || !src)
+        return fail(ACL_ERROR_INVALID_PARAM, "dst and src must not be NULL");
+    if (count == 0)
+        return fail(ACL_ERROR_INVALID_PARAM, "count is 0");
+    if (static_cast<unsigned>(kind) > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
+        return fail(ACL_ERROR_INVALID_PARAM, "unknown copy kind %d", kind);
+    if (count > destMax)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu is larger than destMax %zu", count,
+                    destMax);
+    if (aclError err = locate(rt, dst, count, d))
+        return err;
+    if (aclError err = locate(rt, src, count, s))
+        return err;
+    bool dd = d.alloc != nullptr, sd = s.alloc != nullptr;
+    bool ok = true;
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST:
+        ok = !dd && !sd;
+        break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
+        ok = dd && !sd;
+        break;
+    case ACL_MEMCPY_DEVICE_TO_HOST:
+        ok = !dd && sd;
+        break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
+        ok = dd && sd;
+        break;
+    default: // ACL_MEMCPY_DEFAULT: inferred from the pointers
+        break;
+    }
+    if (!ok)
+        return fail(ACL_ERROR_RT_PARAM_INVALID,
+                    "copy kind %d does not match the memory: dst is %s, src is %s memory", kind,
+                    dd ? "device" : "host", sd ? "device" : "host");
+    return ACL_SUCCESS;
+}
+
+aclError current_device(Runtime &rt, uint32_t &device)
+{
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::shared_ptr<Context> ctx;
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    device = ctx->device;
+    return ACL_SUCCESS;
+}
+
+aclError check_peer(Runtime &rt, uint32_t device, const Place &p)
+{
+    if (p.alloc && !rt.peer_enabled(device, p.alloc->device))
+        return fail(ACL_ERROR_RT_NO_PERMISSION,
+                    "memory of device %u used from device %u without peer access "
+                    "(aclrtDeviceEnablePeerAccess)",
+                    p.alloc->device, device);
+    return ACL_SUCCESS;
+}
+
+aclError stream_of(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    return rt.resolve_stream(handle, out);
+}
+
+bool stream_idle(Stream &stream)
+{
+    Result<int> r = stream.dev->wait(stream.handle.get(), 0);
+    return r.ok() && r.value() == 0;
+}
+
+// Host memory into device memory, in stream order: the source is read now.
+// An idle stream takes it directly; otherwise it goes through a staging
+// buffer that a COPY job moves when the stream gets there.
+aclError copy_from_host(Runtime &rt, Stream &stream, const Place &d, const void *src,
+                        size_t count)
+{
+    if (stream_idle(stream) && stream.device == d.alloc->device) {
+        std::memcpy(reinterpret_cast<char *>(d.alloc->base) + d.offset, src, count);
+        return ACL_SUCCESS;
+    }
+    uint32_t dst_handle;
+    if (aclError err = buffer_on(rt, *d.alloc, stream.device, dst_handle))
+        return err;
+    uint64_t size = round_up(count, 4096);
+    Result<uint32_t> h = stream.dev->create_buffer(size, NPUIPC_PAGE_CLASS_NORMAL);
+    if (!h.ok())
+        return fail_errno(h.error(), Op::AllocMemory, "allocating a staging buffer");
+    BufferHandle staging(stream.dev, h.value());
+    Result<BufferInfo> info = stream.dev->buffer_info(staging.get());
+    if (!info.ok())
+        return fail_errno(info.error(), Op::Generic, "querying the staging buffer");
+    Result<Mapping> map = Mapping::map(*stream.dev, info.value().mmap_offset, size);
+    if (!map.ok())
+        return fail_errno(map.error(), Op::AllocMemory, "mapping the staging buffer");
+    std::memcpy(map.value().addr(), src, count);
+    drm_npuipc_job job = {};
+    job.kind = NPUIPC_JOB_COPY;
+    job.dst = dst_handle;
+    job.dst_offset = d.offset;
+    job.src = staging.get();
+    job.size = count;
+    // The queued job holds the staging buffer; closing our handle is safe.
+    return submit(stream, &job, 1);
+}
+
+aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
+                    aclrtMemcpyKind kind, aclrtStream handle)
+{
+    Runtime &rt = Runtime::get();
+    Place d, s;
+    if (aclError err = check_copy(rt, dst, destMax, src, count, kind, d, s))
+        return err;
+    std::shared_ptr<Stream> stream;
+    if (aclError err = stream_of(handle, stream))
+        return err;
+    if (aclError err = check_peer(rt, stream->device, d))
+        return err;
+    if (aclError err = check_peer(rt, stream->device, s))
+        return err;
+    if (d.alloc && s.alloc) {
+        drm_npuipc_job job = {};
+        job.kind = NPUIPC_JOB_COPY;
+        if (aclError err = buffer_on(rt, *d.alloc, stream->device, job.dst))
+            return err;
+        if (aclError err = buffer_on(rt, *s.alloc, stream->device, job.src))
+            return err;
+        job.dst_offset = d.offset;
+        job.src_offset = s.offset;
+        job.size = count;
+        return submit(*stream, &job, 1);
+    }
+    if (d.alloc)
+        return copy_from_host(rt, *stream, d, src, count);
+    // Into host memory: written when the stream gets there, so the call
+    // waits for the stream's earlier work.
+    if (aclError err = synchronize(*stream, -1))
+        return err;
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    return api("aclrtMalloc", [&] {
+        if (!devPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
+        if (size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<const Device> dev;
+        uint32_t device;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+            device = ctx->device;
+            dev = rt.devices.at(device).dev;
+        }
+        int err = ENOMEM;
+        for (uint32_t page_class : classes_for(policy, size)) {
+            uint64_t page = page_class_size(page_class);
+            if (size > NPUIPC_BO_MAX_SIZE) {
+                err = ENOMEM;
+                break;
+            }
+            uint64_t rounded = round_up(size, page);
+            Result<uint32_t> h = dev->create_buffer(rounded, page_class);
+            if (!h.ok()) {
+                err = h.error();
+                continue;
+            }
+            auto alloc = std::make_shared<Allocation>();
+            alloc->buffer = BufferHandle(dev, h.value());
+            Result<BufferInfo> info = dev->buffer_info(h.value());
+            if (!info.ok())
+                return fail_errno(info.error(), Op::Generic, "querying the new buffer");
+            Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, rounded);
+            if (!map.ok()) {
+                err = map.error();
+                continue;
+            }
+            alloc->mapping = std::move(map.value());
+            alloc->base = reinterpret_cast<uintptr_t>(alloc->mapping.addr());
+            alloc->size = rounded;
+            alloc->page_class = page_class;
+            alloc->device = device;
+            alloc->dev = dev;
+            {
+                std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+                rt.allocations.emplace(alloc->base, alloc);
+            }
+            *devPtr = alloc->mapping.addr();
+            return ACL_SUCCESS;
+        }
+        return fail_errno(err, Op::AllocMemory, "allocating device memory");
+    });
+}
+
+aclError aclrtFree(void *devPtr)
+{
+    return api("aclrtFree", [&] {
+        if (!devPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Allocation> alloc;
+        {
+            std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+            auto it = rt.allocations.find(reinterpret_cast<uintptr_t>(devPtr));
+            if (it == rt.allocations.end())
+                return fail(ACL_ERROR_RT_PARAM_INVALID,
+                            "%p is not the start of memory aclrtMalloc returned", devPtr);
+            alloc = std::move(it->second);
+            rt.allocations.erase(it);
+        }
+        // Unmapped and closed here; queued jobs hold the buffer until done.
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    return api("aclrtMallocHost", [&] {
+        if (!hostPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "hostPtr is NULL");
+        if (size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "cannot allocate %zu bytes of host memory",
+                        size);
+        Runtime &rt = Runtime::get();
+        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+        rt.host_allocations.emplace(reinterpret_cast<uintptr_t>(p), size);
+        *hostPtr = p;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtFreeHost(void *hostPtr)
+{
+    return api("aclrtFreeHost", [&] {
+        if (!hostPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "hostPtr is NULL");
+        Runtime &rt = Runtime::get();
+        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+        auto it = rt.host_allocations.find(reinterpret_cast<uintptr_t>(hostPtr));
+        if (it == rt.host_allocations.end())
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "%p is not memory aclrtMallocHost returned", hostPtr);
+        ::munmap(hostPtr, it->second);
+        rt.host_allocations.erase(it);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                     aclrtMemcpyKind kind)
+{
+    return api("aclrtMemcpy", [&] {
+        Runtime &rt = Runtime::get();
+        Place d, s;
+        if (aclError err = check_copy(rt, dst, destMax, src, count, kind, d, s))
+            return err;
+        if (d.alloc || s.alloc) {
+            uint32_t device;
+            if (aclError err = current_device(rt, device))
+                return err;
+            if (aclError err = check_peer(rt, device, d))
+                return err;
+            if (aclError err = check_peer(rt, device, s))
+                return err;
+        }
+        // Device memory is mapped into the process: a synchronous copy is
+        // the CPU's own, at memcpy speed.
+        std::memmove(dst, src, count);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                          aclrtMemcpyKind kind, aclrtStream stream)
+{
+    return api("aclrtMemcpyAsync", [&] { return copy_async(dst, destMax, src, count, kind, stream); });
+}
+
+static aclError check_memset(Runtime &rt, void *devPtr, size_t maxCount, size_t count, Place &p)
+{
+    if (!devPtr)
+        return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
+    if (count == 0)
+        return fail(ACL_ERROR_INVALID_PARAM, "count is 0");
+    if (count > maxCount)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu is larger than maxCount %zu", count,
+                    maxCount);
+    if (aclError err = locate(rt, devPtr, count, p))
+        return err;
+    if (!p.alloc)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not device memory", devPtr);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    return api("aclrtMemset", [&] {
+        Runtime &rt = Runtime::get();
+        Place p;
+        if (aclError err = check_memset(rt, devPtr, maxCount, count, p))
+            return err;
+        uint32_t device;
+        if (aclError err = current_device(rt, device))
+            return err;
+        if (aclError err = check_peer(rt, device, p))
+            return err;
+        std::memset(devPtr, value & 0xff, count);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                          aclrtStream stream)
+{
+    return api("aclrtMemsetAsync", [&] {
+        Runtime &rt = Runtime::get();
+        Place p;
+        if (aclError err = check_memset(rt, devPtr, maxCount, count, p))
+            return err;
+        std::shared_ptr<Stream> s;
+        if (aclError err = stream_of(stream, s))
+            return err;
+        drm_npuipc_job job = {};
+        job.kind = NPUIPC_JOB_FILL;
+        if (aclError err = buffer_on(rt, *p.alloc, s->device, job.dst))
+            return err;
+        job.dst_offset = p.offset;
+        job.size = count;
+        job.value = static_cast<uint32_t>(value) & 0xff;
+        return submit(*s, &job, 1);
+    });
+}
+
+aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize)
+{
+    return api("aclrtMemGetAddressRange", [&] {
+        if (!ptr || !pbase || !psize)
+            return fail(ACL_ERROR_INVALID_PARAM, "ptr, pbase and psize must not be NULL");
+        std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(ptr, 1);
+        if (!alloc)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not device memory", ptr);
+        *pbase = reinterpret_cast<void *>(alloc->base);
+        *psize = alloc->size;
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+// Streams, and host callbacks on them.
+//
+// A callback is a point on its stream: the runtime records one of its own
+// events there (PooledEvent), whose fd polls readable once the stream has
+// got that far. The thread subscribed to the stream polls those fds in
+// aclrtProcessReport and runs the callbacks that are due. For a BLOCK
+// callback the stream then waits on its gate notify, which the runtime
+// records (on its own stream) once the callback has returned.
+#include <cerrno>
+#include <cstdint>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace npuipc_rt {
+using namespace npuipc;
+
+void drop_callbacks(Stream &stream)
+{
+    std::lock_guard<std::mutex> lock(stream.mu);
+    stream.callbacks.clear();
+}
+
+void destroy_stream_locked(Runtime &rt, uint64_t token)
+{
+    auto it = rt.objects.find(token);
+    if (it == rt.objects.end())
+        return;
+    auto stream = std::static_pointer_cast<Stream>(it->second);
+    rt.objects.erase(it);
+    drop_callbacks(*stream);
+    std::lock_guard<std::mutex> lock(stream->mu);
+    if (stream->subscriber) {
+        auto sub = rt.subscribers.find(stream->subscriber);
+        if (sub != rt.subscribers.end()) {
+            sub->second.streams.erase(token);
+            if (sub->second.streams.empty())
+                rt.subscribers.erase(sub);
+        }
+    }
+}
+
+} // namespace npuipc_rt
+
+namespace {
+
+int64_t ms_to_ns(int32_t ms)
+{
+    return ms < 0 ? -1 : static_cast<int64_t>(ms) * 1000000;
+}
+
+int64_t now_ms()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    return rt.resolve_stream(handle, out);
+}
+
+aclError destroy(const char *name, aclrtStream handle, bool wait)
+{
+    return api(name, [&] {
+        if (!handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Stream> stream;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            stream = rt.find<Stream>(handle, Kind::Stream);
+            if (!stream)
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live stream", handle);
+        }
+        aclError result = ACL_SUCCESS;
+        if (wait)
+            result = synchronize(*stream, -1);
+        std::lock_guard<std::mutex> lock(rt.mu);
+        destroy_stream_locked(rt, stream->token);
+        // The kernel stream goes with the last reference: queued jobs that
+        // have not run are cancelled then.
+        return result;
+    });
+}
+
+// Runs the due callbacks among the heads of `streams`; returns how many ran.
+int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
+            const std::vector<pollfd> &fds)
+{
+    int ran = 0;
+    for (size_t i = 0; i < streams.size(); i++) {
+        if (!(fds[i].revents & (POLLIN | POLLERR | POLLHUP)))
+            continue;
+        Stream &stream = *streams[i];
+        HostTask task;
+        {
+            std::lock_guard<std::mutex> lock(stream.mu);
+            if (stream.callbacks.empty() || stream.callbacks.front().reached->fd.get() != fds[i].fd)
+                continue;
+            task = std::move(stream.callbacks.front());
+            stream.callbacks.pop_front();
+        }
+        // A record cancelled by an earlier failure on the stream: the
+        // callback is not run, and its gate (cancelled too) is not opened.
+        Result<int> reached = stream.dev->wait(task.reached->event.get(), 0);
+        bool ok = reached.ok() && reached.value() == 0;
+        if (ok) {
+            task.fn(task.user_data);
+            ran++;
+        }
+        if (ok && task.block) {
+            std::shared_ptr<Stream> helper;
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (!rt.helper_stream(stream.device, helper)) {
+                std::lock_guard<std::mutex> slock(stream.mu);
+                drm_npuipc_job job = {};
+                job.kind = NPUIPC_JOB_RECORD_NOTIFY;
+                job.object = stream.gate.get();
+                (void)submit(*helper, &job, 1);
+            }
+        }
+        release_pooled_event(rt, stream.device, std::move(task.reached));
+    }
+    return ran;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtCreateStream(aclrtStream *stream)
+{
+    return api("aclrtCreateStream", [&] {
+        if (!stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        const auto &dev = rt.devices.at(ctx->device).dev;
+        Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_STREAM);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::CreateStream, "creating a stream");
+        uint64_t token = rt.add_object(
+            std::make_shared<Stream>(ctx->device, dev, ObjectHandle(dev, h.value()), ctx->token));
+        *stream = reinterpret_cast<aclrtStream>(token);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+    return destroy("aclrtDestroyStream", stream, true);
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream)
+{
+    return destroy("aclrtDestroyStreamForce", stream, false);
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+    return api("aclrtSynchronizeStream", [&] {
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        return synchronize(*s, -1);
+    });
+}
+
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
+{
+    return api("aclrtSynchronizeStreamWithTimeout", [&] {
+        if (timeout < -1)
+            return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        return synchronize(*s, ms_to_ns(timeout));
+    });
+}
+
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
+{
+    return api("aclrtStreamQuery", [&] {
+        if (!status)
+            return fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        Result<int> r = s->dev->wait(s->handle.get(), 0);
+        if (!r.ok() && r.error() != ETIME)
+            return fail_errno(r.error(), Op::Generic, "querying the stream");
+        *status = r.ok() ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)
+{
+    return api("aclrtSubscribeReport", [&] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Stream> s;
+        if (aclError err = rt.resolve_stream(stream, s))
+            return err;
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (s->subscriber && s->subscriber != threadId)
+            return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                        "the stream is already subscribed by another thread");
+        auto sub = rt.subscribers.find(threadId);
+        if (sub == rt.subscribers.end()) {
+            UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+            if (!wake)
+                return fail_errno(errno, Op::Generic, "creating the callback wake-up fd");
+            sub = rt.subscribers.emplace(threadId, Subscriber()).first;
+            sub->second.wake = std::move(wake);
+        }
+        sub->second.streams.insert(s->token);
+        s->subscriber = threadId;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)
+{
+    return api("aclrtUnSubscribeReport", [&] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Stream> s;
+        if (aclError err = rt.resolve_stream(stream, s))
+            return err;
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (s->subscriber != threadId)
+            return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, "the stream is not subscribed by thread %lu",
+                        static_cast<unsigned long>(threadId));
+        s->subscriber = 0;
+        auto sub = rt.subscribers.find(threadId);
+        if (sub != rt.subscribers.end()) {
+            sub->second.streams.erase(s->token);
+            if (sub->second.streams.empty())
+                rt.subscribers.erase(sub);
+        }
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                             aclrtStream stream)
+{
+    return api("aclrtLaunchCallback", [&] {
+        if (!fn)
+            return fail(ACL_ERROR_INVALID_PARAM, "fn is NULL");
+        if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown block type %d", blockType);
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Stream> s;
+        int wake = -1;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.resolve_stream(stream, s))
+                return err;
+            std::lock_guard<std::mutex> slock(s->mu);
+            if (!s->subscriber)
+                return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
+                            "no thread subscribed to the stream (aclrtSubscribeReport)");
+            wake = ::dup(rt.subscribers.at(s->subscriber).wake.get());
+        }
+        UniqueFd wake_fd(wake);
+        HostTask task;
+        task.fn = fn;
+        task.user_data = userData;
+        task.block = blockType == ACL_CALLBACK_BLOCK;
+        task.reached = acquire_pooled_event(rt, s->device);
+        if (!task.reached)
+            return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event for the callback");
+        {
+            std::lock_guard<std::mutex> slock(s->mu);
+            if (task.block && !s->gate) {
+                Result<uint32_t> h = s->dev->create_object(NPUIPC_OBJ_NOTIFY);
+                if (!h.ok())
+                    return fail_errno(h.error(), Op::CreateNotify, "creating the callback gate");
+                s->gate = ObjectHandle(s->dev, h.value());
+            }
+            drm_npuipc_job jobs[2] = {};
+            jobs[0].kind = NPUIPC_JOB_RECORD_EVENT;
+            jobs[0].object = task.reached->event.get();
+            jobs[1].kind = NPUIPC_JOB_WAIT_NOTIFY;
+            jobs[1].object = s->gate.get();
+            if (aclError err = submit(*s, jobs, task.block ? 2 : 1))
+                return err;
+            s->callbacks.push_back(std::move(task));
+        }
+        uint64_t one = 1;
+        if (wake_fd && ::write(wake_fd.get(), &one, sizeof(one)) < 0)
+            log_warning("cannot wake the subscribed thread: errno %d", errno);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtProcessReport(int32_t timeout)
+{
+    return api("aclrtProcessReport", [&] {
+        if (timeout < -1)
+            return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+        Runtime &rt = Runtime::get();
+        const uint64_t self = static_cast<uint64_t>(pthread_self());
+        const int64_t deadline = timeout < 0 ? -1 : now_ms() + timeout;
+        for (;;) {
+            std::vector<std::shared_ptr<Stream>> streams;
+            std::vector<pollfd> fds;
+            {
+                std::lock_guard<std::mutex> lock(rt.mu);
+                auto sub = rt.subscribers.find(self);
+                if (sub == rt.subscribers.end())
+                    return fail(ACL_ERROR_RT_THREAD_SUBSCRIBE,
+                                "this thread is subscribed to no stream (aclrtSubscribeReport)");
+                for (uint64_t token : sub->second.streams) {
+                    auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream);
+                    if (!s)
+                        continue;
+                    std::lock_guard<std::mutex> slock(s->mu);
+                    if (s->callbacks.empty())
+                        continue;
+                    fds.push_back({s->callbacks.front().reached->fd.get(), POLLIN, 0});
+                    streams.push_back(std::move(s));
+                }
+                // dup: the subscriber entry may go while this thread polls.
+                fds.push_back({::dup(sub->second.wake.get()), POLLIN, 0});
+            }
+            UniqueFd wake(fds.back().fd);
+            int wait_ms = deadline < 0 ? -1 : static_cast<int>(std::max<int64_t>(deadline - now_ms(), 0));
+            int n = ::poll(fds.data(), fds.size(), wait_ms);
+            if (n < 0 && errno != EINTR)
+                return fail_errno(errno, Op::Generic, "waiting for callbacks");
+            if (n > 0) {
+                if (fds.back().revents & POLLIN) {
+                    uint64_t count;
+                    (void)!::read(wake.get(), &count, sizeof(count));
+                }
+                fds.pop_back();
+                if (run_due(rt, streams, fds) > 0)
+                    return ACL_SUCCESS;
+            }
+            if (deadline >= 0 && now_ms() >= deadline)
+                return fail(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, "no callback was due within %d ms",
+                            timeout);
+        }
+    });
+}
+
+} // extern "C"

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+// Events and notifies: the driver's EVENT and NOTIFY objects, recorded and
+// waited on by stream jobs. An object used from a stream of another device
+// is imported into that device's file once (handle_on).
+#include <cerrno>
+#include <cstring>
+#include <linux/sync_file.h>
+#include <sys/ioctl.h>
+
+#include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+constexpr uint32_t kEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS |
+                                 ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
+                                 ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
+
+int64_t ms_to_ns(int32_t ms)
+{
+    return ms < 0 ? -1 : static_cast<int64_t>(ms) * 1000000;
+}
+
+aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
+{
+    if (!event)
+        return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+    if (flags & ~kEventFlags)
+        return fail(ACL_ERROR_INVALID_PARAM, "unknown event flags 0x%x", flags & ~kEventFlags);
+    if ((flags & ACL_EVENT_IPC) && flags != ACL_EVENT_IPC)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_EVENT_IPC cannot be combined with other flags");
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::shared_ptr<Context> ctx;
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    const auto &dev = rt.devices.at(ctx->device).dev;
+    Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_EVENT);
+    if (!h.ok())
+        return fail_errno(h.error(), Op::CreateEvent, "creating an event");
+    bool times = !(flags & ACL_EVENT_IPC) && (timing || (flags & ACL_EVENT_TIME_LINE));
+    uint64_t token = rt.add_object(
+        std::make_shared<Event>(ctx->device, dev, ObjectHandle(dev, h.value()), flags, times));
+    *event = reinterpret_cast<aclrtEvent>(token);
+    return ACL_SUCCESS;
+}
+
+template <typename T>
+aclError find(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out)
+{
+    if (!handle)
+        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    out = rt.find<T>(handle, kind);
+    if (!out)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
+    return ACL_SUCCESS;
+}
+
+aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    return rt.resolve_stream(handle, out);
+}
+
+aclError destroy(const void *handle, Kind kind, const char *what)
+{
+    if (!handle)
+        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
+    if (it == rt.objects.end() || it->second->kind != kind)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
+    // Jobs already queued hold the kernel object until they are done.
+    rt.objects.erase(it);
+    return ACL_SUCCESS;
+}
+
+// A one-job submit of `kind` on `object` (an event or notify).
+aclError submit_on(Stream &stream, SharedObject &obj, uint32_t kind, uint64_t timeout_ns)
+{
+    drm_npuipc_job job = {};
+    job.kind = kind;
+    job.timeout_ns = timeout_ns;
+    if (aclError err = handle_on(Runtime::get(), obj, stream.device, job.object))
+        return err;
+    return submit(stream, &job, 1);
+}
+
+// When the event's latest record completed, on the driver's clock.
+aclError record_time(Event &ev, uint64_t &ns)
+{
+    Result<UniqueFd> fd = ev.dev->export_object(ev.home.get(), NPUIPC_OBJ_EXPORT_SYNC_FILE);
+    if (!fd.ok())
+        return fail_errno(fd.error(), Op::Generic, "reading the event's record");
+    sync_fence_info fences[4] = {};
+    sync_file_info info = {};
+    info.num_fences = 4;
+    info.sync_fence_info = reinterpret_cast<uintptr_t>(fences);
+    if (::ioctl(fd.value().get(), SYNC_IOC_FILE_INFO, &info) != 0)
+        return fail_errno(errno, Op::Generic, "reading the record's time");
+    if (info.status != 1 || info.num_fences < 1)
+        return fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "the event's record has not completed");
+    ns = fences[0].timestamp_ns;
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    return api("aclrtCreateEvent", [&] { return create_event(event, 0, true); });
+}
+
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    return api("aclrtCreateEventWithFlag", [&] { return create_event(event, flag, false); });
+}
+
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    return api("aclrtCreateEventExWithFlag", [&] { return create_event(event, flag, false); });
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    return api("aclrtDestroyEvent", [&] { return destroy(event, Kind::Event, "event"); });
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+    return api("aclrtRecordEvent", [&] {
+        std::shared_ptr<Event> ev;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find(event, Kind::Event, "event", ev))
+            return err;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (aclError err = submit_on(*s, *ev, NPUIPC_JOB_RECORD_EVENT, 0))
+            return err;
+        ev->recorded = true;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
+{
+    return api("aclrtResetEvent", [&] {
+        std::shared_ptr<Event> ev;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find(event, Kind::Event, "event", ev))
+            return err;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (ev->flags & ACL_EVENT_IPC)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be reset");
+        ev->recorded = false;
+        return ACL_SUCCESS;
+    });
+}
+
+static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, int32_t timeout)
+{
+    if (timeout < -1)
+        return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+    std::shared_ptr<Event> ev;
+    std::shared_ptr<Stream> s;
+    if (aclError err = find(event, Kind::Event, "event", ev))
+        return err;
+    if (aclError err = find_stream(stream, s))
+        return err;
+    if (!ev->recorded)
+        return ACL_SUCCESS; // nothing to wait for
+    uint64_t timeout_ns = timeout > 0 ? static_cast<uint64_t>(timeout) * 1000000 : 0;
+    return submit_on(*s, *ev, NPUIPC_JOB_WAIT_EVENT, timeout_ns);
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    return api("aclrtStreamWaitEvent", [&] { return stream_wait_event(stream, event, -1); });
+}
+
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)
+{
+    return api("aclrtStreamWaitEventWithTimeout",
+               [&] { return stream_wait_event(stream, event, timeout); });
+}
+
+static aclError synchronize_event(aclrtEvent event, int32_t timeout)
+{
+    if (timeout < -1)
+        return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+    std::shared_ptr<Event> ev;
+    if (aclError err = find(event, Kind::Event, "event", ev))
+        return err;
+    if (!ev->recorded)
+        return ACL_SUCCESS;
+    Result<int> r = ev->dev->wait(ev->home.get(), ms_to_ns(timeout));
+    if (!r.ok()) {
+        if (r.error() == ETIME)
+            return fail(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "the event did not complete in time");
+        return fail_errno(r.error(), Op::Generic, "waiting for the event");
+    }
+    return r.value() ? task_error(r.value()) : ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    return api("aclrtSynchronizeEvent", [&] { return synchronize_event(event, -1); });
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
+{
+    return api("aclrtSynchronizeEventWithTimeout", [&] { return synchronize_event(event, timeout); });
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
+{
+    return api("aclrtQueryEventStatus", [&] {
+        if (!status)
+            return fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
+        std::shared_ptr<Event> ev;
+        if (aclError err = find(event, Kind::Event, "event", ev))
+            return err;
+        *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        if (!ev->recorded)
+            return ACL_SUCCESS;
+        Result<int> r = ev->dev->wait(ev->home.get(), 0);
+        if (!r.ok() && r.error() != ETIME)
+            return fail_errno(r.error(), Op::Generic, "querying the event");
+        if (r.ok())
+            *status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
+{
+    return api("aclrtEventElapsedTime", [&] {
+        if (!ms)
+            return fail(ACL_ERROR_INVALID_PARAM, "ms is NULL");
+        std::shared_ptr<Event> start, end;
+        if (aclError err = find(startEvent, Kind::Event, "event", start))
+            return err;
+        if (aclError err = find(endEvent, Kind::Event, "event", end))
+            return err;
+        if (!start->timing || !end->timing)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "timing needs events made by aclrtCreateEvent or with ACL_EVENT_TIME_LINE");
+        if (!start->recorded || !end->recorded)
+            return fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "both events must have been recorded");
+        uint64_t t0, t1;
+        if (aclError err = record_time(*start, t0))
+            return err;
+        if (aclError err = record_time(*end, t1))
+            return err;
+        *ms = static_cast<float>((static_cast<double>(t1) - static_cast<double>(t0)) / 1e6);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
+{
+    return api("aclrtCreateNotify", [&] {
+        if (!notify)
+            return fail(ACL_ERROR_INVALID_PARAM, "notify is NULL");
+        if (flag != ACL_NOTIFY_DEFAULT && flag != ACL_NOTIFY_DEVICE_USE_ONLY)
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown notify flag 0x%llx",
+                        static_cast<unsigned long long>(flag));
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        const auto &dev = rt.devices.at(ctx->device).dev;
+        Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_NOTIFY);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::CreateNotify, "creating a notify");
+        uint64_t token = rt.add_object(std::make_shared<Notify>(
+            ctx->device, dev, ObjectHandle(dev, h.value()), rt.next_notify_id++));
+        *notify = reinterpret_cast<aclrtNotify>(token);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDestroyNotify(aclrtNotify notify)
+{
+    return api("aclrtDestroyNotify", [&] { return destroy(notify, Kind::Notify, "notify"); });
+}
+
+aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)
+{
+    return api("aclrtRecordNotify", [&] {
+        std::shared_ptr<Notify> n;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find(notify, Kind::Notify, "notify", n))
+            return err;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        return submit_on(*s, *n, NPUIPC_JOB_RECORD_NOTIFY, 0);
+    });
+}
+
+aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_t timeout)
+{
+    return api("aclrtWaitAndResetNotify", [&] {
+        std::shared_ptr<Notify> n;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find(notify, Kind::Notify, "notify", n))
+            return err;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (s->device != n->device)
+            return fail(ACL_ERROR_RT_STREAM_CONTEXT,
+                        "a notify of device %u can only be waited on by its device's streams",
+                        n->device);
+        // Seconds, 0 waiting forever (CANN's documentation and runtime).
+        return submit_on(*s, *n, NPUIPC_JOB_WAIT_NOTIFY,
+                         static_cast<uint64_t>(timeout) * 1000000000ULL);
+    });
+}
+
+aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
+{
+    return api("aclrtGetNotifyId", [&] {
+        if (!notifyId)
+            return fail(ACL_ERROR_INVALID_PARAM, "notifyId is NULL");
+        std::shared_ptr<Notify> n;
+        if (aclError err = find(notify, Kind::Notify, "notify", n))
+            return err;
+        *notifyId = n->id;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
+{
+    return api("aclrtNotifyBatchReset", [&] {
+        if (!notifies || num == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "notifies is NULL or num is 0");
+        std::vector<std::shared_ptr<Notify>> list;
+        for (size_t i = 0; i < num; i++) {
+            std::shared_ptr<Notify> n;
+            if (aclError err = find(notifies[i], Kind::Notify, "notify", n))
+                return err;
+            list.push_back(std::move(n));
+        }
+        Runtime &rt = Runtime::get();
+        // Each on its device's runtime stream; then wait for those streams.
+        std::map<uint32_t, std::shared_ptr<Stream>> used;
+        for (auto &n : list) {
+            std::shared_ptr<Stream> helper;
+            {
+                std::lock_guard<std::mutex> lock(rt.mu);
+                if (aclError err = rt.helper_stream(n->device, helper))
+                    return err;
+            }
+            drm_npuipc_job job = {};
+            job.kind = NPUIPC_JOB_RESET_NOTIFY;
+            job.object = n->home.get();
+            if (aclError err = submit(*helper, &job, 1))
+                return err;
+            used[n->device] = helper;
+        }
+        for (auto &entry : used)
+            if (aclError err = synchronize(*entry.second, -1))
+                return err;
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+#include "aclrt/errors.h"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace npuipc_rt {
+namespace {
+
+thread_local const char *current_api = nullptr;
+thread_local std::string last_message;
+thread_local bool has_message = false;
+
+enum Level { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3, kNone = 4 };
+
+int log_level()
+{
+    static const int level = [] {
+        const char *env = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
+        if (!env || !*env)
+            return static_cast<int>(kError);
+        char *end = nullptr;
+        long v = std::strtol(env, &end, 10);
+        if (*end || v < kDebug || v > kNone)
+            return static_cast<int>(kError);
+        return static_cast<int>(v);
+    }();
+    return level;
+}
+
+void vlog(int level, const char *tag, const char *fmt, va_list ap)
+{
+    if (level < log_level())
+        return;
+    char text[512];
+    std::vsnprintf(text, sizeof(text), fmt, ap);
+    std::fprintf(stderr, "[npuipc] %s %s: %s\n", tag, current_api ? current_api : "libnpuipc",
+                 text);
+}
+
+} // namespace
+
+ApiScope::ApiScope(const char *name) : previous_(current_api)
+{
+    current_api = name;
+}
+
+ApiScope::~ApiScope()
+{
+    current_api = previous_;
+}
+
+aclError fail(aclError code, const char *fmt, ...)
+{
+    char text[400];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    last_message = std::string(current_api ? current_api : "libnpuipc") + ": " + text +
+                   " (error " + std::to_string(code) + ")";
+    has_message = true;
+    if (log_level() <= kError)
+        std::fprintf(stderr, "[npuipc] ERROR %s\n", last_message.c_str());
+    return code;
+}
+
+aclError fail_errno(int err, Op op, const char *what)
+{
+    aclError code = ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+    switch (err) {
+    case ENOMEM:
+        code = op == Op::AllocMemory    ? ACL_ERROR_RT_MEMORY_ALLOCATION
+               : op == Op::CreateStream ? ACL_ERROR_RT_NO_STREAM_RESOURCE
+               : op == Op::CreateEvent  ? ACL_ERROR_RT_NO_EVENT_RESOURCE
+               : op == Op::CreateNotify ? ACL_ERROR_RT_NO_NOTIFY_RESOURCE
+                                        : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        break;
+    case ENOSPC:
+        code = op == Op::CreateStream   ? ACL_ERROR_RT_NO_STREAM_RESOURCE
+               : op == Op::CreateEvent  ? ACL_ERROR_RT_NO_EVENT_RESOURCE
+               : op == Op::CreateNotify ? ACL_ERROR_RT_NO_NOTIFY_RESOURCE
+                                        : ACL_ERROR_RT_OVER_LIMIT;
+        break;
+    case EMFILE:
+    case ENFILE:
+        code = ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        break;
+    case EIO: // the stream is in error after a failed task
+        code = op == Op::Submit ? ACL_ERROR_RT_STREAM_ABORT : ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+        break;
+    case EPERM:
+    case EACCES:
+    case EXDEV:
+        code = ACL_ERROR_RT_NO_PERMISSION;
+        break;
+    case ENODEV:
+        code = ACL_ERROR_RT_NO_DEVICE;
+        break;
+    case ETIME:
+    case ETIMEDOUT:
+        code = ACL_ERROR_RT_TIMEOUT;
+        break;
+    default:
+        break;
+    }
+    return fail(code, "%s: %s", what, std::strerror(err));
+}
+
+aclError task_error(int status)
+{
+    if (status == -ETIMEDOUT || status == -ETIME)
+        return fail(ACL_ERROR_RT_TASK_TIMEOUT, "a task on the stream timed out");
+    return fail(ACL_ERROR_RT_STREAM_ABORT, "a task on the stream failed: %s",
+                std::strerror(-status));
+}
+
+void log_debug(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(kDebug, "DEBUG", fmt, ap);
+    va_end(ap);
+}
+
+void log_warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(kWarning, "WARNING", fmt, ap);
+    va_end(ap);
+}
+
+const char *recent_error_message()
+{
+    return has_message ? last_message.c_str() : nullptr;
+}
+
+} // namespace npuipc_rt

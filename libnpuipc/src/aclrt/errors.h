@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// The aclrt error model: the one place where driver errno values become
+// CANN error codes, the calling thread's last error message
+// (aclGetRecentErrMsg), and logging to stderr at CANN's
+// ASCEND_GLOBAL_LOG_LEVEL (0 debug, 1 info, 2 warning, 3 error, 4 none;
+// default 3).
+#ifndef NPUIPC_ACLRT_ERRORS_H
+#define NPUIPC_ACLRT_ERRORS_H
+
+#include "acl/acl.h"
+
+namespace npuipc_rt {
+
+// What an errno is about, where the same errno means different things.
+enum class Op {
+    Generic,
+    AllocMemory,
+    CreateStream,
+    CreateEvent,
+    CreateNotify,
+    Submit,
+};
+
+// Names the API function for the messages of errors inside it.
+class ApiScope {
+public:
+    explicit ApiScope(const char *name);
+    ~ApiScope();
+    ApiScope(const ApiScope &) = delete;
+    ApiScope &operator=(const ApiScope &) = delete;
+
+private:
+    const char *previous_;
+};
+
+// Records `code` with a printf-style message as the thread's last error,
+// logs it, and returns it.
+aclError fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// A driver errno as the CANN code for `op`, recorded like fail().
+aclError fail_errno(int err, Op op, const char *what);
+// The code of a failed task: the negative errno a stream job or record
+// ended with.
+aclError task_error(int status);
+
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+const char *recent_error_message();
+
+} // namespace npuipc_rt
+
+#endif // NPUIPC_ACLRT_ERRORS_H

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+#include "aclrt/runtime.h"
+
+#include <cerrno>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "drm/npuipc_drm.h"
+
+namespace npuipc_rt {
+using namespace npuipc;
+namespace {
+
+void atfork_prepare()
+{
+    Runtime::get().mu.lock();
+}
+
+void atfork_parent()
+{
+    Runtime::get().mu.unlock();
+}
+
+void atfork_child()
+{
+    Runtime &rt = Runtime::get();
+    // The child shares the parent's DRM files: any ioctl on them would act
+    // on the parent's objects. Until aclInit, it only gets errors.
+    rt.forked = !rt.devices.empty() || !rt.objects.empty();
+    rt.mu.unlock();
+}
+
+} // namespace
+
+Runtime &Runtime::get()
+{
+    // Never destroyed: static destructors run while other threads (or
+    // atexit handlers) may still call into the runtime.
+    static Runtime *runtime = [] {
+        auto *r = new Runtime;
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+        return r;
+    }();
+    return *runtime;
+}
+
+uint64_t &thread_context()
+{
+    thread_local uint64_t context = 0;
+    return context;
+}
+
+uint64_t Runtime::add_object(std::shared_ptr<Object> obj)
+{
+    uint64_t token = next_token;
+    next_token += 0x10;
+    obj->token = token;
+    objects.emplace(token, std::move(obj));
+    return token;
+}
+
+aclError Runtime::refresh_device_count()
+{
+    Result<std::vector<DeviceInfo>> list = list_devices();
+    if (!list.ok())
+        return fail_errno(list.error(), Op::Generic, "listing npuipc devices");
+    // Indices are dense from 0 for virtual devices; count up to the first gap.
+    uint32_t n = 0;
+    for (const DeviceInfo &info : list.value()) {
+        if (info.index != n)
+            break;
+        n++;
+    }
+    device_count = n;
+    device_count_known = true;
+    return ACL_SUCCESS;
+}
+
+aclError Runtime::set_device(uint32_t index)
+{
+    auto it = devices.find(index);
+    if (it == devices.end()) {
+        Result<Device> opened = Device::open(index);
+        if (!opened.ok()) {
+            if (opened.error() == ENODEV)
+                return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no npuipc device %u", index);
+            return fail_errno(opened.error(), Op::Generic, "opening the device");
+        }
+        DeviceState state;
+        state.dev = std::make_shared<const Device>(std::move(opened.value()));
+        state.default_context = add_object(std::make_shared<Context>(index, true));
+        it = devices.emplace(index, std::move(state)).first;
+    }
+    it->second.refs++;
+    thread_context() = it->second.default_context;
+    return ACL_SUCCESS;
+}
+
+void Runtime::release_device(uint32_t index)
+{
+    auto it = devices.find(index);
+    if (it == devices.end())
+        return;
+    // Drop every object of the device from the tables; what another thread
+    // still holds goes when it lets go.
+    std::vector<std::shared_ptr<Object>> dropped;
+    for (auto o = objects.begin(); o != objects.end();) {
+        if (o->second->device == index) {
+            dropped.push_back(o->second);
+            o = objects.erase(o);
+        } else {
+            ++o;
+        }
+    }
+    for (auto &obj : dropped) {
+        if (obj->kind == Kind::Stream) {
+            auto stream = std::static_pointer_cast<Stream>(obj);
+            drop_callbacks(*stream);
+            std::lock_guard<std::mutex> lock(stream->mu);
+            if (stream->subscriber) {
+                auto sub = subscribers.find(stream->subscriber);
+                if (sub != subscribers.end())
+                    sub->second.streams.erase(stream->token);
+            }
+        }
+    }
+    // Imports of other devices' objects into this device's file.
+    for (auto &entry : objects) {
+        if (entry.second->kind == Kind::Event || entry.second->kind == Kind::Notify) {
+            auto &shared = static_cast<SharedObject &>(*entry.second);
+            std::lock_guard<std::mutex> lock(shared.mu);
+            shared.imports.erase(index);
+        }
+    }
+    std::vector<std::shared_ptr<Allocation>> freed;
+    {
+        std::unique_lock<std::shared_mutex> lock(mem_mu);
+        for (auto a = allocations.begin(); a != allocations.end();) {
+            if (a->second->device == index) {
+                freed.push_back(a->second);
+                a = allocations.erase(a);
+                continue;
+            }
+            std::lock_guard<std::mutex> plock(a->second->mu);
+            a->second->peer.erase(index);
+            ++a;
+        }
+    }
+    for (auto &entry : devices)
+        entry.second.peers.erase(index);
+    devices.erase(it);
+    log_debug("device %u released (%zu objects, %zu allocations)", index, dropped.size(),
+              freed.size());
+}
+
+aclError Runtime::current_context(std::shared_ptr<Context> &out)
+{
+    uint64_t &token = thread_context();
+    auto it = objects.find(token);
+    if (it == objects.end() || it->second->kind != Kind::Context) {
+        token = 0;
+        if (default_device >= 0) {
+            if (aclError err = set_device(static_cast<uint32_t>(default_device)))
+                return err;
+            it = objects.find(thread_context());
+        } else {
+            return fail(ACL_ERROR_RT_CONTEXT_NULL,
+                        "no current device or context on this thread: call aclrtSetDevice first");
+        }
+    }
+    out = std::static_pointer_cast<Context>(it->second);
+    return ACL_SUCCESS;
+}
+
+aclError Runtime::resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    if (handle) {
+        out = find<Stream>(handle, Kind::Stream);
+        if (!out)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live stream", handle);
+        return ACL_SUCCESS;
+    }
+    std::shared_ptr<Context> ctx;
+    if (aclError err = current_context(ctx))
+        return err;
+    if (ctx->default_stream) {
+        out = find<Stream>(reinterpret_cast<void *>(ctx->default_stream), Kind::Stream);
+        if (out)
+            return ACL_SUCCESS;
+    }
+    const auto &dev = devices.at(ctx->device).dev;
+    Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_STREAM);
+    if (!h.ok())
+        return fail_errno(h.error(), Op::CreateStream, "creating the default stream");
+    out = std::make_shared<Stream>(ctx->device, dev, ObjectHandle(dev, h.value()), ctx->token);
+    ctx->default_stream = add_object(out);
+    return ACL_SUCCESS;
+}
+
+aclError Runtime::helper_stream(uint32_t device, std::shared_ptr<Stream> &out)
+{
+    auto it = devices.find(device);
+    if (it == devices.end())
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "device %u was released", device);
+    if (!it->second.helper) {
+        const auto &dev = it->second.dev;
+        Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_STREAM);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::CreateStream, "creating the runtime's stream");
+        it->second.helper =
+            std::make_shared<Stream>(device, dev, ObjectHandle(dev, h.value()), 0);
+    }
+    out = it->second.helper;
+    return ACL_SUCCESS;
+}
+
+void Runtime::discard_after_fork()
+{
+    // Everything here belongs to the parent's files. Undo what is the
+    // child's own (its fds and mappings) without a single ioctl, and leak
+    // the owners, whose destructors would issue them.
+    {
+        std::unique_lock<std::shared_mutex> lock(mem_mu);
+        for (auto &entry : allocations)
+            ::munmap(reinterpret_cast<void *>(entry.second->base), entry.second->size);
+        auto *leak = new std::map<uintptr_t, std::shared_ptr<Allocation>>;
+        leak->swap(allocations);
+    }
+    for (auto &entry : devices) {
+        for (auto &pooled : entry.second.event_pool)
+            ::close(pooled->fd.release());
+        ::close(entry.second.dev->fd());
+    }
+    auto *leak_devices = new std::map<uint32_t, DeviceState>;
+    leak_devices->swap(devices);
+    auto *leak_objects = new std::unordered_map<uint64_t, std::shared_ptr<Object>>;
+    leak_objects->swap(objects);
+    subscribers.clear();
+    thread_context() = 0;
+    forked = false;
+}
+
+std::shared_ptr<Allocation> Runtime::find_allocation(const void *ptr, size_t len)
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::shared_lock<std::shared_mutex> lock(mem_mu);
+    auto it = allocations.upper_bound(p);
+    if (it == allocations.begin())
+        return nullptr;
+    --it;
+    const Allocation &a = *it->second;
+    if (p - a.base >= a.size || len > a.size - (p - a.base))
+        return nullptr;
+    return it->second;
+}
+
+std::shared_ptr<const Device> Runtime::device_of(uint32_t index)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = devices.find(index);
+    return it == devices.end() ? nullptr : it->second.dev;
+}
+
+bool Runtime::peer_enabled(uint32_t from, uint32_t to)
+{
+    if (from == to)
+        return true;
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = devices.find(from);
+    return it != devices.end() && it->second.peers.count(to);
+}
+
+aclError handle_on(Runtime &rt, SharedObject &obj, uint32_t device, uint32_t &out)
+{
+    if (device == obj.device) {
+        out = obj.home.get();
+        return ACL_SUCCESS;
+    }
+    std::lock_guard<std::mutex> lock(obj.mu);
+    auto it = obj.imports.find(device);
+    if (it == obj.imports.end()) {
+        std::shared_ptr<const Device> target = rt.device_of(device);
+        if (!target)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "device %u was released", device);
+        Result<UniqueFd> fd = obj.dev->export_object(obj.home.get(), 0);
+        if (!fd.ok())
+            return fail_errno(fd.error(), Op::Generic, "exporting to another device");
+        Result<uint32_t> h = target->import_object(fd.value().get());
+        if (!h.ok())
+            return fail_errno(h.error(), Op::Generic, "importing into another device");
+        it = obj.imports.emplace(device, ObjectHandle(target, h.value())).first;
+    }
+    out = it->second.get();
+    return ACL_SUCCESS;
+}
+
+aclError buffer_on(Runtime &rt, Allocation &alloc, uint32_t device, uint32_t &out)
+{
+    if (device == alloc.device) {
+        out = alloc.buffer.get();
+        return ACL_SUCCESS;
+    }
+    if (!rt.peer_enabled(device, alloc.device))
+        return fail(ACL_ERROR_RT_NO_PERMISSION,
+                    "memory of device %u used from device %u without peer access "
+                    "(aclrtDeviceEnablePeerAccess)",
+                    alloc.device, device);
+    std::lock_guard<std::mutex> lock(alloc.mu);
+    auto it = alloc.peer.find(device);
+    if (it == alloc.peer.end()) {
+        std::shared_ptr<const Device> target = rt.device_of(device);
+        if (!target)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "device %u was released", device);
+        Result<UniqueFd> fd = alloc.dev->export_buffer(alloc.buffer.get(), 0, alloc.size, 0);
+        if (!fd.ok())
+            return fail_errno(fd.error(), Op::Generic, "exporting memory to a peer");
+        Result<uint32_t> h = target->import_buffer(fd.value().get(), NPUIPC_BO_IMPORT_PEER_ACCESS);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::Generic, "importing peer memory");
+        it = alloc.peer.emplace(device, BufferHandle(target, h.value())).first;
+    }
+    out = it->second.get();
+    return ACL_SUCCESS;
+}
+
+aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count)
+{
+    Status st = stream.dev->submit(stream.handle.get(), jobs, count);
+    if (!st.ok()) {
+        if (st.error() == EIO)
+            return fail(ACL_ERROR_RT_STREAM_ABORT,
+                        "the stream is in error after a failed task; aclrtSynchronizeStream "
+                        "reports the failure and recovers it");
+        return fail_errno(st.error(), Op::Submit, "queueing work on the stream");
+    }
+    return ACL_SUCCESS;
+}
+
+aclError synchronize(Stream &stream, int64_t timeout_ns)
+{
+    Result<int> r = stream.dev->wait(stream.handle.get(), timeout_ns);
+    if (!r.ok()) {
+        if (r.error() == ETIME)
+            return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the stream did not finish in time");
+        return fail_errno(r.error(), Op::Generic, "waiting for the stream");
+    }
+    if (r.value() == 0)
+        return ACL_SUCCESS;
+    // Reported once: the stream is recovered and takes work again.
+    Result<int> recovered =
+        stream.dev->wait(stream.handle.get(), 0, NPUIPC_WAIT_RECOVER);
+    if (!recovered.ok())
+        log_warning("stream not recovered: errno %d", recovered.error());
+    return task_error(r.value());
+}
+
+std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device)
+{
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.devices.find(device);
+    if (it == rt.devices.end())
+        return nullptr;
+    auto &pool = it->second.event_pool;
+    if (!pool.empty()) {
+        std::unique_ptr<PooledEvent> ev = std::move(pool.back());
+        pool.pop_back();
+        return ev;
+    }
+    const auto &dev = it->second.dev;
+    Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_EVENT);
+    if (!h.ok())
+        return nullptr;
+    auto ev = std::make_unique<PooledEvent>();
+    ev->event = ObjectHandle(dev, h.value());
+    Result<UniqueFd> fd = dev->export_object(h.value(), 0);
+    if (!fd.ok())
+        return nullptr;
+    ev->fd = std::move(fd.value());
+    return ev;
+}
+
+void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEvent> ev)
+{
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.devices.find(device);
+    if (it != rt.devices.end() && ev && it->second.dev.get() == ev->event.device())
+        it->second.event_pool.push_back(std::move(ev));
+}
+
+} // namespace npuipc_rt

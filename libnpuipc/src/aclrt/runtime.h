@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+// The aclrt runtime's state: the devices this process has set, its contexts,
+// streams, events, notifies and device memory, and each thread's current
+// context. The C API (api_*.cpp) is a thin layer over it.
+//
+// Handles given to applications (aclrtStream, aclrtEvent, ...) are opaque
+// tokens, never pointers: every call looks its handle up in one table, so a
+// stale, foreign or wrong-kind handle is an error, never a dereference.
+//
+// Locking: Runtime::mu protects the tables (devices, objects, subscribers);
+// Runtime::mem_mu the address map. Neither is held across a blocking wait:
+// callers take a shared_ptr to what they need and drop the lock. Object
+// members that change after creation have their own mutex, always taken
+// after (never while waiting for) Runtime::mu.
+#ifndef NPUIPC_ACLRT_RUNTIME_H
+#define NPUIPC_ACLRT_RUNTIME_H
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "acl/acl.h"
+#include "npuipc/device.h"
+
+namespace npuipc_rt {
+using namespace npuipc;
+
+enum class Kind : uint8_t { Context = 1, Stream, Event, Notify };
+
+struct Object {
+    Object(Kind k, uint32_t dev) : kind(k), device(dev) {}
+    virtual ~Object() = default;
+    const Kind kind;
+    const uint32_t device; // npuipc index of the device it lives on
+    uint64_t token = 0;    // the application's handle
+};
+
+// An event of the device's own, recorded by the runtime to learn when a
+// stream reaches a point (host callbacks); its fd polls readable then.
+struct PooledEvent {
+    ObjectHandle event;
+    UniqueFd fd;
+};
+
+struct HostTask {
+    aclrtCallback fn = nullptr;
+    void *user_data = nullptr;
+    bool block = false;
+    std::unique_ptr<PooledEvent> reached;
+};
+
+struct Context : Object {
+    explicit Context(uint32_t dev, bool dflt) : Object(Kind::Context, dev), is_default(dflt) {}
+    const bool is_default;
+    uint64_t default_stream = 0; // made on first use of a NULL stream
+};
+
+struct Stream : Object {
+    Stream(uint32_t dev, std::shared_ptr<const Device> d, ObjectHandle h, uint64_t ctx)
+        : Object(Kind::Stream, dev), dev(std::move(d)), handle(std::move(h)), context(ctx)
+    {
+    }
+    const std::shared_ptr<const Device> dev;
+    const ObjectHandle handle;
+    const uint64_t context;
+    // Protects what follows, and keeps multi-job sequences (a callback's
+    // record and its gate) in order with the queue of host tasks.
+    std::mutex mu;
+    std::deque<HostTask> callbacks;
+    ObjectHandle gate;       // notify that BLOCK callbacks hold the stream on
+    uint64_t subscriber = 0; // pthread_t of the thread running its callbacks
+};
+
+// A stream, event or notify object reachable from several devices' files:
+// the home handle, and imports into other devices' files made on demand.
+struct SharedObject : Object {
+    SharedObject(Kind k, uint32_t dev, std::shared_ptr<const Device> d, ObjectHandle h)
+        : Object(k, dev), dev(std::move(d)), home(std::move(h))
+    {
+    }
+    const std::shared_ptr<const Device> dev;
+    const ObjectHandle home;
+    std::mutex mu; // protects imports
+    std::map<uint32_t, ObjectHandle> imports;
+};
+
+struct Event : SharedObject {
+    Event(uint32_t dev, std::shared_ptr<const Device> d, ObjectHandle h, uint32_t f, bool t)
+        : SharedObject(Kind::Event, dev, std::move(d), std::move(h)), flags(f), timing(t)
+    {
+    }
+    const uint32_t flags;
+    const bool timing;
+    std::atomic<bool> recorded{false};
+};
+
+struct Notify : SharedObject {
+    Notify(uint32_t dev, std::shared_ptr<const Device> d, ObjectHandle h, uint32_t notify_id)
+        : SharedObject(Kind::Notify, dev, std::move(d), std::move(h)), id(notify_id)
+    {
+    }
+    const uint32_t id;
+};
+
+// One aclrtMalloc allocation: a buffer of its device mapped into the
+// process; its address is the application's device pointer.
+struct Allocation {
+    uintptr_t base = 0;
+    uint64_t size = 0;
+    uint32_t page_class = 0;
+    uint32_t device = 0;
+    std::shared_ptr<const Device> dev;
+    BufferHandle buffer;
+    Mapping mapping;
+    std::mutex mu; // protects peer
+    std::map<uint32_t, BufferHandle> peer; // imports into other devices' files
+};
+
+struct DeviceState {
+    std::shared_ptr<const Device> dev;
+    int refs = 0;
+    uint64_t default_context = 0;
+    std::set<uint32_t> peers; // devices this one may access
+    // A stream of the runtime's own for host-side records and resets.
+    std::shared_ptr<Stream> helper;
+    std::vector<std::unique_ptr<PooledEvent>> event_pool;
+};
+
+struct Subscriber {
+    UniqueFd wake; // eventfd: a callback was launched on one of its streams
+    std::set<uint64_t> streams;
+};
+
+class Runtime {
+public:
+    static Runtime &get();
+
+    // Tables.
+    std::mutex mu;
+    bool initialized = false;
+    bool forked = false;     // this process is a fork child; aclInit resets
+    int default_device = -1; // aclInit's defaultDevice
+    uint32_t device_count = 0;
+    bool device_count_known = false;
+    std::map<uint32_t, DeviceState> devices;
+    std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
+    std::map<uint64_t, Subscriber> subscribers; // by pthread_t
+    uint64_t next_token = 0x10000;
+    uint32_t next_notify_id = 1;
+
+    // Device memory by address, and MallocHost memory.
+    std::shared_mutex mem_mu;
+    std::map<uintptr_t, std::shared_ptr<Allocation>> allocations;
+    std::map<uintptr_t, size_t> host_allocations;
+
+    // With mu held.
+    uint64_t add_object(std::shared_ptr<Object> obj);
+    template <typename T> std::shared_ptr<T> find(const void *handle, Kind kind)
+    {
+        auto it = objects.find(reinterpret_cast<uintptr_t>(handle));
+        if (it == objects.end() || it->second->kind != kind)
+            return nullptr;
+        return std::static_pointer_cast<T>(it->second);
+    }
+    aclError refresh_device_count();
+    aclError set_device(uint32_t index);
+    void release_device(uint32_t index);
+    // The calling thread's current context (applying aclInit's default
+    // device); ACL_ERROR_RT_CONTEXT_NULL if none.
+    aclError current_context(std::shared_ptr<Context> &out);
+    // The stream a handle names; NULL is the current context's default one.
+    aclError resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &out);
+    aclError helper_stream(uint32_t device, std::shared_ptr<Stream> &out);
+    void discard_after_fork();
+
+    // Without mu held.
+    std::shared_ptr<Allocation> find_allocation(const void *ptr, size_t len);
+    std::shared_ptr<const Device> device_of(uint32_t index);
+    bool peer_enabled(uint32_t from, uint32_t to);
+};
+
+// The calling thread's current context token.
+uint64_t &thread_context();
+
+// The handle a shared object has in `device`'s file (imported on demand).
+aclError handle_on(Runtime &rt, SharedObject &obj, uint32_t device, uint32_t &out);
+// The buffer handle an allocation has in `device`'s file; other devices'
+// memory needs peer access (ACL_ERROR_RT_NO_PERMISSION otherwise).
+aclError buffer_on(Runtime &rt, Allocation &alloc, uint32_t device, uint32_t &out);
+
+// Stream operations shared by the API files.
+aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count);
+aclError synchronize(Stream &stream, int64_t timeout_ns);
+void drop_callbacks(Stream &stream);
+void destroy_stream_locked(Runtime &rt, uint64_t token);
+std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device);
+void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEvent> ev);
+
+// Runs an API entry: refuses calls in a fork child, names the function in
+// error messages, and turns exceptions into error codes.
+template <typename Fn> aclError api(const char *name, Fn &&fn);
+
+} // namespace npuipc_rt
+
+#include "aclrt/errors.h"
+
+namespace npuipc_rt {
+using namespace npuipc;
+
+template <typename Fn> aclError api(const char *name, Fn &&fn)
+{
+    ApiScope scope(name);
+    {
+        Runtime &runtime = Runtime::get();
+        std::lock_guard<std::mutex> lock(runtime.mu);
+        if (runtime.forked)
+            return fail(ACL_ERROR_UNINITIALIZE,
+                        "this process is a fork child: the parent's runtime cannot be used; call aclInit first");
+    }
+    try {
+        return fn();
+    } catch (const std::bad_alloc &) {
+        return fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+    } catch (...) {
+        return fail(ACL_ERROR_INTERNAL_ERROR, "unexpected internal error");
+    }
+}
+
+} // namespace npuipc_rt
+
+#endif // NPUIPC_ACLRT_RUNTIME_H
