@@ -11,7 +11,7 @@
 #   make setup    install the Debian packages the build and the VM need
 #
 # KVER/KDIR select the kernel (default: see kernel/Makefile); BUILD the
-# userspace build directory (must not be under /tmp: the VM hides /tmp).
+# userspace build directory (anywhere the host can see; the VM sees it too).
 
 BUILD ?= $(CURDIR)/build
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
@@ -54,7 +54,7 @@ check-debug: setup-debug all
 	tools/check-debug
 
 bench: all
-	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench'
+	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench'
 
 clean:
 	$(MAKE) -C kernel clean

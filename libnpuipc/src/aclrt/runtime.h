@@ -145,7 +145,9 @@ public:
     // Tables.
     std::mutex mu;
     bool initialized = false;
-    bool forked = false;     // this process is a fork child; aclInit resets
+    // This process is a fork child; aclInit resets. Written with mu held,
+    // read without it on every call.
+    std::atomic<bool> forked{false};
     int default_device = -1; // aclInit's defaultDevice
     uint32_t device_count = 0;
     bool device_count_known = false;
@@ -217,13 +219,9 @@ using namespace npuipc;
 template <typename Fn> aclError api(const char *name, Fn &&fn)
 {
     ApiScope scope(name);
-    {
-        Runtime &runtime = Runtime::get();
-        std::lock_guard<std::mutex> lock(runtime.mu);
-        if (runtime.forked)
-            return fail(ACL_ERROR_UNINITIALIZE,
-                        "this process is a fork child: the parent's runtime cannot be used; call aclInit first");
-    }
+    if (Runtime::get().forked.load(std::memory_order_relaxed))
+        return fail(ACL_ERROR_UNINITIALIZE,
+                    "this process is a fork child: the parent's runtime cannot be used; call aclInit first");
     try {
         return fn();
     } catch (const std::bad_alloc &) {

@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: MIT
+// aclrt events and notifies: creation flags, record/query/synchronize,
+// ordering between streams, timeouts and the recovery of a stream whose wait
+// timed out, reset, elapsed time, IPC events' refusals, notify ids and batch
+// reset, handle errors, and the seed document's spellings
+// (acl/acl_seed_compat.h). Runs in the VM against npuipc.ko with default
+// parameters.
+//
+// Streams are held at chosen points with a Gate (a notify wait the test
+// releases), so "not yet" states are deterministic rather than timed.
+#include "acl_test_util.h"
+
+#include <acl/acl_seed_compat.h>
+
+#include <set>
+#include <vector>
+
+namespace {
+
+using namespace acltest;
+
+class AclEventTest : public AclTest {};
+class AclNotifyTest : public AclTest {};
+class AclSeedCompatTest : public AclTest {};
+
+aclrtEventRecordedStatus QueryEvent(aclrtEvent event)
+{
+    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    EXPECT_EQ(ACL_SUCCESS, aclrtQueryEventStatus(event, &status));
+    return status;
+}
+
+// ---- event creation ----
+
+TEST_F(AclEventTest, CreateEventGivesAHandle)
+{
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    EXPECT_NE(nullptr, event);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+}
+
+TEST_F(AclEventTest, CreateWithANullOutPointerIsInvalidParam)
+{
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEvent(nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventWithFlag(nullptr, ACL_EVENT_SYNC));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventExWithFlag(nullptr, ACL_EVENT_SYNC));
+}
+
+TEST_F(AclEventTest, EveryCreateFlagIsAccepted)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    const uint32_t flags[] = {
+        ACL_EVENT_SYNC,
+        ACL_EVENT_CAPTURE_STREAM_PROGRESS,
+        ACL_EVENT_TIME_LINE,
+        ACL_EVENT_DEVICE_USE_ONLY,
+        ACL_EVENT_EXTERNAL,
+        ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE,
+        ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
+            ACL_EVENT_EXTERNAL,
+    };
+    for (uint32_t flag : flags) {
+        for (bool ex : {false, true}) {
+            SCOPED_TRACE(std::string(ex ? "ExWithFlag " : "WithFlag ") + std::to_string(flag));
+            aclrtEvent event = nullptr;
+            ASSERT_EQ(ACL_SUCCESS,
+                      ex ? aclrtCreateEventExWithFlag(&event, flag) : aclrtCreateEventWithFlag(&event, flag));
+            // Recordable on a stream. (What the host may do with a
+            // DEVICE_USE_ONLY event is not pinned, so no event synchronize.)
+            EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+            EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+            EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+        }
+    }
+    // An IPC event is made with the IPC flag alone.
+    aclrtEvent ipc = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ipc));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, UnknownFlagBitsAreInvalidParam)
+{
+    for (uint32_t flag : {0x4u, 0x80u, 0x100u, 0x80000000u, ACL_EVENT_SYNC | 0x4u, ACL_EVENT_TIME_LINE | 0x200u}) {
+        aclrtEvent event = nullptr;
+        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventWithFlag(&event, flag)) << flag;
+        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventExWithFlag(&event, flag)) << flag;
+    }
+}
+
+TEST_F(AclEventTest, IpcFlagWithAnyOtherFlagIsRtParamInvalid)
+{
+    for (uint32_t other : {ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_TIME_LINE,
+                           ACL_EVENT_DEVICE_USE_ONLY, ACL_EVENT_EXTERNAL}) {
+        aclrtEvent event = nullptr;
+        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC | other)) << other;
+        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, ACL_EVENT_IPC | other)) << other;
+    }
+}
+
+// ---- record, query, synchronize ----
+
+TEST_F(AclEventTest, NeverRecordedEventIsNotReadyAndSynchronizesAtOnce)
+{
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(event, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+}
+
+TEST_F(AclEventTest, RecordCompletesWhenTheStreamReachesIt)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(event));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEvent(event));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, SynchronizeWithTimeoutExpiresWhileTheRecordIsHeld)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, aclrtSynchronizeEventWithTimeout(event, 50));
+    EXPECT_GE(MsSince(start), 45.0);
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(event, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, SynchronizeWithTimeoutAcceptsMinusOneAndRejectsBelow)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(event, -1)); // complete: returns at once
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSynchronizeEventWithTimeout(event, -2));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// ---- ordering between streams ----
+
+TEST_F(AclEventTest, EventOrdersWorkOfTwoStreams)
+{
+    constexpr size_t kSize = 1 * kMiB;
+    aclrtStream a = nullptr, b = nullptr;
+    aclrtEvent event = nullptr;
+    void *buf = nullptr, *buf2 = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&buf, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&buf2, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+
+    Gate gate;
+    // Stream A: gate, fill, record.
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf, kSize, 0xAB, kSize, a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a));
+    // Stream B: wait for A's record, then copy what A filled.
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(b, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(buf2, kSize, buf, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, b));
+
+    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(b, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_NOT_READY, status); // B waits on A, which waits on the gate
+    EXPECT_TRUE(BytesAre(buf2, kSize, 0));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release()); // a record from a third stream
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(buf2, kSize, 0xAB));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(buf));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(buf2));
+}
+
+TEST_F(AclEventTest, StreamWaitEventWaitsForTheRecordMadeBeforeTheCall)
+{
+    aclrtStream a = nullptr, b = nullptr, c = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&c));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a)); // held
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(b, event));
+    // A newer record that completes at once does not release B: B waits for
+    // the record that was the latest when it was told to wait.
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, c));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(c, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(b, 100));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(c));
+}
+
+TEST_F(AclEventTest, StreamWaitOnANeverRecordedEventDoesNotWait)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(stream, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x42, 4096, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x42));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclEventTest, StreamWaitEventWithTimeoutExpiryFailsTheStreamWhichThenWorksAgain)
+{
+    aclrtStream a = nullptr, b = nullptr;
+    aclrtEvent event = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a)); // cannot complete while held
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(b, event, 50));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+
+    // That synchronize recovered B: it takes and runs work again.
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x77, 4096, b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x77));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclEventTest, DestroyedEventStillReleasesTheWorkWaitingForIt)
+{
+    aclrtStream a = nullptr, b = nullptr;
+    aclrtEvent event = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(b, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x5E, 4096, b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x5E));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// ---- reset ----
+
+TEST_F(AclEventTest, ResetMakesTheEventNotRecorded)
+{
+    aclrtStream stream = nullptr, other = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(event));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtResetEvent(event, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(event));
+    // A wait made after the reset does not wait.
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(other, event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
+}
+
+// ---- elapsed time ----
+
+void Sleep50Ms(void *)
+{
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+TEST_F(AclEventTest, ElapsedTimeMeasuresTheTimeBetweenTwoRecords)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent start = nullptr, end = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&start));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&end));
+    ReportThread reporter(stream);
+    ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+
+    // A blocking callback of 50 ms between the records.
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(start, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(Sleep50Ms, nullptr, ACL_CALLBACK_BLOCK, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(end, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    float ms = -1.0f;
+    EXPECT_EQ(ACL_SUCCESS, aclrtEventElapsedTime(&ms, start, end));
+    EXPECT_GE(ms, 40.0f);
+    EXPECT_LT(ms, 60000.0f);
+
+    EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    EXPECT_EQ(0, reporter.unexpected()) << "last: " << reporter.last_unexpected();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, TimeLineFlagEnablesTiming)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent start = nullptr, end = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&start, ACL_EVENT_TIME_LINE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&end, ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(start, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(end, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    float ms = -1.0f;
+    EXPECT_EQ(ACL_SUCCESS, aclrtEventElapsedTime(&ms, start, end));
+    EXPECT_GE(ms, 0.0f);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, ElapsedTimeFromANeverRecordedStartIsEventNotComplete)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent start = nullptr, end = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&start));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&end));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(end, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    float ms = -1.0f;
+    EXPECT_EQ(ACL_ERROR_RT_EVENT_NOT_COMPLETE, aclrtEventElapsedTime(&ms, start, end));
+    EXPECT_EQ(ACL_ERROR_RT_EVENT_NOT_COMPLETE, aclrtEventElapsedTime(&ms, end, start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, ElapsedTimeToARecordNotYetCompleteIsEventNotComplete)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent start = nullptr, end = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&start));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&end));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(start, stream));
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(end, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(start, kSyncTimeoutMs));
+    float ms = -1.0f;
+    EXPECT_EQ(ACL_ERROR_RT_EVENT_NOT_COMPLETE, aclrtEventElapsedTime(&ms, start, end));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtEventElapsedTime(&ms, start, end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, ElapsedTimeOfEventsWithoutTimingIsFeatureNotSupport)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent start = nullptr, end = nullptr, timed = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&start, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&end, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&timed));
+    // Both recorded and complete: only the missing timing is wrong.
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(start, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(timed, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(end, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    float ms = -1.0f;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, start, end));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, timed, end));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, start, timed));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(timed));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, ElapsedTimeWithANullResultIsInvalidParam)
+{
+    aclrtEvent start = nullptr, end = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&start));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&end));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtEventElapsedTime(nullptr, start, end));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(start));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(end));
+}
+
+// ---- IPC events ----
+
+TEST_F(AclEventTest, IpcEventRecordsButRefusesResetAndElapsedTime)
+{
+    aclrtStream stream = nullptr, other = nullptr;
+    aclrtEvent ipc = nullptr, timed = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&timed));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(timed, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(ipc, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(ipc, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(ipc));
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(other, ipc));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtResetEvent(ipc, stream));
+    float ms = -1.0f;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, ipc, ipc));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, timed, ipc));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, ipc, timed));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(ipc)); // the refused reset did nothing
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ipc));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(timed));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
+}
+
+// ---- event handle errors ----
+
+// Every call that takes an event, with `event`; each must give `expected`.
+void ExpectEveryEventCallGives(aclError expected, aclrtEvent event)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent good = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&good));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(good, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    aclrtEventRecordedStatus status;
+    float ms;
+
+    EXPECT_EQ(expected, aclrtRecordEvent(event, stream));
+    EXPECT_EQ(expected, aclrtResetEvent(event, stream));
+    EXPECT_EQ(expected, aclrtStreamWaitEvent(stream, event));
+    EXPECT_EQ(expected, aclrtStreamWaitEventWithTimeout(stream, event, kSyncTimeoutMs));
+    EXPECT_EQ(expected, aclrtSynchronizeEvent(event));
+    EXPECT_EQ(expected, aclrtSynchronizeEventWithTimeout(event, kSyncTimeoutMs));
+    EXPECT_EQ(expected, aclrtQueryEventStatus(event, &status));
+    EXPECT_EQ(expected, aclrtEventElapsedTime(&ms, event, good));
+    EXPECT_EQ(expected, aclrtEventElapsedTime(&ms, good, event));
+    EXPECT_EQ(expected, aclrtDestroyEvent(event));
+    // The stream was not harmed.
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(good));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, NullEventIsInvalidParam)
+{
+    ExpectEveryEventCallGives(ACL_ERROR_INVALID_PARAM, nullptr);
+}
+
+TEST_F(AclEventTest, DestroyedEventIsInvalidHandle)
+{
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    ExpectEveryEventCallGives(ACL_ERROR_RT_INVALID_HANDLE, event);
+}
+
+TEST_F(AclEventTest, GarbageEventIsInvalidHandle)
+{
+    int local = 0;
+    ExpectEveryEventCallGives(ACL_ERROR_RT_INVALID_HANDLE, &local);
+    ExpectEveryEventCallGives(ACL_ERROR_RT_INVALID_HANDLE, reinterpret_cast<aclrtEvent>(0x1234));
+    EXPECT_EQ(0, local);
+}
+
+TEST_F(AclEventTest, StreamOrNotifyPassedAsEventIsInvalidHandle)
+{
+    aclrtStream stream = nullptr;
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ExpectEveryEventCallGives(ACL_ERROR_RT_INVALID_HANDLE, stream);
+    ExpectEveryEventCallGives(ACL_ERROR_RT_INVALID_HANDLE, notify);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclEventTest, QueryWithANullStatusIsInvalidParam)
+{
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtQueryEventStatus(event, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+}
+
+// ---- notifies ----
+
+TEST_F(AclNotifyTest, CreateAcceptsTheTwoFlags)
+{
+    for (uint64_t flag : {uint64_t(ACL_NOTIFY_DEFAULT), uint64_t(ACL_NOTIFY_DEVICE_USE_ONLY)}) {
+        aclrtNotify notify = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, flag)) << flag;
+        EXPECT_NE(nullptr, notify);
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    }
+}
+
+TEST_F(AclNotifyTest, CreateRejectsOtherFlagsAndANullOutPointer)
+{
+    aclrtNotify notify = nullptr;
+    for (uint64_t flag : {uint64_t(0x2), uint64_t(0x3), uint64_t(0x100), uint64_t(1) << 63})
+        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateNotify(&notify, flag)) << flag;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateNotify(nullptr, ACL_NOTIFY_DEFAULT));
+}
+
+TEST_F(AclNotifyTest, RecordReleasesAWaitOnAnotherStream)
+{
+    aclrtStream waiter = nullptr, recorder = nullptr;
+    aclrtNotify notify = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, kGateTimeoutS));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x3A, 4096, waiter));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 50));
+    EXPECT_TRUE(BytesAre(d, 4096, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordNotify(notify, recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x3A));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclNotifyTest, OneRecordSatisfiesOneWait)
+{
+    aclrtStream waiter = nullptr, recorder = nullptr;
+    aclrtNotify notify = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, kGateTimeoutS));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x11, 4096, waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, 1)); // 1 s, then the task fails
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordNotify(notify, recorder));        // one record only
+
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 20000));
+    EXPECT_GE(MsSince(start), 500.0); // the second wait ran out its second
+    EXPECT_TRUE(BytesAre(d, 4096, 0x11)); // the first wait was satisfied
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclNotifyTest, WaitTimeoutFailsTheStreamWhichThenWorksAgain)
+{
+    aclrtStream stream = nullptr;
+    aclrtNotify notify = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, stream, 1)); // never recorded
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
+    EXPECT_GE(MsSince(start), 500.0);
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x29, 4096, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x29));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclNotifyTest, NotifyIdsAreDistinct)
+{
+    std::vector<aclrtNotify> notifies(8);
+    std::set<uint32_t> ids;
+    for (aclrtNotify &n : notifies) {
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&n, ACL_NOTIFY_DEFAULT));
+        uint32_t id = 0;
+        EXPECT_EQ(ACL_SUCCESS, aclrtGetNotifyId(n, &id));
+        ids.insert(id);
+        uint32_t again = 0;
+        EXPECT_EQ(ACL_SUCCESS, aclrtGetNotifyId(n, &again));
+        EXPECT_EQ(id, again); // stable
+    }
+    EXPECT_EQ(notifies.size(), ids.size());
+    for (aclrtNotify n : notifies)
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(n));
+}
+
+TEST_F(AclNotifyTest, GetNotifyIdWithANullResultIsInvalidParam)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetNotifyId(notify, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
+TEST_F(AclNotifyTest, BatchResetDropsARecordMadeBeforeIt)
+{
+    aclrtStream waiter = nullptr, recorder = nullptr;
+    aclrtNotify notify = nullptr, other = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&other, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordNotify(notify, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs)); // it is set
+
+    aclrtNotify batch[] = {notify, other};
+    EXPECT_EQ(ACL_SUCCESS, aclrtNotifyBatchReset(batch, 2));
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, 1));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 20000));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(other));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+}
+
+TEST_F(AclNotifyTest, BatchResetWithAnInvalidHandleIsInvalidHandleAndResetsNothing)
+{
+    aclrtStream waiter = nullptr, recorder = nullptr;
+    aclrtNotify notify = nullptr, destroyed = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&destroyed, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyNotify(destroyed));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordNotify(notify, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
+
+    aclrtNotify with_garbage[] = {notify, reinterpret_cast<aclrtNotify>(0x1234)};
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtNotifyBatchReset(with_garbage, 2));
+    aclrtNotify with_destroyed[] = {notify, destroyed};
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtNotifyBatchReset(with_destroyed, 2));
+
+    // The record still stands: a wait is satisfied by it.
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, kGateTimeoutS));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+}
+
+TEST_F(AclNotifyTest, BatchResetRejectsANullArrayAndZeroCount)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtNotifyBatchReset(nullptr, 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtNotifyBatchReset(&notify, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
+// Every call that takes a notify, with `notify`; each must give `expected`.
+void ExpectEveryNotifyCallGives(aclError expected, aclrtNotify notify)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    uint32_t id = 0;
+    EXPECT_EQ(expected, aclrtRecordNotify(notify, stream));
+    EXPECT_EQ(expected, aclrtWaitAndResetNotify(notify, stream, 1));
+    EXPECT_EQ(expected, aclrtGetNotifyId(notify, &id));
+    EXPECT_EQ(expected, aclrtDestroyNotify(notify));
+    // Nothing was queued: the stream is idle and fine.
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclNotifyTest, NullNotifyIsInvalidParam)
+{
+    ExpectEveryNotifyCallGives(ACL_ERROR_INVALID_PARAM, nullptr);
+}
+
+TEST_F(AclNotifyTest, DestroyedNotifyIsInvalidHandle)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    ExpectEveryNotifyCallGives(ACL_ERROR_RT_INVALID_HANDLE, notify);
+}
+
+TEST_F(AclNotifyTest, GarbageOrWrongKindNotifyIsInvalidHandle)
+{
+    int local = 0;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ExpectEveryNotifyCallGives(ACL_ERROR_RT_INVALID_HANDLE, &local);
+    ExpectEveryNotifyCallGives(ACL_ERROR_RT_INVALID_HANDLE, reinterpret_cast<aclrtNotify>(0x1234));
+    ExpectEveryNotifyCallGives(ACL_ERROR_RT_INVALID_HANDLE, event);
+    EXPECT_EQ(0, local);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+}
+
+// ---- the seed document's spellings (acl/acl_seed_compat.h) ----
+
+TEST_F(AclSeedCompatTest, NotifySpellingsCreateRecordWaitAndDestroy)
+{
+    aclrtStream waiter = nullptr, recorder = nullptr;
+    aclrtNotify notify = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyCreate(&notify));
+    // Record first and let it complete: aclrtNotifyWait waits without limit,
+    // so it must find the record already there.
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyRecord(notify, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyWait(notify, waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x5D, 4096, waiter));
+    // ASSERT: a stream left waiting forever must go to the fixture's force
+    // reset, not to aclrtDestroyStream.
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x5D));
+    EXPECT_EQ(ACL_SUCCESS, aclrtNotifyDestroy(notify));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtNotifyDestroy(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclSeedCompatTest, EventRecordAndSynchonizeStreamSpellings)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x6E, 4096, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtEventRecord(event, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchonizeStream(stream)); // sic: the seed's typo
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(event));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x6E));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclSeedCompatTest, TwoArgumentMallocUsesTheDefaultPolicy)
+{
+    const size_t before = DeviceFreeMem();
+    void *small = nullptr, *big = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&small, 5000));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&big, 3 * kMiB));
+    void *base = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(small, &base, &size));
+    EXPECT_EQ(8 * kKiB, size); // HUGE_FIRST: normal pages up to 1 MiB
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(big, &base, &size));
+    EXPECT_EQ(4 * kMiB, size); // and huge pages above
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(small));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(big));
+    EXPECT_EQ(before, DeviceFreeMem());
+}
+
+} // namespace

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+// aclrt streams: lifetime, handle checks, synchronize (with and without a
+// timeout), query, destroy versus force destroy, and host callbacks run by a
+// subscribed thread through aclrtProcessReport. Runs in the VM against
+// npuipc.ko with default parameters.
+//
+// A stream is held at a chosen point with a Gate (a notify wait the test
+// releases), which makes "not done yet" states deterministic. Callback tests
+// ASSERT their synchronizes: after a failed one, a later aclrtDestroyStream
+// could wait for a callback nobody runs, so they bail out and leave the
+// stream to the fixture's force reset, which never waits.
+#include "acl_test_util.h"
+
+#include <mutex>
+#include <vector>
+
+namespace {
+
+using namespace acltest;
+
+class AclStreamTest : public AclTest {};
+
+// Every call that takes a stream, with `stream`; each must give `expected`.
+void ExpectEveryStreamCallGives(aclError expected, aclrtStream stream)
+{
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    std::vector<uint8_t> h(4096);
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    aclrtStreamStatus status;
+
+    EXPECT_EQ(expected, aclrtSynchronizeStream(stream));
+    EXPECT_EQ(expected, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(expected, aclrtStreamQuery(stream, &status));
+    EXPECT_EQ(expected, aclrtMemsetAsync(d, 4096, 1, 4096, stream));
+    EXPECT_EQ(expected, aclrtMemcpyAsync(d, 4096, h.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE, stream));
+    EXPECT_EQ(expected, aclrtRecordEvent(event, stream));
+    EXPECT_EQ(expected, aclrtStreamWaitEvent(stream, event));
+    EXPECT_EQ(expected, aclrtStreamWaitEventWithTimeout(stream, event, kSyncTimeoutMs));
+    EXPECT_EQ(expected, aclrtRecordNotify(notify, stream));
+    EXPECT_EQ(expected, aclrtWaitAndResetNotify(notify, stream, kGateTimeoutS));
+    EXPECT_EQ(expected, aclrtSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(expected, aclrtLaunchCallback([](void *) {}, nullptr, ACL_CALLBACK_NO_BLOCK, stream));
+    EXPECT_EQ(expected, aclrtDestroyStream(stream));
+    EXPECT_EQ(expected, aclrtDestroyStreamForce(stream));
+    EXPECT_TRUE(BytesAre(d, 4096, 0));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// ---- lifetime and handles ----
+
+TEST_F(AclStreamTest, CreateAndDestroy)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    EXPECT_NE(nullptr, stream);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, ForceDestroyOfAnIdleStream)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(stream));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtDestroyStreamForce(stream));
+}
+
+TEST_F(AclStreamTest, CreateWithNullIsInvalidParam)
+{
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateStream(nullptr));
+}
+
+TEST_F(AclStreamTest, DestroyOfTheNullStreamIsInvalidParam)
+{
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtDestroyStream(nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtDestroyStreamForce(nullptr));
+}
+
+TEST_F(AclStreamTest, DestroyedStreamIsInvalidHandle)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, stream);
+}
+
+TEST_F(AclStreamTest, PointerToALocalAsStreamIsInvalidHandle)
+{
+    int local = 0;
+    ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, &local);
+    EXPECT_EQ(0, local); // never written through
+}
+
+TEST_F(AclStreamTest, MadeUpStreamValueIsInvalidHandle)
+{
+    ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, reinterpret_cast<aclrtStream>(0x1234));
+}
+
+TEST_F(AclStreamTest, EventPassedAsStreamIsInvalidHandle)
+{
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, event);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event)); // the event itself is untouched
+}
+
+TEST_F(AclStreamTest, NotifyPassedAsStreamIsInvalidHandle)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, notify);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
+TEST_F(AclStreamTest, NullStreamIsTheDefaultStream)
+{
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 8192, ACL_MEM_MALLOC_NORMAL_ONLY));
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 8192, 0x61, 8192, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(nullptr, event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(nullptr, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(nullptr));
+    aclrtStreamStatus status = ACL_STREAM_STATUS_NOT_READY;
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(nullptr, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_COMPLETE, status);
+    EXPECT_TRUE(BytesAre(d, 8192, 0x61));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// ---- synchronize and query ----
+
+TEST_F(AclStreamTest, SynchronizeWaitsForAllQueuedWork)
+{
+    constexpr size_t kSize = 8 * kMiB;
+    aclrtStream stream = nullptr;
+    void *a = nullptr, *b = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&a, kSize, ACL_MEM_MALLOC_HUGE_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&b, kSize, ACL_MEM_MALLOC_HUGE_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a, kSize, 0x12, kSize, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(b, kSize, a, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a, kSize, 0x34, kSize, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream));
+    EXPECT_TRUE(BytesAre(a, kSize, 0x34));
+    EXPECT_TRUE(BytesAre(b, kSize, 0x12));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(b));
+}
+
+TEST_F(AclStreamTest, SynchronizeWithTimeoutExpiresOnAHeldStreamAndSucceedsOnceReleased)
+{
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream)); // no record yet
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x71, 4096, stream));
+
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 50));
+    EXPECT_GE(MsSince(start), 45.0);
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 0)); // a poll
+    EXPECT_TRUE(BytesAre(d, 4096, 0));
+
+    // The record comes from another stream; the held work then runs.
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x71));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclStreamTest, SynchronizeWithTimeoutAcceptsMinusOneAndRejectsBelow)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, -1)); // idle: returns at once
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSynchronizeStreamWithTimeout(stream, -2));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, QueryIsNotReadyWhileWorkIsQueued)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    aclrtStreamStatus status = ACL_STREAM_STATUS_NOT_READY;
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(stream, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_COMPLETE, status); // new and empty
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(stream, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_NOT_READY, status);
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(stream, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_COMPLETE, status);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, QueryWithNullStatusIsInvalidParam)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamQuery(stream, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// ---- destroy with queued work ----
+
+TEST_F(AclStreamTest, DestroyWaitsForQueuedWork)
+{
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    aclrtContext ctx = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0xCD, 4096, stream));
+
+    // Another thread opens the gate 100 ms from now, while this one is
+    // inside aclrtDestroyStream.
+    std::thread releaser([&gate, ctx] {
+        EXPECT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(ctx));
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        EXPECT_EQ(ACL_SUCCESS, gate.Release());
+    });
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    const double waited = MsSince(start);
+    releaser.join();
+    EXPECT_GE(waited, 50.0); // it waited for the release (100 ms after start, minus thread start-up skew)
+    EXPECT_TRUE(BytesAre(d, 4096, 0xCD)); // the queued work ran first
+    aclrtStreamStatus status;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclStreamTest, DestroyReturnsTheErrorOfAFailedTaskAndDestroysAnyway)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, 1)); // never released: times out after 1 s
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtDestroyStream(stream));
+    aclrtStreamStatus status;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
+}
+
+TEST_F(AclStreamTest, ForceDestroyDiscardsQueuedWorkWithoutWaiting)
+{
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream)); // held for up to 30 s
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0xCD, 4096, stream));
+
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(stream));
+    EXPECT_LT(MsSince(start), 3000.0); // did not wait for the gate
+    aclrtStreamStatus status;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
+
+    // Opening the gate now runs nothing: the memset was cancelled.
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(BytesAre(d, 4096, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// ---- callbacks ----
+
+struct Flag {
+    std::atomic<bool> done{false};
+    std::atomic<uint64_t> thread{0};
+};
+
+void SetFlag(void *data)
+{
+    Flag *flag = static_cast<Flag *>(data);
+    flag->thread.store(ThisThreadId());
+    flag->done.store(true);
+}
+
+TEST_F(AclStreamTest, CallbackRunsInsideProcessReportOnTheSubscribedThread)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    Flag flag;
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(SetFlag, &flag, ACL_CALLBACK_NO_BLOCK, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtProcessReport(kSyncTimeoutMs));
+    EXPECT_TRUE(flag.done.load());
+    EXPECT_EQ(ThisThreadId(), flag.thread.load());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, CallbacksWorkOnTheDefaultStream)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), nullptr));
+    Flag flag;
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(SetFlag, &flag, ACL_CALLBACK_BLOCK, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtProcessReport(kSyncTimeoutMs));
+    EXPECT_TRUE(flag.done.load());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(nullptr, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), nullptr));
+}
+
+struct Buffer {
+    void *p = nullptr;
+    size_t size = 0;
+    std::atomic<bool> saw_earlier_work{false};
+    std::atomic<bool> done{false};
+};
+
+TEST_F(AclStreamTest, CallbackRunsAfterTheWorkQueuedBeforeIt)
+{
+    aclrtStream stream = nullptr;
+    Buffer buf;
+    buf.size = 4 * kMiB;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&buf.p, buf.size, ACL_MEM_MALLOC_HUGE_ONLY));
+    ReportThread reporter(stream);
+    ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.p, buf.size, 0x99, buf.size, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(
+                               [](void *data) {
+                                   Buffer *b = static_cast<Buffer *>(data);
+                                   b->saw_earlier_work.store(BytesAre(b->p, b->size, 0x99));
+                                   b->done.store(true);
+                               },
+                               &buf, ACL_CALLBACK_NO_BLOCK, stream));
+    // Held: the callback must not run yet.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(buf.done.load());
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_TRUE(WaitUntil([&] { return buf.done.load(); }));
+    EXPECT_TRUE(buf.saw_earlier_work.load());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    EXPECT_EQ(0, reporter.unexpected()) << "last: " << reporter.last_unexpected();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(buf.p));
+}
+
+struct Order {
+    std::mutex mutex;
+    std::vector<int> seen;
+};
+
+struct OrderedCallback {
+    Order *order;
+    int index;
+};
+
+TEST_F(AclStreamTest, CallbacksRunInLaunchOrder)
+{
+    constexpr int kCount = 20;
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    Order order;
+    std::vector<OrderedCallback> calls(kCount);
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 64 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ReportThread reporter(stream);
+    ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+
+    for (int i = 0; i < kCount; i++) {
+        calls[i] = {&order, i};
+        // Mixed kinds with device work between them.
+        const aclrtCallbackBlockType kind = (i % 3 == 0) ? ACL_CALLBACK_BLOCK : ACL_CALLBACK_NO_BLOCK;
+        ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(
+                                   [](void *data) {
+                                       OrderedCallback *c = static_cast<OrderedCallback *>(data);
+                                       std::lock_guard<std::mutex> lock(c->order->mutex);
+                                       c->order->seen.push_back(c->index);
+                                   },
+                                   &calls[i], kind, stream));
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 64 * kKiB, i, 64 * kKiB, stream));
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    ASSERT_TRUE(WaitUntil([&] {
+        std::lock_guard<std::mutex> lock(order.mutex);
+        return order.seen.size() == kCount;
+    }));
+    std::vector<int> expected;
+    for (int i = 0; i < kCount; i++)
+        expected.push_back(i);
+    {
+        std::lock_guard<std::mutex> lock(order.mutex);
+        EXPECT_EQ(expected, order.seen);
+    }
+
+    EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    EXPECT_EQ(0, reporter.unexpected()) << "last: " << reporter.last_unexpected();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+struct SlowWriter {
+    void *p = nullptr;
+    size_t size = 0;
+    std::atomic<bool> release{false}; // for the NO_BLOCK test
+    std::atomic<bool> done{false};
+};
+
+TEST_F(AclStreamTest, BlockCallbackHoldsLaterWorkUntilItReturns)
+{
+    constexpr size_t kSize = 64 * kKiB;
+    aclrtStream stream = nullptr;
+    void *copy = nullptr;
+    SlowWriter writer;
+    writer.size = kSize;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&writer.p, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&copy, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ReportThread reporter(stream);
+    ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+
+    // The callback writes the device buffer from the host after 100 ms; the
+    // copy and the memset queued after it must see that write happen first.
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(
+                               [](void *data) {
+                                   SlowWriter *w = static_cast<SlowWriter *>(data);
+                                   std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                                   memset(w->p, 0x11, w->size);
+                                   w->done.store(true);
+                               },
+                               &writer, ACL_CALLBACK_BLOCK, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(copy, kSize, writer.p, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(writer.p, kSize, 0x22, kSize, stream));
+    // Synchronize waits for the callback too.
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(writer.done.load());
+    EXPECT_TRUE(BytesAre(copy, kSize, 0x11));
+    EXPECT_TRUE(BytesAre(writer.p, kSize, 0x22));
+
+    EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    EXPECT_EQ(0, reporter.unexpected()) << "last: " << reporter.last_unexpected();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(writer.p));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(copy));
+}
+
+TEST_F(AclStreamTest, NoBlockCallbackDoesNotHoldLaterWork)
+{
+    constexpr size_t kSize = 64 * kKiB;
+    aclrtStream stream = nullptr;
+    aclrtEvent after = nullptr;
+    void *copy = nullptr;
+    SlowWriter writer;
+    writer.size = kSize;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&after));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&writer.p, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&copy, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ReportThread reporter(stream);
+    ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+
+    // The callback does not return until the test lets it (bounded, so a
+    // failing test ends); the work queued after it must complete meanwhile.
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(
+                               [](void *data) {
+                                   SlowWriter *w = static_cast<SlowWriter *>(data);
+                                   WaitUntil([w] { return w->release.load(); });
+                                   memset(w->p, 0x22, w->size);
+                                   w->done.store(true);
+                               },
+                               &writer, ACL_CALLBACK_NO_BLOCK, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(copy, kSize, writer.p, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(after, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(after, kSyncTimeoutMs / 2));
+    EXPECT_FALSE(writer.done.load());
+    EXPECT_TRUE(BytesAre(copy, kSize, 0)); // copied before the callback wrote
+
+    writer.release.store(true);
+    ASSERT_TRUE(WaitUntil([&] { return writer.done.load(); }));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    EXPECT_EQ(0, reporter.unexpected()) << "last: " << reporter.last_unexpected();
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(after));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(writer.p));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(copy));
+}
+
+TEST_F(AclStreamTest, LaunchOnAStreamNobodySubscribedIsStreamNoCbReg)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    Flag flag;
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_NO_CB_REG, aclrtLaunchCallback(SetFlag, &flag, ACL_CALLBACK_NO_BLOCK, stream));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_NO_CB_REG, aclrtLaunchCallback(SetFlag, &flag, ACL_CALLBACK_BLOCK, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_FALSE(flag.done.load());
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, LaunchRejectsANullFunctionAndUnknownBlockTypes)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    Flag flag;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtLaunchCallback(nullptr, &flag, ACL_CALLBACK_NO_BLOCK, stream));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+              aclrtLaunchCallback(SetFlag, &flag, RawEnum<aclrtCallbackBlockType>(2), stream));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+              aclrtLaunchCallback(SetFlag, &flag, RawEnum<aclrtCallbackBlockType>(-1), stream));
+    // Nothing was queued.
+    EXPECT_EQ(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, aclrtProcessReport(10));
+    EXPECT_FALSE(flag.done.load());
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, ProcessReportOfAThreadSubscribedToNothingIsThreadSubscribe)
+{
+    EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, aclrtProcessReport(10));
+    EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, aclrtProcessReport(0));
+}
+
+TEST_F(AclStreamTest, ProcessReportWithNothingDueTimesOut)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, aclrtProcessReport(50));
+    EXPECT_GE(MsSince(start), 45.0);
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, ProcessReportRejectsTimeoutsBelowMinusOne)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtProcessReport(-2));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, SubscribeIsOneThreadPerStream)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ReportThread reporter(stream);
+    ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+    // Another thread cannot take the stream...
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SUBSCRIBE, aclrtSubscribeReport(ThisThreadId(), stream));
+    // ...while the same pair again is fine.
+    EXPECT_EQ(ACL_SUCCESS, aclrtSubscribeReport(reporter.id(), stream));
+    EXPECT_EQ(ACL_SUCCESS, reporter.Stop()); // one unsubscribe ends it
+    EXPECT_EQ(0, reporter.unexpected()) << "last: " << reporter.last_unexpected();
+    // Free again: this thread may take it now.
+    EXPECT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamTest, UnsubscribeOfAPairNotSubscribedIsStreamSubscribe)
+{
+    aclrtStream stream = nullptr, other = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SUBSCRIBE, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SUBSCRIBE, aclrtUnSubscribeReport(ThisThreadId(), other));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SUBSCRIBE, aclrtUnSubscribeReport(ThisThreadId() + 1, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SUBSCRIBE, aclrtUnSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
+}
+
+} // namespace
