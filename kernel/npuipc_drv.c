@@ -36,7 +36,8 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 	ndev->index = index;
 	ndev->mem_total = mem_total;
 	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO |
-		     NPUIPC_CAP_STREAMS | NPUIPC_CAP_RESET_NOTIFY;
+		     NPUIPC_CAP_STREAMS | NPUIPC_CAP_RESET_NOTIFY |
+		     NPUIPC_CAP_CALLER_TGID;
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);
@@ -86,7 +87,8 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 	if (args->flags & ~NPUIPC_GET_INFO_FLAGS_VALID)
 		return -EINVAL;
 	if (args->pad || args->uapi_version || args->device_index ||
-	    args->mem_total || args->mem_free || args->caps)
+	    args->mem_total || args->mem_free || args->caps ||
+	    args->caller_tgid || args->pad2)
 		return -EINVAL;
 
 	args->uapi_version = NPUIPC_UAPI_VERSION;
@@ -94,6 +96,8 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 	args->mem_total = ndev->mem_total;
 	args->mem_free = ndev->mem_total - npuipc_mem_used(ndev);
 	args->caps = ndev->caps;
+	/* The PID an IPC exporter lists: the same from every namespace. */
+	args->caller_tgid = task_tgid_nr(current);
 	return 0;
 }
 

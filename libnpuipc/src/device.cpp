@@ -46,6 +46,7 @@ Result<DeviceInfo> query_info(int fd)
     info.mem_total = args.mem_total;
     info.mem_free = args.mem_free;
     info.caps = args.caps;
+    info.caller_tgid = args.caller_tgid;
     return info;
 }
 

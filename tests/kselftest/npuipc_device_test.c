@@ -3,8 +3,11 @@
  * Virtual devices and DRM_IOCTL_NPUIPC_GET_INFO: what the module parameters
  * create, what the device reports, and every input the ioctl must refuse.
  */
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "npuipc_test_util.h"
@@ -51,8 +54,52 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_VIRTUAL);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_SYNCOBJ_TIMELINE);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_RESET_NOTIFY);
+	EXPECT_TRUE(info.caps & NPUIPC_CAP_CALLER_TGID);
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(0, info.pad);
+	/* The tests run in the initial PID namespace. */
+	EXPECT_EQ(getpid(), info.caller_tgid);
+	EXPECT_EQ(0, info.pad2);
+}
+
+TEST_F(device, get_info_reports_the_initial_namespace_pid_from_a_pid_namespace)
+{
+	int pipefd[2], status;
+	uint32_t seen = 0;
+	pid_t child;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	if (unshare(CLONE_NEWPID))
+		SKIP(return, "no PID namespaces: %s", strerror(errno));
+	child = fork();	/* the first child of the new namespace: its PID 1 */
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct drm_npuipc_get_info info = { 0 };
+
+		if (getpid() != 1 || npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info))
+			_exit(1);
+		_exit(write(pipefd[1], &info.caller_tgid, sizeof(info.caller_tgid)) ==
+		      sizeof(info.caller_tgid) ? 0 : 1);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(seen), read(pipefd[0], &seen, sizeof(seen)));
+	EXPECT_EQ(child, seen);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+TEST_F(device, get_info_of_the_40_byte_version_3_structure_still_works)
+{
+	/* An old binary: the structure before caller_tgid, its own ioctl number. */
+	struct { __u32 flags, pad, uapi_version, device_index; __u64 mem_total, mem_free, caps; }
+		old = { 0 };
+	unsigned long cmd = DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_GET_INFO, old);
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, cmd, &old));
+	EXPECT_EQ(NPUIPC_UAPI_VERSION, old.uapi_version);
+	EXPECT_EQ(expected_mem_total(0), old.mem_total);
 }
 
 TEST_F(device, module_parameters_create_that_many_devices_with_their_budgets)
@@ -182,6 +229,20 @@ TEST_F(device, get_info_rejects_nonzero_caps_on_entry)
 	expect_get_info_rejected(_metadata, self->fd, &info);
 }
 
+TEST_F(device, get_info_rejects_nonzero_caller_tgid_on_entry)
+{
+	struct drm_npuipc_get_info info = { .caller_tgid = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_pad2)
+{
+	struct drm_npuipc_get_info info = { .pad2 = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
 TEST_F(device, get_info_rejects_unmapped_argument_with_efault)
 {
 	EXPECT_EQ(-EFAULT, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, NULL));
@@ -199,7 +260,8 @@ TEST_F(device, unknown_driver_ioctl_is_rejected)
 TEST(uapi_structures_are_padded_to_8_bytes)
 {
 	EXPECT_EQ(0, sizeof(struct drm_npuipc_get_info) % 8);
-	EXPECT_EQ(40, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(48, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(40, offsetof(struct drm_npuipc_get_info, caller_tgid));
 	EXPECT_EQ(32, offsetof(struct drm_npuipc_get_info, caps));
 }
 

@@ -40,6 +40,8 @@ extern "C" {
 #define NPUIPC_CAP_STREAMS		(1ULL << 3)
 /* The RESET_NOTIFY job (uapi version 4). */
 #define NPUIPC_CAP_RESET_NOTIFY		(1ULL << 4)
+/* GET_INFO reports caller_tgid (uapi version 4). */
+#define NPUIPC_CAP_CALLER_TGID		(1ULL << 5)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -64,6 +66,11 @@ extern "C" {
  * @mem_total: out, device-memory budget in bytes.
  * @mem_free: out, bytes of that budget not held by any object.
  * @caps: out, NPUIPC_CAP_* bits.
+ * @caller_tgid: out, the calling process's PID (thread-group id) in the
+ *	initial PID namespace, whatever namespace it runs in (uapi version 4,
+ *	NPUIPC_CAP_CALLER_TGID). Older userspace that passes the 40-byte
+ *	structure does not see it.
+ * @pad2: must be 0.
  *
  * All out fields must be 0 on entry.
  *
@@ -80,6 +87,8 @@ struct drm_npuipc_get_info {
 	__u64 mem_total;
 	__u64 mem_free;
 	__u64 caps;
+	__u32 caller_tgid;
+	__u32 pad2;
 };
 
 #define NPUIPC_GET_INFO_FLAGS_VALID	0x0

@@ -24,6 +24,8 @@ struct DeviceInfo {
     uint64_t mem_total = 0;
     uint64_t mem_free = 0;
     uint64_t caps = 0;
+    // The caller's PID in the initial PID namespace (0 before uapi 4).
+    uint32_t caller_tgid = 0;
 };
 
 struct BufferInfo {

@@ -7,6 +7,7 @@
 
 #include "aclrt/config.h"
 #include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
@@ -344,7 +345,27 @@ aclError aclrtDeviceGetBareTgid(int32_t *pid)
     return api("aclrtDeviceGetBareTgid", [&] {
         if (!pid)
             return fail(ACL_ERROR_INVALID_PARAM, "pid is NULL");
-        *pid = static_cast<int32_t>(::getpid());
+        // Asked of the driver: getpid() is the PID in the caller's own
+        // namespace, not the one an exporter in another namespace sees.
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<const Device> dev;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (!rt.devices.empty())
+                dev = rt.devices.begin()->second.dev;
+        }
+        if (!dev) {
+            Result<Device> opened = Device::open(0);
+            if (!opened.ok())
+                return fail(ACL_ERROR_RT_NO_DEVICE, "no npuipc device to ask");
+            dev = std::make_shared<const Device>(std::move(opened.value()));
+        }
+        Result<DeviceInfo> info = dev->info();
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the device");
+        if (!(info.value().caps & NPUIPC_CAP_CALLER_TGID))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "npuipc.ko is older than uapi 4");
+        *pid = static_cast<int32_t>(info.value().caller_tgid);
         return ACL_SUCCESS;
     });
 }
