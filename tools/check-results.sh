@@ -1,19 +1,38 @@
 # SPDX-License-Identifier: GPL-2.0
-# Sourced by tools/check and tools/check-debug: counts test results from
-# TAP and GoogleTest logs and prints the one-line summary.
+# shellcheck shell=bash
+# Sourced by tools/check, tools/check-debug and tests/vm/check_results_test.sh:
+# counts test results from TAP and GoogleTest logs and prints the one-line
+# summary. Nothing is lost: every program a manifest lists counts, as
+# passed, failed or skipped test cases, or as a failure of its own.
+#
+# Rules (Documentation/testing.md, "How results are counted"):
+# - each test case counts once: TAP "ok" / "ok ... # SKIP" / "not ok" lines
+#   at the start of a line (indented, nested lines do not count);
+#   GoogleTest "[       OK ]" / "[  SKIPPED ]" / "[  FAILED  ]" lines;
+# - a program counts ONE more failure, however many of these hold: it exited
+#   non-zero without a failing case; its TAP log has no plan line "1..N",
+#   more than one, a plan N that is not the number of results, or a
+#   "Bail out!"; its GoogleTest log lacks the final summary
+#   ("[==========] N tests from ... ran." and "[  PASSED  ] N tests.") or N
+#   is not the number of results; its log is missing; a harness failure
+#   (vm-run 2, 124 or 125) is attributed to it;
+# - a program a manifest lists with no .rc or no .log did not run: one failure;
+# - a suite's vm-run that exits 2 (usage), 124 (timeout) or 125 (kernel,
+#   guest or module failure), or exits non-zero leaving no result at all, is
+#   one more failure of the step.
 
 passed=0 failed=0 skipped=0
 failures=()
 
-count_tap() { # FILE
+count_tap() { # FILE: "passed failed skipped"
 	local p f s
-	p=$(grep -E '^ok ' "$1" | grep -vc '# SKIP')
-	s=$(grep -Ec '^ok .*# SKIP' "$1")
-	f=$(grep -Ec '^not ok ' "$1")
+	p=$(grep -E '^ok( |$)' "$1" | grep -vc '# SKIP')
+	s=$(grep -Ec '^ok( .*)?# SKIP' "$1")
+	f=$(grep -Ec '^not ok( |$)' "$1")
 	echo "$p $f $s"
 }
 
-count_gtest() { # FILE
+count_gtest() { # FILE: "passed failed skipped"
 	local p f s
 	p=$(grep -Ec '^\[       OK \] .* \([0-9]+ ms\)$' "$1")
 	f=$(grep -Ec '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$1")
@@ -21,31 +40,118 @@ count_gtest() { # FILE
 	echo "$p $f $s"
 }
 
-# add STEP KIND LOG RC: counts one program's results; a program that
-# failed without a failing test case counts as one failure itself.
-add() {
-	local step=$1 kind=$2 log=$3 rc=$4 p f s
-	if [ "$kind" = gtest ]; then read -r p f s < <(count_gtest "$log")
-	else read -r p f s < <(count_tap "$log"); fi
-	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		f=1
+# incomplete_tap FILE RESULTS: prints why a TAP log is not a complete run.
+incomplete_tap() {
+	local plans n
+	plans=$(grep -Eo '^1\.\.[0-9]+' "$1" | cut -c4-)
+	n=$(printf '%s\n' "$plans" | grep -c .)
+	if [ "$n" = 0 ]; then
+		echo "no TAP plan"
+	elif [ "$n" != 1 ]; then
+		echo "$n TAP plans"
+	elif [ "$plans" != "$2" ]; then
+		echo "TAP plan 1..$plans but $2 results"
+	elif grep -q '^Bail out!' "$1"; then
+		echo "TAP bail out"
 	fi
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-	[ "$f" = 0 ] || failures+=("$step: $(basename "$log" .log) ($f failed, exit $rc)")
 }
 
-# add_suite STEP DIR VMRC: counts a tests/run-suite output directory; a
-# vm-run failure of its own (kernel problem, timeout) is one more failure.
+# incomplete_gtest FILE RESULTS: prints why a GoogleTest log is not a complete run.
+incomplete_gtest() {
+	local ran
+	ran=$(sed -En 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$1" | tail -n1)
+	if [ -z "$ran" ] || ! grep -Eq '^\[  PASSED  \] [0-9]+ tests?\.' "$1"; then
+		echo "no GoogleTest summary"
+	elif [ "$ran" != "$2" ]; then
+		echo "GoogleTest ran $ran tests but $2 results"
+	fi
+}
+
+# vm_failure RC: prints what a vm-run exit status says went wrong with the
+# harness itself (nothing for a command's own status).
+vm_failure() {
+	case "$1" in
+	2) echo "vm-run usage error (exit 2)" ;;
+	124) echo "vm-run timeout (exit 124)" ;;
+	125) echo "vm-run: kernel, guest or module failure (exit 125)" ;;
+	esac
+}
+
+# add STEP KIND LOG RC [REASON]: counts one program's results (KIND gtest,
+# else TAP) and at most one failure of the program itself (see the rules
+# above; REASON, when not empty, is a harness failure of this program).
+add() {
+	local step=$1 kind=$2 log=$3 rc=$4 reason=${5:-} p=0 f=0 s=0 why=()
+	if [ ! -f "$log" ]; then
+		why+=("no log")
+	else
+		if [ "$kind" = gtest ]; then
+			read -r p f s < <(count_gtest "$log")
+			why+=("$(incomplete_gtest "$log" $((p + f + s)))")
+		else
+			read -r p f s < <(count_tap "$log")
+			why+=("$(incomplete_tap "$log" $((p + f + s)))")
+		fi
+		[ "$rc" = 0 ] || [ "$f" != 0 ] || why+=("exit $rc without a failing case")
+	fi
+	why+=("$reason")
+	local w extra=""
+	for w in "${why[@]}"; do [ -z "$w" ] || extra="${extra:+$extra; }$w"; done
+	[ -z "$extra" ] || f=$((f + 1))
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	[ "$f" = 0 ] || failures+=("$step: $(basename "$log" .log) ($f failed, exit $rc${extra:+; $extra})")
+}
+
+# add_suite STEP DIR VMRC MANIFEST [FILTER...]: counts a tests/run-suite
+# output directory. Every program MANIFEST lists ("KIND PATH" lines; only
+# those named by a FILTER when any is given) counts: from DIR/NAME.rc and
+# DIR/NAME.log, or as one failure when either is missing. Result files of
+# programs the manifest does not list are counted too. VMRC is the exit
+# status of what ran the suite (vm-run, or run-suite on the host).
 add_suite() {
-	local step=$1 dir=$2 vmrc=$3 rcfile name
+	local step=$1 dir=$2 vmrc=$3 manifest=$4 kind path name f wanted rcfile
+	shift 4
+	local -A listed=()
+	local any=0
+	if [ ! -r "$manifest" ]; then
+		failed=$((failed + 1))
+		failures+=("$step: manifest $manifest not readable")
+	else
+		while read -r kind path; do
+			[ -n "$path" ] || continue
+			name=$(basename "$path")
+			if [ $# -gt 0 ]; then
+				wanted=0
+				for f in "$@"; do [ "$f" = "$name" ] && wanted=1; done
+				[ "$wanted" = 1 ] || continue
+			fi
+			[ -z "${listed[$name]+x}" ] || continue
+			listed[$name]=1
+			if [ -f "$dir/$name.rc" ] && [ -f "$dir/$name.log" ]; then
+				any=1
+				add "$step" "$kind" "$dir/$name.log" "$(cat "$dir/$name.rc")"
+			else
+				failed=$((failed + 1))
+				failures+=("$step: $name did not run (no $name.rc or $name.log)")
+			fi
+		done < "$manifest"
+	fi
 	for rcfile in "$dir"/*.rc; do
 		[ -e "$rcfile" ] || continue
-		name=${rcfile%.rc}
-		add "$step" "$(cat "$name.kind")" "$name.log" "$(cat "$rcfile")"
+		name=$(basename "$rcfile" .rc)
+		[ -z "${listed[$name]+x}" ] || continue
+		any=1
+		kind=$(cat "$dir/$name.kind" 2>/dev/null || echo tap)
+		add "$step" "$kind" "$dir/$name.log" "$(cat "$rcfile")"
 	done
-	if [ "$vmrc" = 124 ] || [ "$vmrc" = 125 ]; then
+	local why
+	why=$(vm_failure "$vmrc")
+	if [ -z "$why" ] && [ "$vmrc" != 0 ] && [ "$any" = 0 ]; then
+		why="exit $vmrc with no result at all"
+	fi
+	if [ -n "$why" ]; then
 		failed=$((failed + 1))
-		failures+=("$step: vm-run failed with exit $vmrc (see above)")
+		failures+=("$step: $why (see above)")
 	fi
 }
 

@@ -7,7 +7,8 @@
 #   processes failing at random; the tests themselves may fail, but the
 #   kernel must stay clean, every device must end idle, and kmemleak must
 #   find nothing of npuipc.
-# Writes TAP for its own checks to OUT/debug.log (kind tap).
+# Writes TAP for its own checks to OUT/debug-MODE.log (kind tap; the plan
+# comes last, once the number of checks is known).
 build=$1
 out=$2
 mode=$3
@@ -28,8 +29,12 @@ modprobe vgem
 if [ "$mode" = failslab ]; then
 	# The failing processes run static copies from tmpfs and log to tmpfs:
 	# a failed allocation inside the 9p client could break the host share.
+	# The guest's /tmp is an overlay over the host's (9p), so the work
+	# directory gets a tmpfs of its own.
 	work=/tmp/failslab
 	mkdir -p $work "$out/failslab"
+	mount -t tmpfs -o mode=0755 tmpfs $work
+	result $? "failslab: tmpfs mounted on $work"
 	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test; do
 		cp "$build/tests/kselftest/${t}_static" $work/$t
 	done
@@ -37,7 +42,10 @@ if [ "$mode" = failslab ]; then
 	fs=/sys/kernel/debug/failslab
 	echo 1 > $fs/probability
 	echo 1 > $fs/interval
-	echo -1 > $fs/times
+	# Not -1 (unlimited): the kernel decrements a limited "times" on each
+	# injected failure (lib/fault-inject.c), which counts them.
+	times_start=1000000000
+	echo $times_start > $fs/times
 	echo Y > $fs/task-filter
 	echo N > $fs/ignore-gfp-wait
 	echo 0 > $fs/verbose
@@ -49,6 +57,10 @@ if [ "$mode" = failslab ]; then
 		echo "$t: exit $?" >> $work/summary
 	done
 	echo 0 > $fs/probability
+	times_end=$(cat $fs/times 2>/dev/null)
+	case "$times_end" in ''|*[!0-9]*) injected=0 ;; *) injected=$((times_start - times_end)) ;; esac
+	[ "$injected" -gt 0 ]
+	result $? "failslab: $injected faults injected"
 	# Crashed tests leave processes behind; they die as a crash would, and
 	# then the kernel must have released everything. One that cannot be
 	# killed is stuck in the kernel: its stack goes to the log.
@@ -68,9 +80,10 @@ if [ "$mode" = failslab ]; then
 	grep -h '^# Totals' $work/*.log
 else
 	"$here/../run-suite" "$build/tests-vm.txt" "$out"
-	"$build/tests/stress/npuipc_stress" --procs 32 --seconds 30 > "$out/stress.log" 2>&1
+	timeout -k 10 600 "$build/tests/stress/npuipc_stress" --procs 32 --seconds 30 < /dev/null > "$out/stress.log" 2>&1
 	echo $? > "$out/stress.rc"; echo tap > "$out/stress.kind"
-	"$build/tests/fuzz/npuipc_fuzz" --procs 4 --seconds "$fuzz_seconds" > "$out/fuzz.log" 2>&1
+	timeout -k 10 $((fuzz_seconds + 600)) "$build/tests/fuzz/npuipc_fuzz" --procs 4 --seconds "$fuzz_seconds" \
+		< /dev/null > "$out/fuzz.log" 2>&1
 	echo $? > "$out/fuzz.rc"; echo tap > "$out/fuzz.kind"
 	cat "$out/stress.log" "$out/fuzz.log"
 fi
@@ -95,6 +108,7 @@ if [ -w $kmemleak ]; then
 else
 	result 1 "$mode: kmemleak is available"
 fi
+echo "1..$n" >> "$tap"
 cat "$tap"
 echo $failed > "$out/debug-$mode.rc"
 [ "$failed" = 0 ]

@@ -7,15 +7,19 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 vm_run="$top/tools/vm-run"
 work=$(mktemp -d "$top/build/vm/selftest.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# Trees and output under the host's /var/tmp and /tmp, which the guest sees
+# through its overlay (Documentation/testing.md, "How the guest sees the host").
+vartmp=$(mktemp -d /var/tmp/npuipc-selftest.XXXXXX)
+tmp=$(mktemp -d /tmp/npuipc-selftest.XXXXXX)
+trap 'rm -rf "$work" "$vartmp" "$tmp"' EXIT
 n=0
 failed=0
 
-# expect_status WANT DESCRIPTION -- VM-RUN-ARGS...
-expect_status() {
+# expect_cmd WANT DESCRIPTION -- COMMAND...: COMMAND exits WANT.
+expect_cmd() {
 	local want=$1 desc=$2 got
 	shift 3
-	"$vm_run" "$@" > "$work/log" 2>&1
+	"$@" > "$work/log" 2>&1
 	got=$?
 	n=$((n + 1))
 	if [ "$got" = "$want" ]; then
@@ -24,6 +28,29 @@ expect_status() {
 		failed=$((failed + 1))
 		echo "not ok $n $desc (exit $got, want $want)"
 		sed 's/^/# /' "$work/log" | tail -n 40
+	fi
+}
+
+# expect_status WANT DESCRIPTION -- VM-RUN-ARGS...
+expect_status() {
+	local want=$1 desc=$2
+	shift 3
+	expect_cmd "$want" "$desc" -- "$vm_run" "$@"
+}
+
+# in_dir DIR COMMAND...: runs COMMAND from DIR.
+in_dir() { (cd "$1" && shift && exec "$@"); }
+
+# expect_true DESCRIPTION COMMAND...: COMMAND (on the host) succeeds.
+expect_true() {
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n $desc"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n $desc"
 	fi
 }
 
@@ -40,7 +67,7 @@ expect_log() {
 }
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..19"
 expect_status 0 "a succeeding command exits 0" -- -- true
 expect_status 7 "the command's exit status is vm-run's" -- -- sh -c 'exit 7'
 expect_status 0 "module parameters reach the module" \
@@ -60,4 +87,41 @@ expect_status 125 "a device reference left behind by the command fails the run" 
 expect_status 124 "a hung guest is killed at the timeout" \
 	-- --no-module --timeout 30 -- sleep 1000
 expect_log 'TIMEOUT' "a timeout is reported as such"
+
+# A command and its working directory under /var/tmp, --out under /tmp:
+# the guest reads the host's /tmp and /var/tmp, writes through to the
+# host only under --out, and its other writes stay in the guest.
+echo from-host > "$tmp/host-file"
+mkdir -p "$tmp/out"
+cat > "$vartmp/cmd.sh" <<END
+#!/bin/sh
+echo "cwd: \$(pwd)"
+echo "host file: \$(cat '$tmp/host-file')"
+echo written > '$tmp/out/file' &&
+echo guest > '$vartmp/guest-only' &&
+echo guest > '$tmp/guest-only'
+END
+chmod +x "$vartmp/cmd.sh"
+expect_cmd 0 "a command under /var/tmp runs from there, with --out under /tmp" \
+	-- in_dir "$vartmp" "$vm_run" --no-module --out "$tmp/out" -- "$vartmp/cmd.sh"
+expect_log "^cwd: $vartmp\$" "the command runs in its working directory under /var/tmp"
+expect_log "^host file: from-host\$" "the guest reads the host's /tmp"
+expect_true "the host reads what the guest wrote to --out under /tmp" \
+	test "$(cat "$tmp/out/file" 2>/dev/null)" = written
+expect_true "a guest write elsewhere under /var/tmp stays in the guest" test ! -e "$vartmp/guest-only"
+expect_true "a guest write elsewhere under /tmp stays in the guest" test ! -e "$tmp/guest-only"
+
+# A copy of the harness in a tree under /var/tmp works: it builds its own
+# initramfs in its build/vm (seconds) and boots with the project's module.
+# The KVM probe's verdict is reused, so that the copy does not wait for it.
+copy=$vartmp/tree
+mkdir -p "$copy/tools" "$copy/build/vm"
+cp "$top/tools/vm-run" "$top/tools/vm-guest" "$top/tools/vm-initramfs-init" "$copy/tools/"
+cp "$top"/build/vm/kvm-probe-* "$copy/build/vm/" 2>/dev/null
+expect_cmd 0 "a copy of tools/ under /var/tmp runs its own guest with --module" \
+	-- "$copy/tools/vm-run" --module "$top/kernel/npuipc.ko" -- \
+	sh -c 'grep -q "^npuipc " /proc/modules && test -e /dev/dri/renderD128 && grep -q "npuipc.guest=$1 " /proc/cmdline' \
+	sh "$copy/tools/vm-guest"
+expect_true "the copy built its own initramfs under its build/vm" \
+	bash -c 'ls "$1"/build/vm/initramfs-*.cpio.gz > /dev/null 2>&1' sh "$copy"
 [ "$failed" = 0 ]

@@ -1,0 +1,180 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host-side test of tools/check-results.sh (and of tests/run-suite's part of
+# the contract): synthetic manifests and result directories, each counted
+# into exact passed/failed/skipped figures. No VM; a few seconds. TAP output.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/npuipc-check-results.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+n=0
+bad=0
+
+# shellcheck source=tools/check-results.sh
+. "$top/tools/check-results.sh"
+
+reset() { passed=0 failed=0 skipped=0; failures=(); }
+
+# expect "P F S" DESCRIPTION: the counters since the last reset.
+expect() {
+	n=$((n + 1))
+	if [ "$passed $failed $skipped" = "$1" ]; then
+		echo "ok $n $2"
+	else
+		bad=$((bad + 1))
+		echo "not ok $n $2 (got $passed $failed $skipped, want $1)"
+		for f in "${failures[@]+"${failures[@]}"}"; do echo "# FAILED: $f"; done
+	fi
+}
+
+# check DESCRIPTION COMMAND...: COMMAND succeeds.
+check() {
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n $desc"; else bad=$((bad + 1)); echo "not ok $n $desc"; fi
+}
+
+# result DIR NAME KIND RC: writes NAME's result files from stdin (the log).
+result() {
+	mkdir -p "$1"
+	cat > "$1/$2.log"
+	echo "$3" > "$1/$2.kind"
+	echo "$4" > "$1/$2.rc"
+}
+
+tap_ok() { # NAME: a complete kselftest-style TAP log, 2 passed, 1 skipped
+	printf 'TAP version 13\n1..3\n# Starting 3 tests\nok 1 %s.a\nok 2 %s.b\nok 3 %s.c # SKIP no device\n# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0\n' "$1" "$1" "$1"
+}
+gtest_ok() { # a complete GoogleTest log, 2 passed, 1 skipped
+	cat <<'EOF'
+[==========] Running 3 tests from 1 test suite.
+[ RUN      ] S.a
+[       OK ] S.a (0 ms)
+[ RUN      ] S.b
+[       OK ] S.b (1 ms)
+[ RUN      ] S.c
+[  SKIPPED ] S.c (0 ms)
+[==========] 3 tests from 1 test suite ran. (2 ms total)
+[  PASSED  ] 2 tests.
+[  SKIPPED ] 1 test, listed below:
+[  SKIPPED ] S.c
+EOF
+}
+
+m=$work/manifest
+cat > "$m" <<EOF
+ksft $work/bin/t1
+ksft $work/bin/t2
+gtest $work/bin/g1
+EOF
+
+echo "TAP version 13"
+echo "1..20"
+
+# 1. all good
+d=$work/good
+tap_ok t1 | result "$d" t1 ksft 0
+tap_ok t2 | result "$d" t2 ksft 0
+gtest_ok | result "$d" g1 gtest 0
+reset; add_suite good "$d" 0 "$m"
+expect "6 0 3" "all good: every case counted, nothing failed"
+check "all good: print_summary succeeds and prints the summary line" \
+	bash -c '. "$1"; passed=6 failed=0 skipped=3; print_summary check | tail -n1 | grep -qx "check: 6 passed, 0 failed, 3 skipped"' sh "$top/tools/check-results.sh"
+
+# 2. a missing binary (run-suite's log and status 127)
+d=$work/missing
+tap_ok t1 | result "$d" t1 ksft 0
+echo "run-suite: $work/bin/t2: no such file (not built?)" | result "$d" t2 ksft 127
+gtest_ok | result "$d" g1 gtest 0
+reset; add_suite missing "$d" 1 "$m"
+expect "4 1 2" "a missing binary (rc 127) is one failure"
+
+# 3. a manifest entry with no result files (the suite never started it)
+d=$work/norun
+tap_ok t1 | result "$d" t1 ksft 0
+gtest_ok | result "$d" g1 gtest 0
+reset; add_suite norun "$d" 0 "$m"
+expect "4 1 2" "a listed program with no result files did not run: one failure"
+rm -f "$d/t1.log"
+reset; add_suite norun "$d" 0 "$m"
+expect "2 2 1" "a .rc without its .log did not run either"
+
+# 4. a failed modprobe: vm-run exits 1 and no program ran
+reset; add_suite modprobe "$work/nothing" 1 "$m"
+expect "0 4 0" "nothing ran (failed modprobe): each listed program fails, and the step once"
+reset; add_suite filtered "$work/nothing" 1 "$m" t2
+expect "0 2 0" "with a filter, only the named programs are expected"
+
+# 5. a TAP plan larger than the results (a crash half-way)
+d=$work/short
+printf 'TAP version 13\n1..4\nok 1 a\nok 2 b\n' | result "$d" t1 ksft 0
+reset; add_suite short "$d" 1 "$m" t1
+expect "2 1 0" "a short TAP plan is one failure"
+
+# 6. TAP results without a plan
+d=$work/noplan
+printf 'ok 1 a\nok 2 b\n' | result "$d" t1 ksft 0
+reset; add_suite noplan "$d" 0 "$m" t1
+expect "2 1 0" "TAP without a plan is one failure"
+d=$work/nested
+printf 'TAP version 13\n1..1\n    1..2\n    ok 1 inner\n    not ok 2 inner\nok 1 outer\n' | result "$d" t1 ksft 0
+reset; add_suite nested "$d" 0 "$m" t1
+expect "1 0 0" "indented (nested) TAP lines neither count nor make a plan"
+
+# 7. a GoogleTest log without its summary (the program died)
+d=$work/gtest
+gtest_ok | head -n 5 | result "$d" g1 gtest 0
+reset; add_suite gtest "$d" 0 "$m" g1
+expect "2 1 0" "GoogleTest without its final summary is one failure"
+
+# 8. a non-zero exit with no failing case
+d=$work/rc
+tap_ok t1 | result "$d" t1 ksft 1
+reset; add_suite rc "$d" 1 "$m" t1
+expect "2 1 1" "exit 1 without a failing case is one failure"
+d=$work/rc-case
+printf 'TAP version 13\n1..2\nok 1 a\nnot ok 2 b\n' | result "$d" t1 ksft 1
+reset; add_suite rc-case "$d" 1 "$m" t1
+expect "1 1 0" "exit 1 explained by a failing case adds nothing"
+
+# 9. a program failing in several ways counts once
+d=$work/several
+printf 'garbage\n' | result "$d" t1 ksft 139
+reset; add_suite several "$d" 1 "$m" t1
+expect "0 1 0" "no plan, no result and a crash: one failure"
+reset; add several tap "$work/several/t1.log" 125 "$(vm_failure 125)"
+expect "0 1 0" "... and a vm-run failure on top of it is still one"
+
+# 10. vm-run exit 125 (kernel problem) with complete results
+d=$work/kernel
+tap_ok t1 | result "$d" t1 ksft 0
+tap_ok t2 | result "$d" t2 ksft 0
+gtest_ok | result "$d" g1 gtest 0
+reset; add_suite kernel "$d" 125 "$m"
+expect "6 1 3" "vm-run exit 125 with complete results: the step fails once"
+reset; add_suite usage "$work/nothing" 2 "$m" t1
+expect "0 2 0" "vm-run usage error (exit 2): the program and the step fail"
+
+# 11. tests/run-suite itself, on the host: a missing binary, a
+# non-executable one, a short plan, a hang (bounded) and a good one.
+b=$work/bin
+mkdir -p "$b"
+printf '#!/bin/sh\nprintf "TAP version 13\\n1..2\\nok 1 a\\nok 2 b\\n"\n' > "$b/good"
+printf '#!/bin/sh\nprintf "TAP version 13\\n1..3\\nok 1 a\\nok 2 b\\n"\n' > "$b/short"
+printf '#!/bin/sh\necho 1..1\nsleep 60\necho ok 1 late\n' > "$b/hang"
+printf '#!/bin/sh\necho "1..1"\necho "ok 1 x"\n' > "$b/noexec"
+chmod +x "$b/good" "$b/short" "$b/hang"
+rm -f "$b/absent"
+rs=$work/rs.manifest
+printf 'ksft %s\n' "$b/good" "$b/absent" "$b/noexec" "$b/short" "$b/hang" > "$rs"
+NPUIPC_SUITE_TIMEOUT=2 "$top/tests/run-suite" "$rs" "$work/rs" > "$work/rs.out" 2>&1
+rc=$?
+reset; add_suite run-suite "$work/rs" "$rc" "$rs"
+expect "4 4 0" "run-suite: missing, non-executable, short plan and hung programs each fail once"
+check "run-suite: the missing binary gets a log saying so and status 127" \
+	bash -c 'grep -q "no such file" "$1/absent.log" && [ "$(cat "$1/absent.rc")" = 127 ] && [ "$(cat "$1/noexec.rc")" = 127 ]' sh "$work/rs"
+check "run-suite: a hung program is killed at NPUIPC_SUITE_TIMEOUT (status 124)" \
+	bash -c '[ "$(cat "$1/hang.rc")" = 124 ] && grep -q "killed after 2s" "$1/hang.log"' sh "$work/rs"
+
+[ "$bad" = 0 ]
