@@ -836,3 +836,24 @@ TEST_F(AclSeedCompatTest, TwoArgumentMallocUsesTheDefaultPolicy)
 }
 
 } // namespace
+
+// 0 ms polls: a wait on a record that has not completed fails the stream
+// at once instead of waiting without limit.
+TEST_F(AclEventTest, StreamWaitEventWithZeroTimeoutOnAPendingRecordFailsTheStream)
+{
+    aclrtStream a = nullptr, b = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(b, event, 0));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+}

@@ -712,3 +712,20 @@ TEST_F(AclMemoryTest, TenThousandMallocFreePairsLeaveNothingBehind)
 }
 
 } // namespace
+
+TEST_F(AclMemoryTest, MemcpyAsyncOfOverlappingRangesOfOneAllocationIsRtParamInvalid)
+{
+    void *p = nullptr;
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 8192, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    char *c = static_cast<char *>(p);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtMemcpyAsync(c + 100, 4096, c, 4096, ACL_MEMCPY_DEVICE_TO_DEVICE, stream));
+    // Disjoint ranges of one allocation are fine.
+    EXPECT_EQ(ACL_SUCCESS,
+              aclrtMemcpyAsync(c + 4096, 4096, c, 4096, ACL_MEMCPY_DEVICE_TO_DEVICE, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}

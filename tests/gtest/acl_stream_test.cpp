@@ -602,3 +602,47 @@ TEST_F(AclStreamTest, UnsubscribeOfAPairNotSubscribedIsStreamSubscribe)
 }
 
 } // namespace
+
+// Unsubscribing drops the stream's pending callbacks without running them;
+// a BLOCK one must not hold the stream for ever.
+TEST_F(AclStreamTest, UnsubscribeWithAPendingBlockCallbackLetsTheStreamFinish)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    Gate gate;
+    std::atomic<int> runs{0};
+    {
+        ReportThread reporter(stream);
+        ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+        ASSERT_EQ(ACL_SUCCESS,
+                  aclrtLaunchCallback([](void *p) { static_cast<std::atomic<int> *>(p)->fetch_add(1); },
+                                      &runs, ACL_CALLBACK_BLOCK, stream));
+        EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    }
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(0, runs.load());
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// A thread blocked in aclrtProcessReport(-1) wakes when its last stream goes.
+TEST_F(AclStreamTest, ProcessReportForeverReturnsWhenItsStreamIsDestroyed)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    std::promise<uint64_t> id;
+    std::promise<void> subscribed;
+    std::atomic<aclError> result{ACL_SUCCESS};
+    std::thread waiter([&] {
+        id.set_value(ThisThreadId());
+        subscribed.get_future().wait();
+        result = aclrtProcessReport(-1);
+    });
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(id.get_future().get(), stream));
+    subscribed.set_value();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    waiter.join();
+    EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, result.load());
+}

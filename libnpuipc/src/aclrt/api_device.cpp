@@ -40,37 +40,39 @@ extern "C" {
 
 aclError aclInit(const char *configPath)
 {
-    ApiScope scope("aclInit");
-    Config config;
-    if (configPath && *configPath) {
-        std::ifstream in(configPath);
-        if (!in)
-            return fail(ACL_ERROR_INVALID_FILE, "cannot read the configuration file %s",
-                        configPath);
-        std::stringstream text;
-        text << in.rdbuf();
-        switch (parse_config(text.str(), config)) {
-        case ConfigError::None:
-            break;
-        case ConfigError::Malformed:
-            return fail(ACL_ERROR_PARSE_FILE, "%s is not valid JSON", configPath);
-        case ConfigError::BadDefaultDevice:
-            return fail(ACL_ERROR_RT_INVALID_DEVICEID,
-                        "%s: defaultDevice.default_device is not a device id", configPath);
+    return api("aclInit", [&] {
+        Config config;
+        if (configPath && *configPath) {
+            std::ifstream in(configPath);
+            if (!in)
+                return fail(ACL_ERROR_INVALID_FILE, "cannot read the configuration file %s",
+                            configPath);
+            std::stringstream text;
+            text << in.rdbuf();
+            switch (parse_config(text.str(), config)) {
+            case ConfigError::None:
+                break;
+            case ConfigError::Malformed:
+                return fail(ACL_ERROR_PARSE_FILE, "%s is not valid JSON", configPath);
+            case ConfigError::BadDefaultDevice:
+                return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                            "%s: defaultDevice.default_device is not a device id", configPath);
+            }
         }
-    }
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    if (rt.forked)
-        rt.discard_after_fork();
-    if (rt.initialized)
-        return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
-    if (config.default_device >= 0)
-        if (aclError err = check_device_id(rt, config.default_device))
-            return err;
-    rt.default_device = config.default_device;
-    rt.initialized = true;
-    return ACL_SUCCESS;
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (rt.forked)
+            rt.discard_after_fork();
+        if (rt.initialized)
+            return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
+        if (config.default_device >= 0)
+            if (aclError err = check_device_id(rt, config.default_device))
+                return err;
+        rt.default_device = config.default_device;
+        rt.initialized = true;
+        return ACL_SUCCESS;
+    },
+               true);
 }
 
 aclError aclFinalize(void)

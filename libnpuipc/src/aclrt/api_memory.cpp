@@ -153,7 +153,7 @@ aclError copy_from_host(Runtime &rt, Stream &stream, const Place &d, const void 
         return ACL_SUCCESS;
     }
     uint32_t dst_handle;
-    if (aclError err = buffer_on(rt, *d.alloc, stream.device, dst_handle))
+    if (aclError err = buffer_on(rt, *d.alloc, stream, dst_handle))
         return err;
     uint64_t size = round_up(count, 4096);
     Result<uint32_t> h = stream.dev->create_buffer(size, NPUIPC_PAGE_CLASS_NORMAL);
@@ -192,11 +192,15 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
     if (aclError err = check_peer(rt, stream->device, s))
         return err;
     if (d.alloc && s.alloc) {
+        // The driver refuses overlapping ranges of one buffer.
+        if (d.alloc == s.alloc && d.offset < s.offset + count && s.offset < d.offset + count)
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "source and destination overlap inside one allocation");
         drm_npuipc_job job = {};
         job.kind = NPUIPC_JOB_COPY;
-        if (aclError err = buffer_on(rt, *d.alloc, stream->device, job.dst))
+        if (aclError err = buffer_on(rt, *d.alloc, *stream, job.dst))
             return err;
-        if (aclError err = buffer_on(rt, *s.alloc, stream->device, job.src))
+        if (aclError err = buffer_on(rt, *s.alloc, *stream, job.src))
             return err;
         job.dst_offset = d.offset;
         job.src_offset = s.offset;
@@ -265,7 +269,12 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
             alloc->device = device;
             alloc->dev = dev;
             {
-                std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+                // A reset of the device since the start would have missed it.
+                std::lock_guard<std::mutex> lock(rt.mu);
+                auto state = rt.devices.find(device);
+                if (state == rt.devices.end() || state->second.dev != dev)
+                    return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", device);
+                std::unique_lock<std::shared_mutex> mlock(rt.mem_mu);
                 rt.allocations.emplace(alloc->base, alloc);
             }
             *devPtr = alloc->mapping.addr();
@@ -288,9 +297,15 @@ aclError aclrtFree(void *devPtr)
             if (it == rt.allocations.end())
                 return fail(ACL_ERROR_RT_PARAM_INVALID,
                             "%p is not the start of memory aclrtMalloc returned", devPtr);
+            if (!it->second->import_key.empty())
+                return fail(ACL_ERROR_RT_PARAM_INVALID,
+                            "%p was imported by key: aclrtIpcMemClose releases it", devPtr);
             alloc = std::move(it->second);
             rt.allocations.erase(it);
         }
+        // Freed memory is shared no more: its keys die (importers keep theirs).
+        std::lock_guard<std::mutex> lock(alloc->mu);
+        revoke_keys(alloc->export_keys);
         // Unmapped and closed here; queued jobs hold the buffer until done.
         return ACL_SUCCESS;
     });
@@ -408,7 +423,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
             return err;
         drm_npuipc_job job = {};
         job.kind = NPUIPC_JOB_FILL;
-        if (aclError err = buffer_on(rt, *p.alloc, s->device, job.dst))
+        if (aclError err = buffer_on(rt, *p.alloc, *s, job.dst))
             return err;
         job.dst_offset = p.offset;
         job.size = count;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The IPC key and VMM entry points: declared by the headers and exported,
-// so CANN programs link; they return ACL_ERROR_RT_FEATURE_NOT_SUPPORT until
-// they are implemented (Documentation/library.md).
+// The VMM entry points: declared by the headers and exported, so CANN
+// programs link; they return ACL_ERROR_RT_FEATURE_NOT_SUPPORT until they are
+// implemented (Documentation/library.md).
 #include "aclrt/runtime.h"
 
 using namespace npuipc_rt;
@@ -19,42 +19,6 @@ aclError not_yet(const char *name)
 
 extern "C" {
 
-aclError aclrtIpcGetEventHandle(aclrtEvent, aclrtIpcEventHandle *)
-{
-    return not_yet("aclrtIpcGetEventHandle");
-}
-aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle, aclrtEvent *)
-{
-    return not_yet("aclrtIpcOpenEventHandle");
-}
-aclError aclrtIpcMemGetExportKey(void *, size_t, char *, size_t, uint64_t)
-{
-    return not_yet("aclrtIpcMemGetExportKey");
-}
-aclError aclrtIpcMemSetImportPid(const char *, int32_t *, size_t)
-{
-    return not_yet("aclrtIpcMemSetImportPid");
-}
-aclError aclrtIpcMemImportByKey(void **, const char *, uint64_t)
-{
-    return not_yet("aclrtIpcMemImportByKey");
-}
-aclError aclrtIpcMemClose(const char *)
-{
-    return not_yet("aclrtIpcMemClose");
-}
-aclError aclrtNotifyGetExportKey(aclrtNotify, char *, size_t, uint64_t)
-{
-    return not_yet("aclrtNotifyGetExportKey");
-}
-aclError aclrtNotifyImportByKey(aclrtNotify *, const char *, uint64_t)
-{
-    return not_yet("aclrtNotifyImportByKey");
-}
-aclError aclrtNotifySetImportPid(aclrtNotify, int32_t *, size_t)
-{
-    return not_yet("aclrtNotifySetImportPid");
-}
 aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *, aclrtMemGranularityOptions,
                                           size_t *)
 {

@@ -9,6 +9,7 @@
 // records (on its own stream) once the callback has returned.
 #include <cerrno>
 #include <cstdint>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -24,10 +25,40 @@ using namespace npuipc_rt;
 namespace npuipc_rt {
 using namespace npuipc;
 
-void drop_callbacks(Stream &stream)
+void open_gate_locked(Runtime &rt, const Stream &stream, const ObjectHandle &gate)
 {
-    std::lock_guard<std::mutex> lock(stream.mu);
-    stream.callbacks.clear();
+    std::shared_ptr<Stream> helper;
+    drm_npuipc_job job = {};
+    job.kind = NPUIPC_JOB_RECORD_NOTIFY;
+    job.object = gate.get();
+    // The helper of a device set again after a reset is another file,
+    // where the gate's handle number would name something else.
+    if (rt.helper_stream(stream.device, helper) || helper->dev != stream.dev ||
+        submit(*helper, &job, 1))
+        log_warning("a callback's gate could not be opened; its stream stays held");
+}
+
+void drop_callbacks_locked(Runtime &rt, Stream &stream)
+{
+    std::deque<HostTask> dropped;
+    uint64_t subscriber;
+    {
+        std::lock_guard<std::mutex> lock(stream.mu);
+        dropped.swap(stream.callbacks);
+        subscriber = stream.subscriber;
+        stream.subscriber = 0;
+    }
+    for (const HostTask &task : dropped)
+        if (task.block)
+            open_gate_locked(rt, stream, task.gate);
+    auto sub = rt.subscribers.find(subscriber);
+    if (subscriber && sub != rt.subscribers.end()) {
+        uint64_t one = 1;
+        (void)!::write(sub->second.wake.get(), &one, sizeof(one));
+        sub->second.streams.erase(stream.token);
+        if (sub->second.streams.empty())
+            rt.subscribers.erase(sub);
+    }
 }
 
 void destroy_stream_locked(Runtime &rt, uint64_t token)
@@ -37,16 +68,7 @@ void destroy_stream_locked(Runtime &rt, uint64_t token)
         return;
     auto stream = std::static_pointer_cast<Stream>(it->second);
     rt.objects.erase(it);
-    drop_callbacks(*stream);
-    std::lock_guard<std::mutex> lock(stream->mu);
-    if (stream->subscriber) {
-        auto sub = rt.subscribers.find(stream->subscriber);
-        if (sub != rt.subscribers.end()) {
-            sub->second.streams.erase(token);
-            if (sub->second.streams.empty())
-                rt.subscribers.erase(sub);
-        }
-    }
+    drop_callbacks_locked(rt, *stream);
 }
 
 } // namespace npuipc_rt
@@ -114,7 +136,7 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
             stream.callbacks.pop_front();
         }
         // A record cancelled by an earlier failure on the stream: the
-        // callback is not run, and its gate (cancelled too) is not opened.
+        // callback is not run, and its gate's wait was cancelled too.
         Result<int> reached = stream.dev->wait(task.reached->event.get(), 0);
         bool ok = reached.ok() && reached.value() == 0;
         if (ok) {
@@ -122,15 +144,8 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
             ran++;
         }
         if (ok && task.block) {
-            std::shared_ptr<Stream> helper;
             std::lock_guard<std::mutex> lock(rt.mu);
-            if (!rt.helper_stream(stream.device, helper)) {
-                std::lock_guard<std::mutex> slock(stream.mu);
-                drm_npuipc_job job = {};
-                job.kind = NPUIPC_JOB_RECORD_NOTIFY;
-                job.object = stream.gate.get();
-                (void)submit(*helper, &job, 1);
-            }
+            open_gate_locked(rt, stream, task.gate);
         }
         release_pooled_event(rt, stream.device, std::move(task.reached));
     }
@@ -244,17 +259,16 @@ aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)
         std::shared_ptr<Stream> s;
         if (aclError err = rt.resolve_stream(stream, s))
             return err;
-        std::lock_guard<std::mutex> slock(s->mu);
-        if (s->subscriber != threadId)
-            return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, "the stream is not subscribed by thread %lu",
-                        static_cast<unsigned long>(threadId));
-        s->subscriber = 0;
-        auto sub = rt.subscribers.find(threadId);
-        if (sub != rt.subscribers.end()) {
-            sub->second.streams.erase(s->token);
-            if (sub->second.streams.empty())
-                rt.subscribers.erase(sub);
+        {
+            std::lock_guard<std::mutex> slock(s->mu);
+            if (s->subscriber != threadId)
+                return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                            "the stream is not subscribed by thread %lu",
+                            static_cast<unsigned long>(threadId));
         }
+        // Callbacks nobody will run any more: BLOCK ones must not hold the
+        // stream.
+        drop_callbacks_locked(rt, *s);
         return ACL_SUCCESS;
     });
 }
@@ -278,7 +292,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
             if (!s->subscriber)
                 return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
                             "no thread subscribed to the stream (aclrtSubscribeReport)");
-            wake = ::dup(rt.subscribers.at(s->subscriber).wake.get());
+            wake = ::fcntl(rt.subscribers.at(s->subscriber).wake.get(), F_DUPFD_CLOEXEC, 0);
         }
         UniqueFd wake_fd(wake);
         HostTask task;
@@ -288,20 +302,26 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
         task.reached = acquire_pooled_event(rt, s->device);
         if (!task.reached)
             return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event for the callback");
+        if (task.block) {
+            Result<uint32_t> h = s->dev->create_object(NPUIPC_OBJ_NOTIFY);
+            if (!h.ok())
+                return fail_errno(h.error(), Op::CreateNotify, "creating the callback gate");
+            task.gate = ObjectHandle(s->dev, h.value());
+            // Made now, so that opening the gate later cannot fail on it.
+            std::shared_ptr<Stream> helper;
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.helper_stream(s->device, helper))
+                return err;
+        }
         {
             std::lock_guard<std::mutex> slock(s->mu);
-            if (task.block && !s->gate) {
-                Result<uint32_t> h = s->dev->create_object(NPUIPC_OBJ_NOTIFY);
-                if (!h.ok())
-                    return fail_errno(h.error(), Op::CreateNotify, "creating the callback gate");
-                s->gate = ObjectHandle(s->dev, h.value());
-            }
             drm_npuipc_job jobs[2] = {};
             jobs[0].kind = NPUIPC_JOB_RECORD_EVENT;
             jobs[0].object = task.reached->event.get();
             jobs[1].kind = NPUIPC_JOB_WAIT_NOTIFY;
-            jobs[1].object = s->gate.get();
-            if (aclError err = submit(*s, jobs, task.block ? 2 : 1))
+            jobs[1].object = task.gate.get();
+            aclError err = submit(*s, jobs, task.block ? 2 : 1);
+            if (err)
                 return err;
             s->callbacks.push_back(std::move(task));
         }
@@ -340,7 +360,7 @@ aclError aclrtProcessReport(int32_t timeout)
                     streams.push_back(std::move(s));
                 }
                 // dup: the subscriber entry may go while this thread polls.
-                fds.push_back({::dup(sub->second.wake.get()), POLLIN, 0});
+                fds.push_back({::fcntl(sub->second.wake.get(), F_DUPFD_CLOEXEC, 0), POLLIN, 0});
             }
             UniqueFd wake(fds.back().fd);
             int wait_ms = deadline < 0 ? -1 : static_cast<int>(std::max<int64_t>(deadline - now_ms(), 0));

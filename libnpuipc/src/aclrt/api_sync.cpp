@@ -77,7 +77,13 @@ aclError destroy(const void *handle, Kind kind, const char *what)
     auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
     if (it == rt.objects.end() || it->second->kind != kind)
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
-    // Jobs already queued hold the kernel object until they are done.
+    // Jobs already queued hold the kernel object until they are done; its
+    // keys die now (processes that imported it keep theirs).
+    auto &shared = static_cast<SharedObject &>(*it->second);
+    {
+        std::lock_guard<std::mutex> olock(shared.mu);
+        revoke_keys(shared.export_keys);
+    }
     rt.objects.erase(it);
     return ACL_SUCCESS;
 }
@@ -88,7 +94,7 @@ aclError submit_on(Stream &stream, SharedObject &obj, uint32_t kind, uint64_t ti
     drm_npuipc_job job = {};
     job.kind = kind;
     job.timeout_ns = timeout_ns;
-    if (aclError err = handle_on(Runtime::get(), obj, stream.device, job.object))
+    if (aclError err = handle_on(obj, stream, job.object))
         return err;
     return submit(stream, &job, 1);
 }
@@ -179,7 +185,8 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, int32_t 
         return err;
     if (!ev->recorded)
         return ACL_SUCCESS; // nothing to wait for
-    uint64_t timeout_ns = timeout > 0 ? static_cast<uint64_t>(timeout) * 1000000 : 0;
+    // The driver's 0 means no timeout: -1 is that; 0 polls (1 ns).
+    uint64_t timeout_ns = timeout < 0 ? 0 : timeout == 0 ? 1 : static_cast<uint64_t>(timeout) * 1000000;
     return submit_on(*s, *ev, NPUIPC_JOB_WAIT_EVENT, timeout_ns);
 }
 
@@ -318,6 +325,9 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (n->imported)
+            return fail(ACL_ERROR_RT_NO_PERMISSION,
+                        "only the process that created a notify can wait on it; importers record");
         if (s->device != n->device)
             return fail(ACL_ERROR_RT_STREAM_CONTEXT,
                         "a notify of device %u can only be waited on by its device's streams",

@@ -2,6 +2,7 @@
 #include "aclrt/runtime.h"
 
 #include <cerrno>
+#include <new>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,14 +13,20 @@ namespace npuipc_rt {
 using namespace npuipc;
 namespace {
 
+// Both locks, in their order, so that the child's copies are consistent
+// and free.
 void atfork_prepare()
 {
-    Runtime::get().mu.lock();
+    Runtime &rt = Runtime::get();
+    rt.mu.lock();
+    rt.mem_mu.lock();
 }
 
 void atfork_parent()
 {
-    Runtime::get().mu.unlock();
+    Runtime &rt = Runtime::get();
+    rt.mem_mu.unlock();
+    rt.mu.unlock();
 }
 
 void atfork_child()
@@ -27,7 +34,10 @@ void atfork_child()
     Runtime &rt = Runtime::get();
     // The child shares the parent's DRM files: any ioctl on them would act
     // on the parent's objects. Until aclInit, it only gets errors.
-    rt.forked = !rt.devices.empty() || !rt.objects.empty();
+    rt.forked = !rt.devices.empty() || !rt.objects.empty() || !rt.allocations.empty();
+    // A reader/writer lock cannot be unlocked by the child (glibc checks
+    // the writer's thread id, which is new here): made anew, unlocked.
+    new (&rt.mem_mu) std::shared_mutex();
     rt.mu.unlock();
 }
 
@@ -113,16 +123,14 @@ void Runtime::release_device(uint32_t index)
             ++o;
         }
     }
+    for (auto &obj : dropped)
+        if (obj->kind == Kind::Stream)
+            drop_callbacks_locked(*this, static_cast<Stream &>(*obj));
     for (auto &obj : dropped) {
-        if (obj->kind == Kind::Stream) {
-            auto stream = std::static_pointer_cast<Stream>(obj);
-            drop_callbacks(*stream);
-            std::lock_guard<std::mutex> lock(stream->mu);
-            if (stream->subscriber) {
-                auto sub = subscribers.find(stream->subscriber);
-                if (sub != subscribers.end())
-                    sub->second.streams.erase(stream->token);
-            }
+        if (obj->kind == Kind::Event || obj->kind == Kind::Notify) {
+            auto &shared = static_cast<SharedObject &>(*obj);
+            std::lock_guard<std::mutex> lock(shared.mu);
+            revoke_keys(shared.export_keys);
         }
     }
     // Imports of other devices' objects into this device's file.
@@ -133,11 +141,21 @@ void Runtime::release_device(uint32_t index)
             shared.imports.erase(index);
         }
     }
+    for (auto m = memory_imports.begin(); m != memory_imports.end();) {
+        if (m->second.alloc->device == index)
+            m = memory_imports.erase(m);
+        else
+            ++m;
+    }
     std::vector<std::shared_ptr<Allocation>> freed;
     {
         std::unique_lock<std::shared_mutex> lock(mem_mu);
         for (auto a = allocations.begin(); a != allocations.end();) {
             if (a->second->device == index) {
+                {
+                    std::lock_guard<std::mutex> alock(a->second->mu);
+                    revoke_keys(a->second->export_keys);
+                }
                 freed.push_back(a->second);
                 a = allocations.erase(a);
                 continue;
@@ -232,12 +250,23 @@ void Runtime::discard_after_fork()
             ::close(pooled->fd.release());
         ::close(entry.second.dev->fd());
     }
+    for (auto &entry : objects) {
+        if (entry.second->kind != Kind::Stream)
+            continue;
+        for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
+            ::close(task.reached->fd.release());
+    }
     auto *leak_devices = new std::map<uint32_t, DeviceState>;
     leak_devices->swap(devices);
     auto *leak_objects = new std::unordered_map<uint64_t, std::shared_ptr<Object>>;
     leak_objects->swap(objects);
+    auto *leak_imports = new std::map<std::string, MemoryImport>;
+    leak_imports->swap(memory_imports);
+    // Their eventfds are the child's own.
     subscribers.clear();
     thread_context() = 0;
+    initialized = false;
+    default_device = -1;
     forked = false;
 }
 
@@ -255,13 +284,6 @@ std::shared_ptr<Allocation> Runtime::find_allocation(const void *ptr, size_t len
     return it->second;
 }
 
-std::shared_ptr<const Device> Runtime::device_of(uint32_t index)
-{
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = devices.find(index);
-    return it == devices.end() ? nullptr : it->second.dev;
-}
-
 bool Runtime::peer_enabled(uint32_t from, uint32_t to)
 {
     if (from == to)
@@ -271,54 +293,53 @@ bool Runtime::peer_enabled(uint32_t from, uint32_t to)
     return it != devices.end() && it->second.peers.count(to);
 }
 
-aclError handle_on(Runtime &rt, SharedObject &obj, uint32_t device, uint32_t &out)
+// Imports are cached per device index, and used only while they belong to
+// the stream's own Device: after a reset and a new aclrtSetDevice, the
+// index names a new file whose handle numbers mean other objects. No
+// Runtime lock is taken under the object's lock (Runtime::mu comes first).
+aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out)
 {
-    if (device == obj.device) {
+    if (stream.dev == obj.dev) {
         out = obj.home.get();
         return ACL_SUCCESS;
     }
     std::lock_guard<std::mutex> lock(obj.mu);
-    auto it = obj.imports.find(device);
-    if (it == obj.imports.end()) {
-        std::shared_ptr<const Device> target = rt.device_of(device);
-        if (!target)
-            return fail(ACL_ERROR_RT_INVALID_HANDLE, "device %u was released", device);
+    auto it = obj.imports.find(stream.device);
+    if (it == obj.imports.end() || it->second.device() != stream.dev.get()) {
         Result<UniqueFd> fd = obj.dev->export_object(obj.home.get(), 0);
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting to another device");
-        Result<uint32_t> h = target->import_object(fd.value().get());
+        Result<uint32_t> h = stream.dev->import_object(fd.value().get());
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing into another device");
-        it = obj.imports.emplace(device, ObjectHandle(target, h.value())).first;
+        it = obj.imports.insert_or_assign(stream.device, ObjectHandle(stream.dev, h.value())).first;
     }
     out = it->second.get();
     return ACL_SUCCESS;
 }
 
-aclError buffer_on(Runtime &rt, Allocation &alloc, uint32_t device, uint32_t &out)
+aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out)
 {
-    if (device == alloc.device) {
+    if (stream.dev == alloc.dev) {
         out = alloc.buffer.get();
         return ACL_SUCCESS;
     }
-    if (!rt.peer_enabled(device, alloc.device))
+    if (!rt.peer_enabled(stream.device, alloc.device))
         return fail(ACL_ERROR_RT_NO_PERMISSION,
                     "memory of device %u used from device %u without peer access "
                     "(aclrtDeviceEnablePeerAccess)",
-                    alloc.device, device);
+                    alloc.device, stream.device);
     std::lock_guard<std::mutex> lock(alloc.mu);
-    auto it = alloc.peer.find(device);
-    if (it == alloc.peer.end()) {
-        std::shared_ptr<const Device> target = rt.device_of(device);
-        if (!target)
-            return fail(ACL_ERROR_RT_INVALID_HANDLE, "device %u was released", device);
+    auto it = alloc.peer.find(stream.device);
+    if (it == alloc.peer.end() || it->second.device() != stream.dev.get()) {
         Result<UniqueFd> fd = alloc.dev->export_buffer(alloc.buffer.get(), 0, alloc.size, 0);
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting memory to a peer");
-        Result<uint32_t> h = target->import_buffer(fd.value().get(), NPUIPC_BO_IMPORT_PEER_ACCESS);
+        Result<uint32_t> h =
+            stream.dev->import_buffer(fd.value().get(), NPUIPC_BO_IMPORT_PEER_ACCESS);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing peer memory");
-        it = alloc.peer.emplace(device, BufferHandle(target, h.value())).first;
+        it = alloc.peer.insert_or_assign(stream.device, BufferHandle(stream.dev, h.value())).first;
     }
     out = it->second.get();
     return ACL_SUCCESS;

@@ -24,6 +24,7 @@
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
+#include <string>
 #include <vector>
 
 #include "acl/acl.h"
@@ -54,6 +55,9 @@ struct HostTask {
     void *user_data = nullptr;
     bool block = false;
     std::unique_ptr<PooledEvent> reached;
+    // BLOCK: the notify the stream waits on after the point, one per task
+    // so that a record can never reach another task's wait.
+    ObjectHandle gate;
 };
 
 struct Context : Object {
@@ -74,7 +78,6 @@ struct Stream : Object {
     // record and its gate) in order with the queue of host tasks.
     std::mutex mu;
     std::deque<HostTask> callbacks;
-    ObjectHandle gate;       // notify that BLOCK callbacks hold the stream on
     uint64_t subscriber = 0; // pthread_t of the thread running its callbacks
 };
 
@@ -87,8 +90,9 @@ struct SharedObject : Object {
     }
     const std::shared_ptr<const Device> dev;
     const ObjectHandle home;
-    std::mutex mu; // protects imports
+    std::mutex mu; // protects imports and export_keys
     std::map<uint32_t, ObjectHandle> imports;
+    std::vector<std::string> export_keys; // revoked when it is destroyed
 };
 
 struct Event : SharedObject {
@@ -107,6 +111,7 @@ struct Notify : SharedObject {
     {
     }
     const uint32_t id;
+    bool imported = false; // by key: only the exporter's device may wait
 };
 
 // One aclrtMalloc allocation: a buffer of its device mapped into the
@@ -119,8 +124,12 @@ struct Allocation {
     std::shared_ptr<const Device> dev;
     BufferHandle buffer;
     Mapping mapping;
-    std::mutex mu; // protects peer
+    // Imported by aclrtIpcMemImportByKey under this key (aclrtIpcMemClose
+    // frees it, aclrtFree refuses it); empty for aclrtMalloc memory.
+    std::string import_key;
+    std::mutex mu; // protects peer and export_keys
     std::map<uint32_t, BufferHandle> peer; // imports into other devices' files
+    std::vector<std::string> export_keys;   // revoked when it is freed
 };
 
 struct DeviceState {
@@ -131,6 +140,12 @@ struct DeviceState {
     // A stream of the runtime's own for host-side records and resets.
     std::shared_ptr<Stream> helper;
     std::vector<std::unique_ptr<PooledEvent>> event_pool;
+};
+
+// Memory this process imported by key, shared by repeated imports.
+struct MemoryImport {
+    std::shared_ptr<Allocation> alloc;
+    int refs = 0;
 };
 
 struct Subscriber {
@@ -154,6 +169,7 @@ public:
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
+    std::map<std::string, MemoryImport> memory_imports; // by key
     uint64_t next_token = 0x10000;
     uint32_t next_notify_id = 1;
 
@@ -184,30 +200,41 @@ public:
 
     // Without mu held.
     std::shared_ptr<Allocation> find_allocation(const void *ptr, size_t len);
-    std::shared_ptr<const Device> device_of(uint32_t index);
     bool peer_enabled(uint32_t from, uint32_t to);
 };
 
 // The calling thread's current context token.
 uint64_t &thread_context();
 
-// The handle a shared object has in `device`'s file (imported on demand).
-aclError handle_on(Runtime &rt, SharedObject &obj, uint32_t device, uint32_t &out);
-// The buffer handle an allocation has in `device`'s file; other devices'
-// memory needs peer access (ACL_ERROR_RT_NO_PERMISSION otherwise).
-aclError buffer_on(Runtime &rt, Allocation &alloc, uint32_t device, uint32_t &out);
+// The handle a shared object has in the file of `stream`'s device
+// (imported on demand).
+aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out);
+// The buffer handle an allocation has in the file of `stream`'s device;
+// other devices' memory needs peer access (ACL_ERROR_RT_NO_PERMISSION
+// otherwise).
+aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out);
+
+// Ends sharing under every key exported from an allocation or object that
+// is going away (aclrtFree, destroy, device release).
+void revoke_keys(std::vector<std::string> &keys);
 
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count);
 aclError synchronize(Stream &stream, int64_t timeout_ns);
-void drop_callbacks(Stream &stream);
+// With Runtime::mu held: drops the stream's pending callbacks, opening the
+// gates of BLOCK ones so that the stream never waits for them, and ends its
+// subscription, waking the subscribed thread.
+void drop_callbacks_locked(Runtime &rt, Stream &stream);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
+// Records a BLOCK callback's gate on the device's runtime stream.
+void open_gate_locked(Runtime &rt, const Stream &stream, const ObjectHandle &gate);
 std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device);
 void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEvent> ev);
 
-// Runs an API entry: refuses calls in a fork child, names the function in
-// error messages, and turns exceptions into error codes.
-template <typename Fn> aclError api(const char *name, Fn &&fn);
+// Runs an API entry: names the function in error messages, refuses calls
+// in a fork child (unless `in_fork_child` is allowed, as for aclInit), and
+// turns exceptions into error codes: none crosses the C API.
+template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child = false);
 
 } // namespace npuipc_rt
 
@@ -216,10 +243,10 @@ template <typename Fn> aclError api(const char *name, Fn &&fn);
 namespace npuipc_rt {
 using namespace npuipc;
 
-template <typename Fn> aclError api(const char *name, Fn &&fn)
+template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child)
 {
     ApiScope scope(name);
-    if (Runtime::get().forked.load(std::memory_order_relaxed))
+    if (!in_fork_child && Runtime::get().forked.load(std::memory_order_relaxed))
         return fail(ACL_ERROR_UNINITIALIZE,
                     "this process is a fork child: the parent's runtime cannot be used; call aclInit first");
     try {

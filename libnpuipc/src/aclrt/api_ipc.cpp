@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+// Sharing by key between processes: IPC memory, IPC events and notifies.
+//
+// The exporter publishes a way to make the driver's fd (a dma-buf of the
+// exported range, an event fd, a notify fd) under a key; the importer's
+// library fetches that fd over the exporter's Unix socket (npuipc/ipc.h)
+// and imports it into its own device's file. Fds are made per fetch, so a
+// live key costs no fd. Documentation/ipc.md has the whole model.
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
+#include "npuipc/ipc.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace npuipc_rt {
+
+void revoke_keys(std::vector<std::string> &keys)
+{
+    for (const std::string &key : keys)
+        (void)ipc::revoke(key);
+    keys.clear();
+}
+
+} // namespace npuipc_rt
+
+namespace {
+
+constexpr int kFetchTimeoutMs = 5000;
+constexpr size_t kKeyLen = 65; // 64 characters and the NUL
+
+// The one place where transport errors become CANN codes (ipc.md's table).
+aclError ipc_error(int err, const char *what)
+{
+    switch (err) {
+    case EINVAL:
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%s: malformed key", what);
+    case ESRCH:
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: no such key (unknown, or closed by its exporter)", what);
+    case EPROTOTYPE:
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: the key names another kind of object", what);
+    case EACCES:
+    case EPERM:
+        return fail(ACL_ERROR_RT_NO_PERMISSION, "%s: refused by the exporter (see its log)", what);
+    case ECONNREFUSED:
+    case ENOENT:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporting process is gone", what);
+    case ETIMEDOUT:
+        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter did not answer in time", what);
+    case EPROTO:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter's answer broke the protocol", what);
+    case EAGAIN:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter is overloaded; try again", what);
+    default:
+        return fail_errno(err, Op::Generic, what);
+    }
+}
+
+// Validation by PID needs the exporter in the initial PID namespace: the
+// PIDs importers list come from aclrtDeviceGetBareTgid.
+void note_pid_namespace(const Device &dev)
+{
+    Result<DeviceInfo> info = dev.info();
+    bool initial = info.ok() && info.value().caller_tgid == static_cast<uint32_t>(::getpid());
+    ipc::set_pid_namespace_ok(initial);
+}
+
+aclError copy_key(const std::string &text, char *key, size_t len)
+{
+    if (text.size() + 1 > len)
+        return fail(ACL_ERROR_INVALID_PARAM, "the key needs %zu bytes, len is %zu", text.size() + 1, len);
+    std::memcpy(key, text.c_str(), text.size() + 1);
+    return ACL_SUCCESS;
+}
+
+aclError current(std::shared_ptr<Context> &ctx, std::shared_ptr<const Device> &dev)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    dev = rt.devices.at(ctx->device).dev;
+    return ACL_SUCCESS;
+}
+
+// Peer access rule of an import from device `from` into device `to`.
+aclError check_import_peer(uint32_t to, uint32_t from, bool enable)
+{
+    if (to == from)
+        return ACL_SUCCESS;
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.devices.find(to);
+    if (it == rt.devices.end())
+        return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", to);
+    if (enable) {
+        it->second.peers.insert(from);
+        return ACL_SUCCESS;
+    }
+    if (!it->second.peers.count(from))
+        return fail(ACL_ERROR_RT_NO_PERMISSION,
+                    "the object lives on device %u: enable peer access from device %u first, "
+                    "or import with the ENABLE_PEER_ACCESS flag",
+                    from, to);
+    return ACL_SUCCESS;
+}
+
+template <typename T>
+aclError find_object(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out)
+{
+    if (!handle)
+        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    out = rt.find<T>(handle, kind);
+    if (!out)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
+    return ACL_SUCCESS;
+}
+
+// Publishes an event or notify: its fd is made by each fetch, for as long
+// as the object lives here.
+aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::string &text)
+{
+    std::weak_ptr<Object> weak;
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto it = rt.objects.find(obj.token);
+        if (it == rt.objects.end())
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the object was destroyed");
+        weak = it->second;
+    }
+    std::shared_ptr<const Device> dev = obj.dev;
+    uint32_t handle = obj.home.get();
+    if (validate)
+        note_pid_namespace(*dev);
+    auto make_fd = [weak, dev, handle]() -> Result<UniqueFd> {
+        if (weak.expired())
+            return Status::from_errno(ESRCH);
+        return dev->export_object(handle, 0);
+    };
+    Result<std::string> key = ipc::publish(kind, make_fd, validate, obj.device);
+    if (!key.ok())
+        return ipc_error(key.error(), "publishing the key");
+    std::lock_guard<std::mutex> lock(obj.mu);
+    obj.export_keys.push_back(key.value());
+    text = key.value();
+    return ACL_SUCCESS;
+}
+
+aclError allow_pids(const std::string &key, int32_t *pid, size_t num)
+{
+    if (!pid)
+        return fail(ACL_ERROR_INVALID_PARAM, "pid is NULL");
+    if (num == 0)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
+    for (size_t i = 0; i < num; i++)
+        if (pid[i] <= 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "pid[%zu] = %d is not a process id", i, pid[i]);
+    Status st = ipc::allow(key, pid, num);
+    if (!st.ok()) {
+        if (st.error() == ENOENT)
+            return fail(ACL_ERROR_RT_NO_PERMISSION,
+                        "only the process that exported a key may list importers, while it is open");
+        return ipc_error(st.error(), "listing importers");
+    }
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flags)
+{
+    return api("aclrtIpcMemGetExportKey", [&] {
+        if (!devPtr || !key)
+            return fail(ACL_ERROR_INVALID_PARAM, "devPtr and key must not be NULL");
+        if (size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        if (len < kKeyLen)
+            return fail(ACL_ERROR_INVALID_PARAM, "len %zu: a key needs 65 bytes", len);
+        if (flags & ~ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown export flags 0x%llx",
+                        static_cast<unsigned long long>(flags));
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Allocation> alloc = rt.find_allocation(devPtr, size);
+        if (!alloc)
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "%zu bytes at %p are not inside one device allocation", size, devPtr);
+        if (!alloc->import_key.empty())
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "memory imported from another process cannot be exported again");
+        uint64_t page = page_class_size(alloc->page_class);
+        uint64_t offset = reinterpret_cast<uintptr_t>(devPtr) - alloc->base;
+        if (offset % page || size % page)
+            return fail(ACL_ERROR_RT_ADDR_UNALIGNED,
+                        "devPtr and size must be multiples of the memory's page size (%llu bytes)",
+                        static_cast<unsigned long long>(page));
+        bool validate = !(flags & ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        if (validate)
+            note_pid_namespace(*alloc->dev);
+        std::weak_ptr<Allocation> weak = alloc;
+        auto make_fd = [weak, offset, size]() -> Result<UniqueFd> {
+            std::shared_ptr<Allocation> a = weak.lock();
+            if (!a)
+                return Status::from_errno(ESRCH);
+            return a->dev->export_buffer(a->buffer.get(), offset, size, 0);
+        };
+        Result<std::string> text = ipc::publish(ipc::Kind::Memory, make_fd, validate, alloc->device);
+        if (!text.ok())
+            return ipc_error(text.error(), "publishing the key");
+        {
+            std::lock_guard<std::mutex> lock(alloc->mu);
+            alloc->export_keys.push_back(text.value());
+        }
+        return copy_key(text.value(), key, len);
+    });
+}
+
+aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num)
+{
+    return api("aclrtIpcMemSetImportPid", [&] {
+        if (!key)
+            return fail(ACL_ERROR_INVALID_PARAM, "key is NULL");
+        return allow_pids(key, pid, num);
+    });
+}
+
+aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
+{
+    return api("aclrtIpcMemImportByKey", [&] {
+        if (!devPtr || !key)
+            return fail(ACL_ERROR_INVALID_PARAM, "devPtr and key must not be NULL");
+        if (flags & ~ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown import flags 0x%llx",
+                        static_cast<unsigned long long>(flags));
+        Result<ipc::Key> parsed = ipc::parse_key(key);
+        if (!parsed.ok())
+            return ipc_error(parsed.error(), "reading the key");
+        Runtime &rt = Runtime::get();
+        {
+            // Imported already: the same mapping, one more reference.
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto it = rt.memory_imports.find(parsed.value().text);
+            if (it != rt.memory_imports.end()) {
+                it->second.refs++;
+                *devPtr = reinterpret_cast<void *>(it->second.alloc->base);
+                return ACL_SUCCESS;
+            }
+        }
+        std::shared_ptr<Context> ctx;
+        std::shared_ptr<const Device> dev;
+        if (aclError err = current(ctx, dev))
+            return err;
+        Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Memory, kFetchTimeoutMs);
+        if (!got.ok())
+            return ipc_error(got.error(), "importing the key");
+        bool enable = flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS;
+        if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
+            return err;
+        uint32_t import_flags = ctx->device != got.value().tag ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0;
+        Result<uint32_t> h = dev->import_buffer(got.value().fd.get(), import_flags);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::Generic, "importing the memory into the device");
+        auto alloc = std::make_shared<Allocation>();
+        alloc->buffer = BufferHandle(dev, h.value());
+        Result<BufferInfo> info = dev->buffer_info(h.value());
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the imported memory");
+        Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, info.value().size);
+        if (!map.ok())
+            return fail_errno(map.error(), Op::AllocMemory, "mapping the imported memory");
+        alloc->mapping = std::move(map.value());
+        alloc->base = reinterpret_cast<uintptr_t>(alloc->mapping.addr());
+        alloc->size = info.value().size;
+        alloc->page_class = info.value().page_class;
+        alloc->device = ctx->device;
+        alloc->dev = dev;
+        alloc->import_key = parsed.value().text;
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto state = rt.devices.find(ctx->device);
+        if (state == rt.devices.end() || state->second.dev != dev)
+            return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", ctx->device);
+        auto inserted = rt.memory_imports.emplace(alloc->import_key, MemoryImport{alloc, 0});
+        // Another thread imported the same key meanwhile: share its mapping.
+        inserted.first->second.refs++;
+        if (inserted.second) {
+            std::unique_lock<std::shared_mutex> mlock(rt.mem_mu);
+            rt.allocations.emplace(alloc->base, alloc);
+        }
+        *devPtr = reinterpret_cast<void *>(inserted.first->second.alloc->base);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtIpcMemClose(const char *key)
+{
+    return api("aclrtIpcMemClose", [&] {
+        if (!key)
+            return fail(ACL_ERROR_INVALID_PARAM, "key is NULL");
+        Result<ipc::Key> parsed = ipc::parse_key(key);
+        if (!parsed.ok())
+            return ipc_error(parsed.error(), "reading the key");
+        const std::string &text = parsed.value().text;
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Allocation> unmapped;
+        {
+            // An importer's close (in the exporting process too, which may
+            // import its own key: importers close first).
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto it = rt.memory_imports.find(text);
+            if (it != rt.memory_imports.end()) {
+                if (--it->second.refs == 0) {
+                    unmapped = it->second.alloc;
+                    rt.memory_imports.erase(it);
+                    std::unique_lock<std::shared_mutex> mlock(rt.mem_mu);
+                    rt.allocations.erase(unmapped->base);
+                }
+                return ACL_SUCCESS;
+            }
+        }
+        // The exporter's close: no new imports; importers keep theirs.
+        Status st = ipc::revoke(text);
+        if (!st.ok())
+            return fail(ACL_ERROR_RT_INVALID_HANDLE,
+                        "the key is neither imported nor exported by this process");
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
+{
+    return api("aclrtIpcGetEventHandle", [&] {
+        if (!handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+        std::shared_ptr<Event> ev;
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
+            return err;
+        if (!(ev->flags & ACL_EVENT_IPC))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "only events made by aclrtCreateEventExWithFlag(ACL_EVENT_IPC) can be shared");
+        // CANN's event handles carry no PID list: whoever holds the handle
+        // (and runs as the same user) may open it.
+        std::string text;
+        if (aclError err = publish_object(*ev, ipc::Kind::Event, false, text))
+            return err;
+        std::memset(handle->reserved, 0, sizeof(handle->reserved));
+        return copy_key(text, handle->reserved, sizeof(handle->reserved));
+    });
+}
+
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
+{
+    return api("aclrtIpcOpenEventHandle", [&] {
+        if (!event)
+            return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+        Result<ipc::Key> parsed = ipc::parse_key(handle.reserved, sizeof(handle.reserved));
+        if (!parsed.ok())
+            return ipc_error(parsed.error(), "reading the event handle");
+        std::shared_ptr<Context> ctx;
+        std::shared_ptr<const Device> dev;
+        if (aclError err = current(ctx, dev))
+            return err;
+        Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Event, kFetchTimeoutMs);
+        if (!got.ok())
+            return ipc_error(got.error(), "opening the event handle");
+        Result<uint32_t> h = dev->import_object(got.value().fd.get());
+        if (!h.ok())
+            return fail_errno(h.error(), Op::CreateEvent, "importing the event");
+        auto ev = std::make_shared<Event>(ctx->device, dev, ObjectHandle(dev, h.value()),
+                                          ACL_EVENT_IPC, false);
+        // Its records are the exporter's: waits always ask the driver.
+        ev->recorded = true;
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        *event = reinterpret_cast<aclrtEvent>(rt.add_object(ev));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len, uint64_t flags)
+{
+    return api("aclrtNotifyGetExportKey", [&] {
+        if (!key)
+            return fail(ACL_ERROR_INVALID_PARAM, "key is NULL");
+        if (len < kKeyLen)
+            return fail(ACL_ERROR_INVALID_PARAM, "len %zu: a key needs 65 bytes", len);
+        if (flags & ~ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown export flags 0x%llx",
+                        static_cast<unsigned long long>(flags));
+        std::shared_ptr<Notify> n;
+        if (aclError err = find_object(notify, Kind::Notify, "notify", n))
+            return err;
+        if (n->imported)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "a notify imported from another process cannot be exported again");
+        std::string text;
+        bool validate = !(flags & ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        if (aclError err = publish_object(*n, ipc::Kind::Notify, validate, text))
+            return err;
+        return copy_key(text, key, len);
+    });
+}
+
+aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
+{
+    return api("aclrtNotifySetImportPid", [&] {
+        std::shared_ptr<Notify> n;
+        if (aclError err = find_object(notify, Kind::Notify, "notify", n))
+            return err;
+        std::string key;
+        {
+            std::lock_guard<std::mutex> lock(n->mu);
+            if (n->export_keys.empty())
+                return fail(ACL_ERROR_RT_INVALID_HANDLE,
+                            "the notify has no export key (aclrtNotifyGetExportKey)");
+            key = n->export_keys.back();
+        }
+        return allow_pids(key, pid, num);
+    });
+}
+
+aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t flags)
+{
+    return api("aclrtNotifyImportByKey", [&] {
+        if (!notify || !key)
+            return fail(ACL_ERROR_INVALID_PARAM, "notify and key must not be NULL");
+        if (flags & ~ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown import flags 0x%llx",
+                        static_cast<unsigned long long>(flags));
+        Result<ipc::Key> parsed = ipc::parse_key(key);
+        if (!parsed.ok())
+            return ipc_error(parsed.error(), "reading the key");
+        std::shared_ptr<Context> ctx;
+        std::shared_ptr<const Device> dev;
+        if (aclError err = current(ctx, dev))
+            return err;
+        Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Notify, kFetchTimeoutMs);
+        if (!got.ok())
+            return ipc_error(got.error(), "importing the key");
+        bool enable = flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS;
+        if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
+            return err;
+        Result<uint32_t> h = dev->import_object(got.value().fd.get());
+        if (!h.ok())
+            return fail_errno(h.error(), Op::CreateNotify, "importing the notify");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto n = std::make_shared<Notify>(ctx->device, dev, ObjectHandle(dev, h.value()),
+                                          rt.next_notify_id++);
+        n->imported = true;
+        *notify = reinterpret_cast<aclrtNotify>(rt.add_object(n));
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"

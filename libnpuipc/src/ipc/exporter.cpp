@@ -1,0 +1,825 @@
+// SPDX-License-Identifier: MIT
+// The exporter of the IPC transport: one per process, made by the first
+// publish(): a listening SOCK_SEQPACKET socket in the socket directory and a
+// thread that serves it with epoll.
+//
+// Locking: g_mutex guards g_exporter and everything in it, including the
+// server thread's connection table (so that the atfork child handler, which
+// runs with g_mutex held by the forking thread, sees a consistent set of
+// fds to close). The server thread takes g_mutex only for short table
+// updates and lookups; it never holds it across make_fd, a /proc read, a
+// log call or a send.
+#include "ipc/internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+namespace npuipc::ipc {
+namespace {
+
+using detail::log;
+
+struct Source {
+    UniqueFd fd;                               // published fd, or
+    std::function<Result<UniqueFd>()> make_fd; // made on each fetch
+};
+
+struct AllowedPid {
+    int32_t pid = 0;
+    uint64_t start_time = 0;
+    bool never = false; // not alive when allowed
+};
+
+struct Entry {
+    Kind kind = Kind::Memory;
+    std::array<uint8_t, kSecretBytes> secret{};
+    bool validate_pid = false;
+    uint32_t tag = 0;
+    std::shared_ptr<Source> source;
+    std::vector<AllowedPid> allowed;
+};
+
+struct Conn {
+    int fd = -1;
+    int64_t deadline_ms = 0;
+    struct ucred cred {};
+};
+
+struct Exporter {
+    pid_t owner = 0;
+    std::string endpoint;
+    std::string path;
+    int listen_fd = -1;
+    int epoll_fd = -1;
+    uint64_t next_object = 1;
+    std::unordered_map<uint64_t, Entry> entries;
+    // Server thread's; changed under g_mutex. In accept order, which is
+    // also deadline order.
+    std::list<Conn> conns;
+    std::unordered_map<int, std::list<Conn>::iterator> conn_by_fd;
+    bool listener_paused = false;
+    int64_t listener_resume_ms = 0;
+    int64_t last_busy_warning_ms = -1000000;
+};
+
+std::mutex g_mutex;
+Exporter *g_exporter = nullptr; // never freed: the thread uses it until exit
+std::atomic<bool> g_pid_ns_ok{true};
+
+// ---- process identity ----
+
+// Field 22 of /proc/<pid>/stat: the process's start time in clock ticks
+// since boot. ESRCH if there is no such process.
+Result<uint64_t> read_start_time(int32_t pid)
+{
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        return Status::from_errno(errno == ENOENT ? ESRCH : errno);
+    char buf[1024];
+    ssize_t n;
+    do
+        n = ::read(fd.get(), buf, sizeof(buf) - 1);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return Status::from_errno(n < 0 && errno != ESRCH ? errno : ESRCH);
+    buf[n] = '\0';
+    // comm (field 2) may hold anything, ')' included: the fields go on
+    // after the last ')'.
+    char *p = std::strrchr(buf, ')');
+    if (!p)
+        return Status::from_errno(EIO);
+    p++;
+    // p is at " <field 3> <field 4> ...": field 22 is the 20th.
+    for (int field = 3; field < 22; field++) {
+        while (*p == ' ')
+            p++;
+        while (*p && *p != ' ')
+            p++;
+        if (!*p)
+            return Status::from_errno(EIO);
+    }
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(p, &end, 10);
+    if (end == p || errno)
+        return Status::from_errno(EIO);
+    return static_cast<uint64_t>(v);
+}
+
+int pidfd_open_(pid_t pid)
+{
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
+
+int pidfd_signal_(int pidfd, int sig)
+{
+    return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
+
+// Judges the connecting process against an allowlist, by the PID the kernel
+// attests (SO_PEERCRED at connect time), never by what the client says.
+// The process must be alive, and be the very process that had the PID when
+// allow() listed it: same start time, checked while a pidfd pins it.
+uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &allowed)
+{
+    if (pid <= 0)
+        return detail::kDetailPeerNoPid;
+    auto it = std::find_if(allowed.begin(), allowed.end(),
+                           [pid](const AllowedPid &a) { return a.pid == pid; });
+    if (it == allowed.end())
+        return detail::kDetailNotListed;
+    if (it->never)
+        return detail::kDetailNotAlive;
+    // A pidfd of the connecting process itself where the kernel offers one
+    // (SO_PEERPIDFD, Linux 6.5); else of whoever has the PID now.
+    int raw = -1;
+    socklen_t len = sizeof(raw);
+    if (::getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &raw, &len) != 0) {
+        if (errno != ENOPROTOOPT)
+            return detail::kDetailPeerGone; // the connecting process has exited
+        raw = pidfd_open_(pid);
+    }
+    UniqueFd pidfd(raw);
+    if (!pidfd)
+        return detail::kDetailPeerGone;
+    auto start = read_start_time(pid);
+    if (!start.ok())
+        return detail::kDetailPeerGone;
+    // Still alive after the read: the PID was not reused in between, so the
+    // start time read is that of the pidfd's process.
+    if (pidfd_signal_(pidfd.get(), 0) != 0)
+        return detail::kDetailPeerGone;
+    if (start.value() != it->start_time)
+        return detail::kDetailReused;
+    return detail::kDetailNone;
+}
+
+// ---- the server thread ----
+
+void send_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t tag = 0)
+{
+    detail::WireReply reply{};
+    reply.magic = detail::kReplyMagic;
+    reply.version = detail::kWireVersion;
+    reply.detail = detail;
+    reply.status = status;
+    reply.tag = status == 0 ? tag : 0;
+    struct iovec iov = {&reply, sizeof(reply)};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    if (pass_fd >= 0) {
+        std::memset(&control, 0, sizeof(control));
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof(control.buf);
+        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
+    }
+    ssize_t n;
+    do
+        n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        log(LogLevel::Debug, "exporter: reply not sent: %s", std::strerror(errno));
+}
+
+void close_conn(Exporter *ex, int fd)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = ex->conn_by_fd.find(fd);
+    if (it == ex->conn_by_fd.end())
+        return;
+    ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    ex->conns.erase(it->second);
+    ex->conn_by_fd.erase(it);
+    ::close(fd);
+}
+
+struct Answer {
+    int status = 0;
+    uint16_t detail = detail::kDetailNone;
+    UniqueFd made;  // an fd made for this fetch
+    int fd = -1;    // the fd to send (made's, or a published one)
+    uint32_t tag = 0;
+    std::shared_ptr<Source> hold; // keeps a published fd open while sent
+};
+
+void serve_request(Exporter *ex, const Conn &conn, const detail::WireRequest &req, Answer *ans)
+{
+    const Kind kind = static_cast<Kind>(req.kind);
+    const std::string name = detail::redacted(ex->endpoint, req.object);
+    const pid_t pid = conn.cred.pid;
+
+    if (conn.cred.uid != geteuid()) {
+        log(LogLevel::Error, "exporter: refused %s to pid %d: uid %u is not this process's uid %u",
+            name.c_str(), pid, static_cast<unsigned>(conn.cred.uid),
+            static_cast<unsigned>(geteuid()));
+        ans->status = EACCES;
+        ans->detail = detail::kDetailUid;
+        return;
+    }
+
+    bool validate = false;
+    bool found = false;
+    Kind entry_kind = Kind::Memory;
+    std::vector<AllowedPid> allowed;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        auto it = ex->entries.find(req.object);
+        if (it != ex->entries.end() && detail::secrets_equal(it->second.secret.data(), req.secret)) {
+            found = true;
+            entry_kind = it->second.kind;
+            validate = it->second.validate_pid;
+            if (entry_kind == kind) {
+                ans->hold = it->second.source;
+                ans->tag = it->second.tag;
+                if (validate)
+                    allowed = it->second.allowed;
+            }
+        }
+    }
+    if (!found) {
+        log(LogLevel::Warning,
+            "exporter: refused %s to pid %d: no such object (never published, revoked, or wrong "
+            "secret)",
+            name.c_str(), pid);
+        ans->status = ESRCH;
+        ans->detail = detail::kDetailUnknown;
+        return;
+    }
+    if (entry_kind != kind) {
+        log(LogLevel::Warning, "exporter: refused %s to pid %d: it is %s, %s was asked for",
+            name.c_str(), pid, detail::kind_name(entry_kind), detail::kind_name(kind));
+        ans->status = EPROTOTYPE;
+        ans->detail = detail::kDetailKind;
+        return;
+    }
+    if (validate) {
+        uint16_t why = g_pid_ns_ok.load() ? judge_peer(conn.fd, pid, allowed)
+                                          : static_cast<uint16_t>(detail::kDetailPidNs);
+        if (why != detail::kDetailNone) {
+            log(LogLevel::Error, "exporter: refused %s to pid %d: %s", name.c_str(), pid,
+                detail::detail_text(why));
+            ans->status = EACCES;
+            ans->detail = why;
+            ans->hold.reset();
+            return;
+        }
+    }
+    if (ans->hold->fd) {
+        ans->fd = ans->hold->fd.get();
+    } else {
+        Result<UniqueFd> made = Status::from_errno(EIO);
+        try {
+            made = ans->hold->make_fd();
+        } catch (...) {
+            made = Status::from_errno(ENOMEM);
+        }
+        if (!made.ok() || !made.value()) {
+            int err = made.ok() ? EIO : made.error();
+            log(LogLevel::Warning, "exporter: could not make the fd of %s for pid %d: %s",
+                name.c_str(), pid, std::strerror(err));
+            ans->status = (err == ENOMEM || err == EMFILE || err == ENFILE || err == ESRCH) ? err
+                                                                                           : EIO;
+            ans->detail = err == ESRCH ? detail::kDetailUnknown : detail::kDetailMakeFd;
+            return;
+        }
+        ans->made = std::move(made).value();
+        ans->fd = ans->made.get();
+    }
+    log(LogLevel::Debug, "exporter: sent %s to pid %d", name.c_str(), pid);
+}
+
+// Reads a connection's request if it has come and answers it. Returns false
+// if there is nothing to read yet (the connection stays).
+bool handle_conn(Exporter *ex, int fd)
+{
+    auto found = ex->conn_by_fd.find(fd); // this thread's own table: no lock to read
+    if (found == ex->conn_by_fd.end())
+        return true;
+    const Conn conn = *found->second;
+
+    union {
+        detail::WireRequest req;
+        char bytes[sizeof(detail::WireRequest) + 16];
+    } buf;
+    struct iovec iov = {&buf, sizeof(buf)};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    // No control buffer: fds a client attaches are discarded by the kernel
+    // (and flagged MSG_CTRUNC).
+    ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return false;
+    if (n <= 0) {
+        log(LogLevel::Debug, "exporter: pid %d closed its connection without a request",
+            conn.cred.pid);
+        close_conn(ex, fd);
+        return true;
+    }
+    const detail::WireRequest &req = buf.req;
+    if (static_cast<size_t>(n) != sizeof(req) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        req.magic != detail::kRequestMagic || req.version != detail::kWireVersion ||
+        req.flags != 0 || !detail::valid_kind(static_cast<Kind>(req.kind)) || req.object == 0) {
+        log(LogLevel::Warning,
+            "exporter: refused a malformed request (%zd bytes%s) from pid %d uid %u", n,
+            (msg.msg_flags & MSG_CTRUNC) ? ", with control data" : "", conn.cred.pid,
+            static_cast<unsigned>(conn.cred.uid));
+        send_reply(fd, EPROTO, detail::kDetailBadRequest, -1);
+        close_conn(ex, fd);
+        return true;
+    }
+    Answer ans;
+    serve_request(ex, conn, req, &ans);
+    send_reply(fd, ans.status, ans.detail, ans.status == 0 ? ans.fd : -1, ans.tag);
+    close_conn(ex, fd);
+    return true;
+}
+
+void drop_oldest(Exporter *ex)
+{
+    if (ex->conns.empty())
+        return;
+    int fd = ex->conns.front().fd;
+    pid_t pid = ex->conns.front().cred.pid;
+    // Serve it if its request has come; otherwise it must go.
+    if (handle_conn(ex, fd))
+        return;
+    int64_t now = detail::now_ms();
+    if (now - ex->last_busy_warning_ms >= 1000) {
+        ex->last_busy_warning_ms = now;
+        log(LogLevel::Warning,
+            "exporter: %zu connections open: dropping the oldest ones that sent nothing (pid "
+            "%d)",
+            detail::kMaxConnections, pid);
+    }
+    send_reply(fd, EAGAIN, detail::kDetailBusy, -1);
+    close_conn(ex, fd);
+}
+
+void pause_listener(Exporter *ex, int64_t now)
+{
+    struct epoll_event ev {};
+    ev.events = 0;
+    ev.data.fd = ex->listen_fd;
+    ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_MOD, ex->listen_fd, &ev);
+    ex->listener_paused = true;
+    ex->listener_resume_ms = now + 100;
+}
+
+// Accepts and registers one connection, with g_mutex held so that a fork
+// never happens while the connection's fd is missing from the table.
+// Returns 0 or accept4's errno.
+int accept_one(Exporter *ex)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    int fd = ::accept4(ex->listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    Conn conn;
+    conn.fd = fd;
+    conn.deadline_ms = detail::now_ms() + detail::kRequestDeadlineMs;
+    socklen_t len = sizeof(conn.cred);
+    struct epoll_event ev {};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &conn.cred, &len) != 0 ||
+        ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        ::close(fd);
+        return 0;
+    }
+    try {
+        ex->conns.push_back(conn);
+        try {
+            ex->conn_by_fd[fd] = std::prev(ex->conns.end());
+        } catch (const std::bad_alloc &) {
+            ex->conns.pop_back();
+            throw;
+        }
+    } catch (const std::bad_alloc &) {
+        ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+        ::close(fd);
+    }
+    return 0;
+}
+
+void accept_some(Exporter *ex)
+{
+    for (int i = 0; i < 64; i++) {
+        int err = accept_one(ex);
+        if (err == EAGAIN)
+            return;
+        if (err == 0 || err == EINTR || err == ECONNABORTED || err == EPROTO) {
+            if (ex->conns.size() > detail::kMaxConnections)
+                drop_oldest(ex);
+            continue;
+        }
+        if ((err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) &&
+            !ex->conns.empty()) {
+            drop_oldest(ex);
+            continue;
+        }
+        log(LogLevel::Error, "exporter: accept: %s; pausing for 100 ms", std::strerror(err));
+        pause_listener(ex, detail::now_ms());
+        return;
+    }
+}
+
+void *serve(void *arg)
+{
+    auto *ex = static_cast<Exporter *>(arg);
+    struct epoll_event events[64];
+    for (;;) {
+        int64_t now = detail::now_ms();
+        int64_t wake = -1;
+        if (!ex->conns.empty())
+            wake = ex->conns.front().deadline_ms;
+        if (ex->listener_paused && (wake < 0 || ex->listener_resume_ms < wake))
+            wake = ex->listener_resume_ms;
+        int timeout = wake < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, wake - now));
+        int n = ::epoll_wait(ex->epoll_fd, events, 64, timeout);
+        if (n < 0) {
+            if (errno != EINTR) {
+                log(LogLevel::Error, "exporter: epoll_wait: %s", std::strerror(errno));
+                ::usleep(100000);
+            }
+            continue;
+        }
+        bool listener_ready = false;
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.fd == ex->listen_fd) {
+                listener_ready = true;
+                continue;
+            }
+            try {
+                handle_conn(ex, events[i].data.fd);
+            } catch (...) {
+                close_conn(ex, events[i].data.fd);
+            }
+        }
+        // Accept after the connections of this batch are served, so that
+        // a number reused by accept4 is not mistaken for an older event's.
+        if (listener_ready) {
+            try {
+                accept_some(ex);
+            } catch (...) {
+            }
+        }
+        now = detail::now_ms();
+        while (!ex->conns.empty() && ex->conns.front().deadline_ms <= now) {
+            log(LogLevel::Debug, "exporter: pid %d sent no request within %d ms: closed",
+                ex->conns.front().cred.pid, detail::kRequestDeadlineMs);
+            close_conn(ex, ex->conns.front().fd);
+        }
+        if (ex->listener_paused && ex->listener_resume_ms <= now) {
+            struct epoll_event ev {};
+            ev.events = EPOLLIN;
+            ev.data.fd = ex->listen_fd;
+            ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_MOD, ex->listen_fd, &ev);
+            ex->listener_paused = false;
+        }
+    }
+    return nullptr;
+}
+
+// ---- starting, fork, exit ----
+
+void atfork_prepare()
+{
+    g_mutex.lock();
+}
+
+void atfork_parent()
+{
+    g_mutex.unlock();
+}
+
+// The child has no server thread. It closes its copies of the exporter's
+// fds (the socket path stays: it is the parent's) and forgets the state,
+// leaking it: the destructors of make_fd functions must not run here.
+void atfork_child()
+{
+    Exporter *ex = g_exporter;
+    if (ex) {
+        ::close(ex->listen_fd);
+        ::close(ex->epoll_fd);
+        for (const Conn &c : ex->conns)
+            ::close(c.fd);
+        for (auto &e : ex->entries)
+            if (e.second.source && e.second.source->fd)
+                ::close(e.second.source->fd.release());
+        g_exporter = nullptr;
+    }
+    g_mutex.unlock();
+}
+
+void unlink_at_exit()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_exporter && g_exporter->owner == ::getpid())
+        ::unlink(g_exporter->path.c_str());
+}
+
+// Removes the sockets of exporters that are gone: nobody listens on them.
+void remove_stale_sockets(const std::string &dir)
+{
+    UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dfd)
+        return;
+    DIR *d = ::fdopendir(dfd.get());
+    if (!d)
+        return;
+    dfd.release();
+    const uid_t uid = geteuid();
+    while (const struct dirent *e = ::readdir(d)) {
+        const size_t len = std::strlen(e->d_name);
+        if (len <= 5 || std::strcmp(e->d_name + len - 5, ".sock") != 0)
+            continue;
+        struct stat st;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISSOCK(st.st_mode) || st.st_uid != uid)
+            continue;
+        auto path = detail::socket_path(dir, e->d_name);
+        if (!path.ok())
+            continue;
+        UniqueFd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (!s)
+            break;
+        struct sockaddr_un addr {};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path.value().c_str(), path.value().size() + 1);
+        if (::connect(s.get(), reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0 &&
+            errno == ECONNREFUSED) {
+            if (::unlinkat(::dirfd(d), e->d_name, 0) == 0)
+                log(LogLevel::Debug, "exporter: removed the stale socket %s",
+                    path.value().c_str());
+        }
+    }
+    ::closedir(d);
+}
+
+// Makes the exporter; called with g_mutex held.
+Status start_exporter()
+{
+    static bool hooks_registered = false;
+    if (!hooks_registered) {
+        if (int err = ::pthread_atfork(atfork_prepare, atfork_parent, atfork_child))
+            return Status::from_errno(err);
+        if (::atexit(unlink_at_exit) != 0)
+            return Status::from_errno(ENOMEM);
+        hooks_registered = true;
+    }
+
+    const std::string dir = detail::exporter_dir();
+    Status st = detail::check_dir(dir, true);
+    if (!st.ok())
+        return st;
+    auto endpoint = detail::new_endpoint();
+    if (!endpoint.ok())
+        return endpoint.status();
+    auto path = detail::socket_path(dir, endpoint.value() + ".sock");
+    if (!path.ok())
+        return path.status();
+    const std::string tmp = dir + "/" + endpoint.value() + ".tmp"; // shorter than path
+
+    remove_stale_sockets(dir);
+
+    UniqueFd listen_fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!listen_fd)
+        return Status::from_errno(errno);
+    struct sockaddr_un addr {};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, tmp.c_str(), tmp.size() + 1);
+    // Bound under a name no cleaner looks at, and renamed once listening:
+    // a *.sock always has a listener until its process ends, so a starting
+    // exporter never takes a live socket for a stale one.
+    ::unlink(tmp.c_str());
+    if (::bind(listen_fd.get(), reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0) {
+        int err = errno;
+        log(LogLevel::Error, "exporter: bind %s: %s", tmp.c_str(), std::strerror(err));
+        return Status::from_errno(err);
+    }
+    if (::listen(listen_fd.get(), SOMAXCONN) != 0 ||
+        ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.value().c_str(), RENAME_NOREPLACE) != 0) {
+        int err = errno;
+        log(LogLevel::Error, "exporter: listen on %s: %s", path.value().c_str(),
+            std::strerror(err));
+        ::unlink(tmp.c_str());
+        return Status::from_errno(err);
+    }
+    auto fail = [&](int err) {
+        ::unlink(path.value().c_str());
+        return Status::from_errno(err);
+    };
+    UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_fd)
+        return fail(errno);
+    struct epoll_event ev {};
+    ev.events = EPOLLIN;
+    ev.data.fd = listen_fd.get();
+    if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, listen_fd.get(), &ev) != 0)
+        return fail(errno);
+
+    auto ex = std::make_unique<Exporter>();
+    ex->owner = ::getpid();
+    ex->endpoint = endpoint.value();
+    ex->path = path.value();
+    ex->listen_fd = listen_fd.get();
+    ex->epoll_fd = epoll_fd.get();
+
+    // The thread takes no signal: they stay the application's.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    ::pthread_attr_init(&attr);
+    ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int err = ::pthread_create(&thread, &attr, serve, ex.get());
+    ::pthread_attr_destroy(&attr);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (err) {
+        log(LogLevel::Error, "exporter: cannot start its thread: %s", std::strerror(err));
+        return fail(err);
+    }
+    ::pthread_setname_np(thread, "npuipc-export");
+    listen_fd.release();
+    epoll_fd.release();
+    g_exporter = ex.release();
+    log(LogLevel::Debug, "exporter: serving %s", g_exporter->path.c_str());
+    return {};
+}
+
+Result<std::string> publish_source(Kind kind, std::shared_ptr<Source> source, bool validate_pid,
+                                   uint32_t tag)
+{
+    if (!detail::valid_kind(kind))
+        return Status::from_errno(EINVAL);
+    std::array<uint8_t, kSecretBytes> secret{};
+    Status st = detail::fill_random(secret.data(), secret.size());
+    if (!st.ok())
+        return st;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_exporter) {
+        st = start_exporter();
+        if (!st.ok())
+            return st;
+    }
+    Exporter *ex = g_exporter;
+    const uint64_t object = ex->next_object++;
+    Entry entry;
+    entry.kind = kind;
+    entry.secret = secret;
+    entry.validate_pid = validate_pid;
+    entry.tag = tag;
+    entry.source = std::move(source);
+    std::string key = detail::format_key(ex->endpoint, object, secret);
+    ex->entries.emplace(object, std::move(entry));
+    return key;
+}
+
+// The entry of one of this process's keys; g_mutex held.
+Result<std::unordered_map<uint64_t, Entry>::iterator> find_ours(const std::string &key_text)
+{
+    auto key = parse_key(key_text.c_str(), key_text.size() + 1);
+    if (!key.ok())
+        return key.status();
+    Exporter *ex = g_exporter;
+    if (!ex || key.value().endpoint != ex->endpoint)
+        return Status::from_errno(ENOENT);
+    auto it = ex->entries.find(key.value().object);
+    if (it == ex->entries.end() ||
+        !detail::secrets_equal(it->second.secret.data(), key.value().secret.data()))
+        return Status::from_errno(ENOENT);
+    return it;
+}
+
+} // namespace
+
+Result<std::string> publish(Kind kind, UniqueFd fd, bool validate_pid, uint32_t tag)
+{
+    if (!fd)
+        return Status::from_errno(EBADF);
+    try {
+        auto source = std::make_shared<Source>();
+        source->fd = std::move(fd);
+        return publish_source(kind, std::move(source), validate_pid, tag);
+    } catch (const std::bad_alloc &) {
+        return Status::from_errno(ENOMEM);
+    }
+}
+
+Result<std::string> publish(Kind kind, std::function<Result<UniqueFd>()> make_fd,
+                            bool validate_pid, uint32_t tag)
+{
+    if (!make_fd)
+        return Status::from_errno(EINVAL);
+    std::shared_ptr<Source> source;
+    try {
+        source = std::make_shared<Source>();
+        source->make_fd = std::move(make_fd);
+        // On failure the function is destroyed here, with no lock held.
+        return publish_source(kind, source, validate_pid, tag);
+    } catch (const std::bad_alloc &) {
+        return Status::from_errno(ENOMEM);
+    }
+}
+
+Status allow(const std::string &key_text, const int32_t *pids, size_t count)
+{
+    if (!pids || count == 0)
+        return Status::from_errno(EINVAL);
+    for (size_t i = 0; i < count; i++)
+        if (pids[i] <= 0)
+            return Status::from_errno(EINVAL);
+    try {
+        std::vector<AllowedPid> listed;
+        listed.reserve(count);
+        for (size_t i = 0; i < count; i++) {
+            AllowedPid a;
+            a.pid = pids[i];
+            auto start = read_start_time(pids[i]);
+            if (start.ok())
+                a.start_time = start.value();
+            else
+                a.never = true;
+            listed.push_back(a);
+        }
+        std::lock_guard<std::mutex> lock(g_mutex);
+        auto it = find_ours(key_text);
+        if (!it.ok())
+            return it.status();
+        std::vector<AllowedPid> &allowed = it.value()->second.allowed;
+        for (const AllowedPid &a : listed) {
+            auto same = std::find_if(allowed.begin(), allowed.end(),
+                                     [&a](const AllowedPid &b) { return b.pid == a.pid; });
+            if (same != allowed.end())
+                *same = a;
+            else
+                allowed.push_back(a);
+        }
+        return {};
+    } catch (const std::bad_alloc &) {
+        return Status::from_errno(ENOMEM);
+    }
+}
+
+Status revoke(const std::string &key_text)
+{
+    std::shared_ptr<Source> source; // released after the lock
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = find_ours(key_text);
+    if (!it.ok())
+        return it.status();
+    source = std::move(it.value()->second.source);
+    g_exporter->entries.erase(it.value());
+    return {};
+}
+
+bool published_here(const std::string &key_text)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return find_ours(key_text).ok();
+}
+
+void set_pid_namespace_ok(bool ok)
+{
+    g_pid_ns_ok.store(ok);
+}
+
+} // namespace npuipc::ipc

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+// The importer of the IPC transport: fetch() connects to the key's
+// endpoint, presents the key and receives the fd. Stateless; any thread.
+#include "ipc/internal.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace npuipc::ipc {
+namespace {
+
+using detail::log;
+
+constexpr size_t kMaxFds = 4; // received at most; any surplus is a protocol error
+
+// Milliseconds left before deadline_ms (-1: none), at least 0.
+int remaining(int64_t deadline_ms)
+{
+    if (deadline_ms < 0)
+        return -1;
+    return static_cast<int>(std::max<int64_t>(0, deadline_ms - detail::now_ms()));
+}
+
+// Waits for `events` on fd until the deadline: 0, ETIMEDOUT or an errno.
+int wait_for(int fd, short events, int64_t deadline_ms)
+{
+    for (;;) {
+        struct pollfd p = {fd, events, 0};
+        int n = ::poll(&p, 1, remaining(deadline_ms));
+        if (n > 0)
+            return 0;
+        if (n == 0)
+            return ETIMEDOUT;
+        if (errno != EINTR)
+            return errno;
+    }
+}
+
+// The socket of the endpoint: the first directory (of importer_dirs())
+// that is safe and has it. ECONNREFUSED when none has it, EACCES when the
+// only candidates were unsafe.
+Result<std::string> find_socket(const std::string &endpoint)
+{
+    int refused = 0;
+    for (const std::string &dir : detail::importer_dirs()) {
+        Status st = detail::check_dir(dir, false);
+        if (!st.ok()) {
+            if (st.error() != ENOENT)
+                refused = EACCES;
+            continue;
+        }
+        auto path = detail::socket_path(dir, endpoint + ".sock");
+        if (!path.ok())
+            return path.status();
+        struct stat sb;
+        if (::lstat(path.value().c_str(), &sb) != 0)
+            continue;
+        if (!S_ISSOCK(sb.st_mode))
+            continue;
+        if (sb.st_uid != geteuid()) {
+            log(LogLevel::Error, "importer: refusing %s: owned by uid %u, not by uid %u",
+                path.value().c_str(), static_cast<unsigned>(sb.st_uid),
+                static_cast<unsigned>(geteuid()));
+            refused = EACCES;
+            continue;
+        }
+        return path;
+    }
+    return Status::from_errno(refused ? refused : ECONNREFUSED);
+}
+
+int connect_socket(int s, const std::string &path, int64_t deadline_ms)
+{
+    struct sockaddr_un addr {};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    for (;;) {
+        if (::connect(s, reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) == 0)
+            return 0;
+        int err = errno;
+        if (err == EINTR)
+            continue;
+        if (err == EAGAIN) {
+            // The listener's backlog is full: AF_UNIX gives no readiness
+            // to wait for, so try again shortly.
+            int left = remaining(deadline_ms);
+            if (left == 0)
+                return ETIMEDOUT;
+            ::usleep(static_cast<useconds_t>(std::min(left < 0 ? 5 : left, 5)) * 1000);
+            continue;
+        }
+        if (err == EINPROGRESS) {
+            int w = wait_for(s, POLLOUT, deadline_ms);
+            if (w)
+                return w;
+            int so_error = 0;
+            socklen_t len = sizeof(so_error);
+            if (::getsockopt(s, SOL_SOCKET, SO_ERROR, &so_error, &len) != 0)
+                return errno;
+            err = so_error;
+            if (err == 0)
+                return 0;
+        }
+        return err == ENOENT ? ECONNREFUSED : err;
+    }
+}
+
+// Sends the request. A connection the exporter closed first is not an error
+// here: its reply (if any) is still to be read.
+int send_request(int s, const detail::WireRequest &req, int64_t deadline_ms)
+{
+    for (;;) {
+        ssize_t n = ::send(s, &req, sizeof(req), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n == static_cast<ssize_t>(sizeof(req)))
+            return 0;
+        if (n >= 0)
+            return EPROTO;
+        if (errno == EINTR)
+            continue;
+        if (errno == EPIPE || errno == ECONNRESET)
+            return 0;
+        if (errno != EAGAIN)
+            return errno;
+        int w = wait_for(s, POLLOUT, deadline_ms);
+        if (w)
+            return w;
+    }
+}
+
+struct Reply {
+    detail::WireReply reply{};
+    ssize_t size = 0;
+    int flags = 0;
+    std::vector<UniqueFd> fds;
+};
+
+int receive_reply(int s, int64_t deadline_ms, Reply *out)
+{
+    for (;;) {
+        int w = wait_for(s, POLLIN, deadline_ms);
+        if (w)
+            return w;
+        union {
+            detail::WireReply reply;
+            char bytes[sizeof(detail::WireReply) + 16];
+        } buf;
+        union {
+            char buf[CMSG_SPACE(kMaxFds * sizeof(int))];
+            struct cmsghdr align;
+        } control;
+        std::memset(&control, 0, sizeof(control));
+        struct iovec iov = {&buf, sizeof(buf)};
+        struct msghdr msg {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof(control.buf);
+        ssize_t n = ::recvmsg(s, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                continue;
+            return errno == ECONNRESET ? EPROTO : errno;
+        }
+        // Own every fd that arrived before anything else can fail.
+        out->fds.reserve(kMaxFds);
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < count; i++) {
+                int fd;
+                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                out->fds.emplace_back(fd);
+            }
+        }
+        out->size = n;
+        out->flags = msg.msg_flags;
+        std::memcpy(&out->reply, &buf, sizeof(out->reply));
+        return 0;
+    }
+}
+
+bool known_refusal(int status)
+{
+    switch (status) {
+    case ESRCH:
+    case EACCES:
+    case EPROTOTYPE:
+    case EAGAIN:
+    case EPROTO:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE:
+    case EIO:
+        return true;
+    default:
+        return false;
+    }
+}
+
+Result<Fetched> fetch_from(const std::string &path, const std::string &name, const Key &key,
+                            Kind kind, int64_t deadline_ms)
+{
+    UniqueFd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!s)
+        return Status::from_errno(errno);
+    int err = connect_socket(s.get(), path, deadline_ms);
+    if (err) {
+        if (err == ECONNREFUSED)
+            log(LogLevel::Warning, "importer: %s: the exporter is gone (nobody listens on %s)",
+                name.c_str(), path.c_str());
+        else
+            log(LogLevel::Warning, "importer: %s: connect to %s: %s", name.c_str(), path.c_str(),
+                std::strerror(err));
+        return Status::from_errno(err);
+    }
+    struct ucred cred {};
+    socklen_t len = sizeof(cred);
+    if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return Status::from_errno(errno);
+    if (cred.uid != geteuid()) {
+        log(LogLevel::Error, "importer: %s: refused: %s is served by uid %u, not by uid %u",
+            name.c_str(), path.c_str(), static_cast<unsigned>(cred.uid),
+            static_cast<unsigned>(geteuid()));
+        return Status::from_errno(EACCES);
+    }
+
+    detail::WireRequest req{};
+    req.magic = detail::kRequestMagic;
+    req.version = detail::kWireVersion;
+    req.kind = static_cast<uint8_t>(kind);
+    req.flags = 0;
+    req.object = key.object;
+    std::memcpy(req.secret, key.secret.data(), kSecretBytes);
+    err = send_request(s.get(), req, deadline_ms);
+    if (!err) {
+        Reply reply;
+        err = receive_reply(s.get(), deadline_ms, &reply);
+        if (!err) {
+            const detail::WireReply &r = reply.reply;
+            const char *bad = nullptr;
+            if (reply.flags & MSG_CTRUNC)
+                bad = "truncated control data (too many fds)";
+            else if (reply.size == 0 && reply.fds.empty())
+                bad = "the exporter closed the connection without a reply";
+            else if ((reply.flags & MSG_TRUNC) ||
+                     reply.size != static_cast<ssize_t>(sizeof(detail::WireReply)))
+                bad = "a reply of the wrong size";
+            else if (r.magic != detail::kReplyMagic || r.version != detail::kWireVersion)
+                bad = "a reply with a wrong magic or version";
+            else if (r.status == 0 && reply.fds.size() != 1)
+                bad = "a success without exactly one fd";
+            else if (r.status == 0 && !reply.fds[0])
+                bad = "an invalid fd";
+            else if (r.status != 0 && !reply.fds.empty())
+                bad = "a refusal with an fd";
+            else if (r.status != 0 && !known_refusal(r.status))
+                bad = "an unknown status";
+            if (bad) {
+                log(LogLevel::Error, "importer: %s: protocol error from %s: %s (%zu fds closed)",
+                    name.c_str(), path.c_str(), bad, reply.fds.size());
+                return Status::from_errno(EPROTO);
+            }
+            if (r.status == 0) {
+                log(LogLevel::Debug, "importer: %s: received", name.c_str());
+                Fetched got;
+                got.fd = std::move(reply.fds[0]);
+                got.tag = r.tag;
+                return got;
+            }
+            log(r.status == EACCES || r.status == EPROTO ? LogLevel::Error : LogLevel::Warning,
+                "importer: %s: refused by the exporter: %s (%s)", name.c_str(),
+                detail::detail_text(r.detail), std::strerror(r.status));
+            return Status::from_errno(r.status);
+        }
+    }
+    log(LogLevel::Warning, "importer: %s: %s", name.c_str(),
+        err == ETIMEDOUT ? "the exporter did not answer in time" : std::strerror(err));
+    return Status::from_errno(err);
+}
+
+} // namespace
+
+Result<Fetched> fetch(const Key &key, Kind kind, int timeout_ms)
+{
+    if (!detail::valid_kind(kind) || key.object == 0 || !detail::valid_endpoint(key.endpoint))
+        return Status::from_errno(EINVAL);
+    const int64_t deadline_ms = timeout_ms < 0 ? -1 : detail::now_ms() + timeout_ms;
+    try {
+        const std::string name = detail::redacted(key.endpoint, key.object);
+        auto path = find_socket(key.endpoint);
+        if (!path.ok()) {
+            if (path.error() == ECONNREFUSED)
+                log(LogLevel::Warning, "importer: %s: the exporter is gone (no socket)",
+                    name.c_str());
+            return path.status();
+        }
+        return fetch_from(path.value(), name, key, kind, deadline_ms);
+    } catch (const std::bad_alloc &) {
+        return Status::from_errno(ENOMEM);
+    }
+}
+
+} // namespace npuipc::ipc

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// What the exporter and the importer of the IPC transport share: the wire
+// format, key encoding, the socket directory rules, randomness, time and
+// logging. Documentation/ipc.md describes all of it.
+#ifndef NPUIPC_IPC_INTERNAL_H
+#define NPUIPC_IPC_INTERNAL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "npuipc/ipc.h"
+
+// Not npuipc::: only the documented API is exported (libnpuipc.map).
+namespace npuipc_ipc {
+
+using npuipc::Result;
+using npuipc::Status;
+using npuipc::ipc::Kind;
+using npuipc::ipc::kSecretBytes;
+using npuipc::ipc::LogHook;
+using npuipc::ipc::LogLevel;
+
+// ---- wire protocol (AF_UNIX SOCK_SEQPACKET, one request and one reply per
+// connection, native byte order: both ends are on one machine) ----
+
+constexpr uint32_t kRequestMagic = 0x7170706eu; // "nppq" in memory on little endian
+constexpr uint32_t kReplyMagic = 0x7270706eu;   // "nppr"
+constexpr uint16_t kWireVersion = 1;
+
+struct WireRequest {
+    uint32_t magic;   // kRequestMagic
+    uint16_t version; // kWireVersion
+    uint8_t kind;     // Kind
+    uint8_t flags;    // 0
+    uint64_t object;
+    uint8_t secret[kSecretBytes];
+};
+static_assert(sizeof(WireRequest) == 32, "request layout");
+
+struct WireReply {
+    uint32_t magic;   // kReplyMagic
+    uint16_t version; // kWireVersion
+    uint16_t detail;  // Detail: why a request was refused
+    int32_t status;   // 0, or a positive errno
+    uint32_t tag;     // publish()'s tag, with a success; else 0
+};
+static_assert(sizeof(WireReply) == 16, "reply layout");
+
+// Why the exporter refused, carried in the reply so that the importer can
+// log the same reason as the exporter.
+enum Detail : uint16_t {
+    kDetailNone = 0,
+    kDetailUid = 1,          // another uid
+    kDetailNotListed = 2,    // PID not on the allowlist
+    kDetailNotAlive = 3,     // the PID was not alive when allowed
+    kDetailReused = 4,       // the PID now belongs to another process
+    kDetailPeerGone = 5,     // the caller's process cannot be verified (exited)
+    kDetailPidNs = 6,        // the exporter is not in the initial PID namespace
+    kDetailUnknown = 7,      // unknown object, revoked, or wrong secret
+    kDetailKind = 8,         // the object is of another kind
+    kDetailBadRequest = 9,   // malformed request
+    kDetailBusy = 10,        // connection cap reached
+    kDetailMakeFd = 11,      // the fd of a lazily exported object could not be made
+    kDetailPeerNoPid = 12,   // the caller has no PID in the exporter's namespace
+};
+const char *detail_text(uint16_t detail);
+
+// How long a connection may take to send its request, and how many the
+// exporter keeps open at once (beyond it, the oldest is dropped).
+constexpr int kRequestDeadlineMs = 2000;
+constexpr size_t kMaxConnections = 256;
+
+// ---- keys ----
+
+constexpr char kKeyPrefix[] = "npk1.";
+constexpr size_t kEndpointRandomBytes = 8;
+
+bool valid_kind(Kind kind);
+const char *kind_name(Kind kind);
+// "<pid hex>-<8 random bytes, base64url>".
+Result<std::string> new_endpoint();
+bool valid_endpoint(const std::string &endpoint);
+std::string format_key(const std::string &endpoint, uint64_t object,
+                       const std::array<uint8_t, kSecretBytes> &secret);
+// The key without its secret, for logs.
+std::string redacted(const std::string &endpoint, uint64_t object);
+bool secrets_equal(const uint8_t *a, const uint8_t *b);
+
+// ---- socket directory ----
+
+// Where the exporter puts its socket: NPUIPC_IPC_DIR, else
+// $XDG_RUNTIME_DIR/npuipc (when XDG_RUNTIME_DIR is an existing absolute
+// directory), else /tmp/npuipc-<euid>.
+std::string exporter_dir();
+// Where an importer looks, in order: NPUIPC_IPC_DIR alone when set, else
+// both defaults (the exporter may have run with another XDG_RUNTIME_DIR).
+std::vector<std::string> importer_dirs();
+// Checks (creating it first with 0700 when create) that dir is a directory
+// (lstat: a symlink is not), owned by the effective uid, mode 0700 or
+// stricter. ENOENT, ENOTDIR, EACCES; logged (but ENOENT only when create).
+Status check_dir(const std::string &dir, bool create);
+// dir + "/" + name; ENAMETOOLONG when it does not fit in sun_path.
+Result<std::string> socket_path(const std::string &dir, const std::string &name);
+
+// ---- misc ----
+
+Status fill_random(void *buf, size_t len);
+int64_t now_ms();
+void log(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+} // namespace npuipc_ipc
+
+namespace npuipc::ipc {
+namespace detail = ::npuipc_ipc;
+}
+
+#endif // NPUIPC_IPC_INTERNAL_H

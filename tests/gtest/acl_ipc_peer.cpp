@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// The other process of the aclrt IPC tests (acl_ipc_test.cpp): a program
+// of its own, started with fork+exec, so that it has nothing of the test's
+// runtime. It talks to the test through files in a directory:
+//   DIR/key      the key or event handle it reads (waited for, 30 s)
+//   DIR/rc       the aclError of its step, as text
+//   DIR/seen     what it saw (memory: the first byte)
+// usage: acl_ipc_peer COMMAND DIR DEVICE FLAGS
+//   mem-import     import DIR/key, write DIR/seen, write 'B' at offset 1, close
+//   notify-record  import DIR/key as a notify, record it, synchronize
+//   notify-wait    import DIR/key as a notify and try to wait on it
+//   event-wait     open DIR/key as an event handle, wait for it, synchronize
+//   mem-export     export 2 MiB filled with 'E' (PID validation off), write
+//                  DIR/key, then exit at once (the exporter gone)
+//   bare-tgid      write aclrtDeviceGetBareTgid's PID to DIR/seen
+#include <acl/acl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+std::string dir;
+
+void write_text(const char *name, const std::string &text)
+{
+    std::string tmp = dir + "/." + name, path = dir + "/" + name;
+    FILE *f = std::fopen(tmp.c_str(), "w");
+    if (!f)
+        std::exit(3);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    std::rename(tmp.c_str(), path.c_str());
+}
+
+bool read_key(char *buf, size_t len)
+{
+    std::string path = dir + "/key";
+    for (int i = 0; i < 3000; i++) {
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f) {
+            // A key file holds 65 bytes, an event handle file 64.
+            size_t n = std::fread(buf, 1, len, f);
+            std::fclose(f);
+            return n >= 64;
+        }
+        usleep(10000);
+    }
+    return false;
+}
+
+int finish(aclError rc)
+{
+    write_text("rc", std::to_string(rc));
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 5)
+        return 2;
+    std::string cmd = argv[1];
+    dir = argv[2];
+    int32_t device = std::atoi(argv[3]);
+    uint64_t flags = std::strtoull(argv[4], nullptr, 0);
+    char key[65] = {};
+    aclrtStream stream = nullptr;
+
+    if (cmd == "bare-tgid") {
+        int32_t pid = 0;
+        aclError rc = aclrtDeviceGetBareTgid(&pid);
+        write_text("seen", std::to_string(pid));
+        return finish(rc);
+    }
+    if (aclrtSetDevice(device) != ACL_SUCCESS)
+        return 4;
+    if (cmd == "mem-export") {
+        void *p = nullptr;
+        if (aclrtMalloc(&p, 2 << 20, ACL_MEM_MALLOC_HUGE_ONLY) != ACL_SUCCESS)
+            return 5;
+        std::memset(p, 'E', 2 << 20);
+        aclError rc = aclrtIpcMemGetExportKey(p, 2 << 20, key, sizeof(key),
+                                              ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        write_text("key", key);
+        return finish(rc);
+    }
+    if (!read_key(key, sizeof(key)))
+        return 6;
+    if (cmd == "mem-import") {
+        void *p = nullptr;
+        aclError rc = aclrtIpcMemImportByKey(&p, key, flags);
+        if (rc == ACL_SUCCESS) {
+            unsigned char *bytes = static_cast<unsigned char *>(p);
+            write_text("seen", std::string(1, static_cast<char>(bytes[0])));
+            bytes[1] = 'B';
+            rc = aclrtIpcMemClose(key);
+        }
+        return finish(rc);
+    }
+    if (aclrtCreateStream(&stream) != ACL_SUCCESS)
+        return 7;
+    if (cmd == "notify-record" || cmd == "notify-wait") {
+        aclrtNotify notify = nullptr;
+        aclError rc = aclrtNotifyImportByKey(&notify, key, flags);
+        if (rc == ACL_SUCCESS) {
+            rc = cmd == "notify-record" ? aclrtRecordNotify(notify, stream)
+                                        : aclrtWaitAndResetNotify(notify, stream, 1);
+            if (rc == ACL_SUCCESS)
+                rc = aclrtSynchronizeStream(stream);
+        }
+        return finish(rc);
+    }
+    if (cmd == "event-wait") {
+        aclrtIpcEventHandle handle;
+        std::memcpy(handle.reserved, key, sizeof(handle.reserved));
+        aclrtEvent event = nullptr;
+        aclError rc = aclrtIpcOpenEventHandle(handle, &event);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtStreamWaitEvent(stream, event);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtSynchronizeStream(stream);
+        return finish(rc);
+    }
+    return 2;
+}

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+// IPC by key between separate processes: the seed's memory, event and
+// notify scenarios, access control, lifetimes and the failure codes of
+// Documentation/ipc.md. The other process is acl_ipc_peer, started with
+// fork+exec; the two exchange keys and results through files.
+#include "acl_test_util.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+
+using namespace acltest;
+
+namespace {
+
+class AclIpcTest : public AclTest {
+protected:
+    void SetUp() override
+    {
+        AclTest::SetUp();
+        char tmpl[] = "/tmp/acl_ipc_test.XXXXXX";
+        ASSERT_NE(nullptr, mkdtemp(tmpl));
+        dir_ = tmpl;
+    }
+    void TearDown() override
+    {
+        for (pid_t pid : peers_) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+        std::string cmd = "rm -rf '" + dir_ + "'";
+        (void)!system(cmd.c_str());
+        AclTest::TearDown();
+    }
+
+    // Starts the peer program; it runs until it has written DIR/rc.
+    pid_t Start(const char *cmd, int device, uint64_t flags)
+    {
+        pid_t pid = fork();
+        if (pid == 0) {
+            std::string dev = std::to_string(device), fl = std::to_string(flags);
+            execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, cmd, dir_.c_str(), dev.c_str(), fl.c_str(),
+                  static_cast<char *>(nullptr));
+            _exit(127);
+        }
+        peers_.push_back(pid);
+        return pid;
+    }
+
+    // Waits (bounded) for the peer to exit 0; returns the aclError it wrote.
+    int Finish(pid_t pid)
+    {
+        int status = 0;
+        auto start = std::chrono::steady_clock::now();
+        while (waitpid(pid, &status, WNOHANG) == 0) {
+            if (MsSince(start) > 30000) {
+                ADD_FAILURE() << "the peer did not finish within 30 s";
+                return -1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        peers_.erase(std::find(peers_.begin(), peers_.end(), pid));
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "peer status " << status;
+        std::string rc = Read("rc");
+        return rc.empty() ? -1 : std::stoi(rc);
+    }
+
+    std::string Read(const char *name)
+    {
+        std::ifstream in(dir_ + "/" + name);
+        std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return s;
+    }
+    bool Exists(const char *name)
+    {
+        struct stat st;
+        return stat((dir_ + "/" + name).c_str(), &st) == 0;
+    }
+    void WriteKey(const void *key, size_t len)
+    {
+        std::string tmp = dir_ + "/.key", path = dir_ + "/key";
+        FILE *f = fopen(tmp.c_str(), "wb");
+        ASSERT_NE(nullptr, f);
+        ASSERT_EQ(len, fwrite(key, 1, len, f));
+        fclose(f);
+        ASSERT_EQ(0, rename(tmp.c_str(), path.c_str()));
+    }
+
+    std::string dir_;
+    std::vector<pid_t> peers_;
+};
+
+constexpr size_t k2M = 2 * kMiB;
+
+TEST_F(AclIpcTest, AnotherProcessImportsMemoryOnAnotherDeviceAndSeesAndWritesTheSameBytes)
+{
+    ACL_NEED_DEVICES(2);
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, k2M, ACL_MEM_MALLOC_HUGE_ONLY));
+    memset(p, 'A', k2M);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    EXPECT_LE(strlen(key), 64u);
+    WriteKey(key, sizeof(key));
+    pid_t peer = Start("mem-import", 1, ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS);
+    EXPECT_EQ(ACL_SUCCESS, Finish(peer));
+    EXPECT_EQ("A", Read("seen"));
+    EXPECT_EQ('B', static_cast<char *>(p)[1]);
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, ImportOnAnotherDeviceWithoutPeerAccessIsNoPermission)
+{
+    ACL_NEED_DEVICES(2);
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, k2M, ACL_MEM_MALLOC_HUGE_ONLY));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(Start("mem-import", 1, 0)));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, WithPidValidationOnlyListedProcessesImport)
+{
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, k2M, ACL_MEM_MALLOC_HUGE_ONLY));
+    memset(p, 'V', k2M);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key), ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT));
+    // Not listed: refused.
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(Start("mem-import", 0, 0)));
+    // Listed (the peer's PID in the initial namespace is its PID here).
+    ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
+    ASSERT_EQ(0, unlink((dir_ + "/key").c_str()));
+    pid_t listed = Start("mem-import", 0, 0);
+    int32_t pid = listed;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemSetImportPid(key, &pid, 1));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_SUCCESS, Finish(listed));
+    EXPECT_EQ("V", Read("seen"));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, ImportInTheExportingProcessAliasesTheMemoryAndRepeatsShareOneMapping)
+{
+    void *p = nullptr, *q = nullptr, *r = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 8 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 8 * kKiB, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&r, key, 0));
+    EXPECT_NE(p, q);
+    EXPECT_EQ(q, r);
+    static_cast<char *>(p)[5] = 'x';
+    EXPECT_EQ('x', static_cast<char *>(q)[5]);
+    // An import is freed by aclrtIpcMemClose, not aclrtFree.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtFree(q));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key)); // one reference left
+    EXPECT_EQ('x', static_cast<char *>(q)[5]);
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key)); // unmapped
+    void *base = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemGetAddressRange(q, &base, &size));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key)); // the exporter's close
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, AFirstImportAfterTheExporterClosedTheKeyIsInvalidHandle)
+{
+    void *p = nullptr, *q = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key)); // the importer's (importers close first)
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key)); // the exporter's
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemImportByKey(&q, key, 0));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, Finish(Start("mem-import", 0, 0)));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, AFirstImportAfterTheExporterExitedIsIpcError)
+{
+    pid_t exporter = Start("mem-export", 0, 0);
+    EXPECT_EQ(ACL_SUCCESS, Finish(exporter));
+    std::string key = Read("key");
+    ASSERT_FALSE(key.empty());
+    void *q = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+}
+
+TEST_F(AclIpcTest, ImportersKeepTheirMemoryWhenTheExporterFreesAndExits)
+{
+    void *p = nullptr, *q = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    memset(p, 'K', 4 * kKiB);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFree(p)); // also ends sharing under the key
+    EXPECT_TRUE(BytesAre(q, 4 * kKiB, 'K'));
+    void *r = nullptr;
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&r, key, 0)); // repeat: same mapping
+    EXPECT_EQ(q, r);
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemImportByKey(&r, key, 0));
+}
+
+TEST_F(AclIpcTest, ExportChecksAlignmentFlagsAndArguments)
+{
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, k2M, ACL_MEM_MALLOC_HUGE_ONLY));
+    char key[65];
+    char *c = static_cast<char *>(p);
+    EXPECT_EQ(ACL_ERROR_RT_ADDR_UNALIGNED, aclrtIpcMemGetExportKey(c + 4096, 4096, key, sizeof(key), 1));
+    EXPECT_EQ(ACL_ERROR_RT_ADDR_UNALIGNED, aclrtIpcMemGetExportKey(p, 4096, key, sizeof(key), 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key), 4));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(p, k2M, key, 64, 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(nullptr, k2M, key, sizeof(key), 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(p, 0, key, sizeof(key), 1));
+    int host = 0;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(&host, 4096, key, sizeof(key), 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(p, 2 * k2M, key, sizeof(key), 1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, KeyFailuresHaveTheirDocumentedCodes)
+{
+    void *q = nullptr;
+    int32_t pid = getpid();
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemImportByKey(nullptr, "x", 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportByKey(&q, "not a key", 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportByKey(&q, "", 0));
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key), 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportByKey(&q, key, 8));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemSetImportPid(key, &pid, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemSetImportPid(key, nullptr, 1));
+    // A well-formed key with a wrong secret: unknown. (The secret's last
+    // character carries padding bits; one before it is free.)
+    std::string forged = key;
+    char &c = forged[forged.size() - 3];
+    c = c == 'A' ? 'B' : 'A';
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemImportByKey(&q, forged.c_str(), 0));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtIpcMemSetImportPid(forged.c_str(), &pid, 1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, AnotherProcessWaitsForAnIpcEventUntilItsRecordCompletes)
+{
+    ACL_NEED_DEVICES(2);
+    aclrtEvent event = nullptr;
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+    aclrtIpcEventHandle handle;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcGetEventHandle(event, &handle));
+    WriteKey(handle.reserved, sizeof(handle.reserved));
+    pid_t peer = Start("event-wait", 1, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_FALSE(Exists("rc")) << "the peer's wait ended before the record";
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, Finish(peer));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    // IPC events cannot be reset or timed.
+    float ms;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtResetEvent(event, stream));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, event, event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclIpcTest, OnlyIpcEventsHaveHandles)
+{
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    aclrtIpcEventHandle handle;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcGetEventHandle(event, &handle));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcGetEventHandle(event, nullptr));
+    memset(&handle, 0, sizeof(handle));
+    aclrtEvent opened = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcOpenEventHandle(handle, &opened));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+}
+
+TEST_F(AclIpcTest, AnotherProcessRecordsANotifyTheCreatorWaitsOn)
+{
+    ACL_NEED_DEVICES(2);
+    aclrtNotify notify = nullptr;
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, key, sizeof(key),
+                                                   ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, stream, kGateTimeoutS));
+    aclrtStreamStatus status;
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamQuery(stream, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_NOT_READY, status);
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_SUCCESS, Finish(Start("notify-record", 1, ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS)));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclIpcTest, AnImporterCannotWaitOnANotify)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, key, sizeof(key),
+                                                   ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(Start("notify-wait", 0, 0)));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
+TEST_F(AclIpcTest, NotifyKeysCheckFlagsAndThePidList)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    char key[65];
+    int32_t pid = getpid();
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtNotifySetImportPid(notify, &pid, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifyGetExportKey(notify, key, sizeof(key), 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, key, sizeof(key), ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT));
+    // Validation on, nobody listed: refused; then the peer's PID is listed.
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(Start("notify-record", 0, 0)));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifySetImportPid(notify, &pid, 0));
+    aclrtNotify imported = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifyImportByKey(&imported, key, 1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
+TEST_F(AclIpcTest, BareTgidOfAnotherProcessIsItsPid)
+{
+    pid_t peer = Start("bare-tgid", 0, 0);
+    EXPECT_EQ(ACL_SUCCESS, Finish(peer));
+    EXPECT_EQ(std::to_string(peer), Read("seen"));
+}
+
+TEST_F(AclIpcTest, OpenFdCountIsBackToItsStartAfterSharing)
+{
+    // The first export starts this process's endpoint (a socket, an event
+    // loop, a thread), which lives as long as the process: warm it up.
+    void *p = nullptr, *q = nullptr;
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key), 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    int fds = CountOpenFds();
+    for (int i = 0; i < 20; i++) {
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key), 1));
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key, 0));
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    }
+    EXPECT_EQ(fds, CountOpenFds());
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+} // namespace
