@@ -193,12 +193,14 @@ Result<UniqueFd> Device::export_object(uint32_t handle, uint32_t flags) const
     return UniqueFd(args.fd);
 }
 
-Result<uint32_t> Device::import_object(int object_fd) const
+Result<uint32_t> Device::import_object(int object_fd, uint32_t *type) const
 {
     drm_npuipc_obj_import args = {};
     args.fd = object_fd;
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args))
         return Status::from_errno(err);
+    if (type)
+        *type = args.type;
     return args.handle;
 }
 
@@ -285,12 +287,35 @@ void ObjectHandle::reset() noexcept
     device_.reset();
 }
 
-Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_t size)
+Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_t size,
+                             uint64_t align)
 {
-    void *addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, device.fd(),
+    void *want = nullptr;
+    int flags = MAP_SHARED;
+    if (align > 4096) {
+        // Reserve room for an aligned start, map there, give back the rest.
+        void *room = ::mmap(nullptr, size + align, PROT_NONE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (room == MAP_FAILED)
+            return Status::from_errno(errno);
+        uintptr_t start = reinterpret_cast<uintptr_t>(room);
+        uintptr_t aligned = (start + align - 1) & ~(align - 1);
+        if (aligned > start)
+            ::munmap(room, aligned - start);
+        uintptr_t end = aligned + size, room_end = start + size + align;
+        if (room_end > end)
+            ::munmap(reinterpret_cast<void *>(end), room_end - end);
+        want = reinterpret_cast<void *>(aligned);
+        flags |= MAP_FIXED;
+    }
+    void *addr = ::mmap(want, size, PROT_READ | PROT_WRITE, flags, device.fd(),
                         static_cast<off_t>(mmap_offset));
-    if (addr == MAP_FAILED)
-        return Status::from_errno(errno);
+    if (addr == MAP_FAILED) {
+        int err = errno;
+        if (want)
+            ::munmap(want, size);
+        return Status::from_errno(err);
+    }
     return Mapping(addr, size);
 }
 

@@ -383,3 +383,63 @@ TEST_F(AclIpcTest, OpenFdCountIsBackToItsStartAfterSharing)
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(AclIpcTest, HugeMemoryIsAlignedToItsPageSoAnyPageOfItCanBeExported)
+{
+    void *p = nullptr, *q = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 2 * k2M, ACL_MEM_MALLOC_HUGE_ONLY));
+    EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(p) % k2M);
+    char *second = static_cast<char *>(p) + k2M;
+    second[7] = 's';
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(second, k2M, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key, 0));
+    EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(q) % k2M);
+    EXPECT_EQ('s', static_cast<char *>(q)[7]);
+    void *base = nullptr;
+    size_t size = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(q, &base, &size));
+    EXPECT_EQ(k2M, size); // exactly the exported range
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+TEST_F(AclIpcTest, EachKeyFunctionTakesOnlyItsOwnKindOfKey)
+{
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, key, sizeof(key), ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT));
+    int32_t pid = getpid();
+    // A notify key is not memory: neither closed nor listed by the memory functions.
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtIpcMemSetImportPid(key, &pid, 1));
+    void *q = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemImportByKey(&q, key, 0));
+    // The notify key still works for its own functions.
+    EXPECT_EQ(ACL_SUCCESS, aclrtNotifySetImportPid(notify, &pid, 1));
+    aclrtNotify imported = nullptr;
+    EXPECT_EQ(ACL_SUCCESS, aclrtNotifyImportByKey(&imported, key, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(imported));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
+TEST_F(AclIpcTest, AnEventOpenedFromAHandleCannotBeSharedAgain)
+{
+    aclrtEvent event = nullptr, opened = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC));
+    aclrtIpcEventHandle handle, again;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcGetEventHandle(event, &handle));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcOpenEventHandle(handle, &opened));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcGetEventHandle(opened, &again));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(opened));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    // Destroyed: its handle opens nothing any more.
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcOpenEventHandle(handle, &opened));
+}
+
+} // namespace

@@ -59,7 +59,8 @@ public:
     Result<uint32_t> create_object(uint32_t type) const;
     Status destroy_object(uint32_t handle) const;
     Result<UniqueFd> export_object(uint32_t handle, uint32_t flags) const;
-    Result<uint32_t> import_object(int fd) const;
+    // `type`, if given, receives NPUIPC_OBJ_EVENT or NPUIPC_OBJ_NOTIFY.
+    Result<uint32_t> import_object(int fd, uint32_t *type = nullptr) const;
 
     Status submit(uint32_t stream, const drm_npuipc_job *jobs, uint32_t count) const;
     // Waits for a stream (all its jobs) or an event (its latest record).
@@ -139,8 +140,11 @@ private:
 class Mapping {
 public:
     Mapping() noexcept = default;
-    // Maps `size` bytes of the buffer at `mmap_offset` of the device's fd.
-    static Result<Mapping> map(const Device &device, uint64_t mmap_offset, uint64_t size);
+    // Maps `size` bytes of the buffer at `mmap_offset` of the device's fd,
+    // at an address that is a multiple of `align` (a power of two; 0 or
+    // the page size: anywhere).
+    static Result<Mapping> map(const Device &device, uint64_t mmap_offset, uint64_t size,
+                               uint64_t align = 0);
     ~Mapping() { reset(); }
     Mapping(Mapping &&other) noexcept : addr_(other.addr_), size_(other.size_)
     {

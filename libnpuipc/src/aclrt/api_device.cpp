@@ -77,7 +77,7 @@ aclError aclInit(const char *configPath)
 
 aclError aclFinalize(void)
 {
-    return api("aclFinalize", [] {
+    aclError err = api("aclFinalize", [] {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         if (!rt.initialized)
@@ -87,6 +87,8 @@ aclError aclFinalize(void)
         rt.initialized = false;
         return ACL_SUCCESS;
     });
+    Runtime::get().revoke_pending();
+    return err;
 }
 
 const char *aclGetRecentErrMsg(void)
@@ -107,7 +109,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 
 static aclError reset_device(const char *name, int32_t deviceId, bool force)
 {
-    return api(name, [&] {
+    aclError err = api(name, [&] {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         if (aclError err = check_device_id(rt, deviceId))
@@ -121,6 +123,8 @@ static aclError reset_device(const char *name, int32_t deviceId, bool force)
             rt.release_device(static_cast<uint32_t>(deviceId));
         return ACL_SUCCESS;
     });
+    Runtime::get().revoke_pending();
+    return err;
 }
 
 aclError aclrtResetDevice(int32_t deviceId)

@@ -8,6 +8,7 @@
 // live key costs no fd. Documentation/ipc.md has the whole model.
 #include <cerrno>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "aclrt/runtime.h"
@@ -19,11 +20,24 @@ using namespace npuipc_rt;
 
 namespace npuipc_rt {
 
-void revoke_keys(std::vector<std::string> &keys)
+void revoke_keys(const std::vector<std::string> &keys)
 {
+    if (keys.empty())
+        return;
     for (const std::string &key : keys)
         (void)ipc::revoke(key);
-    keys.clear();
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    for (const std::string &key : keys)
+        rt.exported_keys.erase(key);
+}
+
+std::vector<std::string> take_keys_of_dead(std::vector<std::string> &keys, bool &dead)
+{
+    dead = true;
+    std::vector<std::string> taken;
+    taken.swap(keys);
+    return taken;
 }
 
 } // namespace npuipc_rt
@@ -61,12 +75,49 @@ aclError ipc_error(int err, const char *what)
 }
 
 // Validation by PID needs the exporter in the initial PID namespace: the
-// PIDs importers list come from aclrtDeviceGetBareTgid.
-void note_pid_namespace(const Device &dev)
+// PIDs importers list come from aclrtDeviceGetBareTgid. The kernel gives
+// that namespace a fixed inode number (PROC_PID_INIT_INO).
+void note_pid_namespace()
 {
-    Result<DeviceInfo> info = dev.info();
-    bool initial = info.ok() && info.value().caller_tgid == static_cast<uint32_t>(::getpid());
+    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
+    struct stat st;
+    bool initial = ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
+    if (!initial)
+        log_warning("this process is not in the initial PID namespace: keys exported with PID "
+                    "validation refuse every importer (use DISABLE_PID_VALIDATION)");
     ipc::set_pid_namespace_ok(initial);
+}
+
+// Records a key published for `owner` (an Allocation or SharedObject,
+// whose mutex is `mu`), unless the owner died meanwhile: then the key is
+// revoked at once and the export fails as if it came after.
+aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu,
+                  std::vector<std::string> &keys, const bool &dead)
+{
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!dead) {
+            keys.push_back(key);
+            // The runtime's table is updated after dropping the owner's
+            // lock (Runtime::mu comes first).
+        } else {
+            (void)ipc::revoke(key);
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the object was released while being exported");
+        }
+    }
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    rt.exported_keys[key] = static_cast<uint8_t>(kind);
+    return ACL_SUCCESS;
+}
+
+// Whether this process exported `key` as an object of `kind`, still open.
+bool exported_as(const std::string &key, ipc::Kind kind)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.exported_keys.find(key);
+    return it != rt.exported_keys.end() && it->second == static_cast<uint8_t>(kind);
 }
 
 aclError copy_key(const std::string &text, char *key, size_t len)
@@ -75,6 +126,13 @@ aclError copy_key(const std::string &text, char *key, size_t len)
         return fail(ACL_ERROR_INVALID_PARAM, "the key needs %zu bytes, len is %zu", text.size() + 1, len);
     std::memcpy(key, text.c_str(), text.size() + 1);
     return ACL_SUCCESS;
+}
+
+// memory_imports is keyed by key and device: an import onto another
+// device is another mapping.
+std::string import_slot(const std::string &key, uint32_t device)
+{
+    return key + "/" + std::to_string(device);
 }
 
 aclError current(std::shared_ptr<Context> &ctx, std::shared_ptr<const Device> &dev)
@@ -135,20 +193,22 @@ aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::s
             return fail(ACL_ERROR_RT_INVALID_HANDLE, "the object was destroyed");
         weak = it->second;
     }
-    std::shared_ptr<const Device> dev = obj.dev;
-    uint32_t handle = obj.home.get();
     if (validate)
-        note_pid_namespace(*dev);
-    auto make_fd = [weak, dev, handle]() -> Result<UniqueFd> {
-        if (weak.expired())
+        note_pid_namespace();
+    // The object is held while its fd is made: a destroyed object's handle
+    // number may name another object by then.
+    auto make_fd = [weak]() -> Result<UniqueFd> {
+        std::shared_ptr<Object> o = weak.lock();
+        if (!o)
             return Status::from_errno(ESRCH);
-        return dev->export_object(handle, 0);
+        auto &shared = static_cast<SharedObject &>(*o);
+        return shared.dev->export_object(shared.home.get(), 0);
     };
     Result<std::string> key = ipc::publish(kind, make_fd, validate, obj.device);
     if (!key.ok())
         return ipc_error(key.error(), "publishing the key");
-    std::lock_guard<std::mutex> lock(obj.mu);
-    obj.export_keys.push_back(key.value());
+    if (aclError err = keep_key(key.value(), kind, obj.mu, obj.export_keys, obj.dead))
+        return err;
     text = key.value();
     return ACL_SUCCESS;
 }
@@ -198,13 +258,15 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
                         "memory imported from another process cannot be exported again");
         uint64_t page = page_class_size(alloc->page_class);
         uint64_t offset = reinterpret_cast<uintptr_t>(devPtr) - alloc->base;
-        if (offset % page || size % page)
+        // Allocations are mapped at addresses aligned to their page size:
+        // the address and the offset agree.
+        if (reinterpret_cast<uintptr_t>(devPtr) % page || offset % page || size % page)
             return fail(ACL_ERROR_RT_ADDR_UNALIGNED,
                         "devPtr and size must be multiples of the memory's page size (%llu bytes)",
                         static_cast<unsigned long long>(page));
         bool validate = !(flags & ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
         if (validate)
-            note_pid_namespace(*alloc->dev);
+            note_pid_namespace();
         std::weak_ptr<Allocation> weak = alloc;
         auto make_fd = [weak, offset, size]() -> Result<UniqueFd> {
             std::shared_ptr<Allocation> a = weak.lock();
@@ -215,10 +277,9 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         Result<std::string> text = ipc::publish(ipc::Kind::Memory, make_fd, validate, alloc->device);
         if (!text.ok())
             return ipc_error(text.error(), "publishing the key");
-        {
-            std::lock_guard<std::mutex> lock(alloc->mu);
-            alloc->export_keys.push_back(text.value());
-        }
+        if (aclError err = keep_key(text.value(), ipc::Kind::Memory, alloc->mu, alloc->export_keys,
+                                    alloc->dead))
+            return err;
         return copy_key(text.value(), key, len);
     });
 }
@@ -228,6 +289,9 @@ aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num)
     return api("aclrtIpcMemSetImportPid", [&] {
         if (!key)
             return fail(ACL_ERROR_INVALID_PARAM, "key is NULL");
+        if (pid && num && !exported_as(key, ipc::Kind::Memory))
+            return fail(ACL_ERROR_RT_NO_PERMISSION,
+                        "only the process that exported a memory key may list importers, while it is open");
         return allow_pids(key, pid, num);
     });
 }
@@ -244,20 +308,22 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
         if (!parsed.ok())
             return ipc_error(parsed.error(), "reading the key");
         Runtime &rt = Runtime::get();
+        std::shared_ptr<Context> ctx;
+        std::shared_ptr<const Device> dev;
+        if (aclError err = current(ctx, dev))
+            return err;
+        const std::string slot = import_slot(parsed.value().text, ctx->device);
         {
-            // Imported already: the same mapping, one more reference.
+            // Imported already onto this device: the same mapping, one more
+            // reference.
             std::lock_guard<std::mutex> lock(rt.mu);
-            auto it = rt.memory_imports.find(parsed.value().text);
+            auto it = rt.memory_imports.find(slot);
             if (it != rt.memory_imports.end()) {
                 it->second.refs++;
                 *devPtr = reinterpret_cast<void *>(it->second.alloc->base);
                 return ACL_SUCCESS;
             }
         }
-        std::shared_ptr<Context> ctx;
-        std::shared_ptr<const Device> dev;
-        if (aclError err = current(ctx, dev))
-            return err;
         Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Memory, kFetchTimeoutMs);
         if (!got.ok())
             return ipc_error(got.error(), "importing the key");
@@ -273,7 +339,10 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
         Result<BufferInfo> info = dev->buffer_info(h.value());
         if (!info.ok())
             return fail_errno(info.error(), Op::Generic, "querying the imported memory");
-        Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, info.value().size);
+        if (info.value().bo_flags & NPUIPC_BO_FOREIGN)
+            return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent memory that is not npuipc's");
+        uint64_t page = page_class_size(info.value().page_class);
+        Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, info.value().size, page);
         if (!map.ok())
             return fail_errno(map.error(), Op::AllocMemory, "mapping the imported memory");
         alloc->mapping = std::move(map.value());
@@ -287,7 +356,7 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
         auto state = rt.devices.find(ctx->device);
         if (state == rt.devices.end() || state->second.dev != dev)
             return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", ctx->device);
-        auto inserted = rt.memory_imports.emplace(alloc->import_key, MemoryImport{alloc, 0});
+        auto inserted = rt.memory_imports.emplace(slot, MemoryImport{alloc, 0});
         // Another thread imported the same key meanwhile: share its mapping.
         inserted.first->second.refs++;
         if (inserted.second) {
@@ -314,7 +383,16 @@ aclError aclrtIpcMemClose(const char *key)
             // An importer's close (in the exporting process too, which may
             // import its own key: importers close first).
             std::lock_guard<std::mutex> lock(rt.mu);
-            auto it = rt.memory_imports.find(text);
+            auto it = rt.memory_imports.end();
+            uint64_t &current_ctx = thread_context();
+            auto ctx = rt.objects.find(current_ctx);
+            if (ctx != rt.objects.end())
+                it = rt.memory_imports.find(import_slot(text, ctx->second->device));
+            if (it == rt.memory_imports.end()) {
+                it = rt.memory_imports.lower_bound(text + "/");
+                if (it != rt.memory_imports.end() && it->first.compare(0, text.size() + 1, text + "/") != 0)
+                    it = rt.memory_imports.end();
+            }
             if (it != rt.memory_imports.end()) {
                 if (--it->second.refs == 0) {
                     unmapped = it->second.alloc;
@@ -326,10 +404,10 @@ aclError aclrtIpcMemClose(const char *key)
             }
         }
         // The exporter's close: no new imports; importers keep theirs.
-        Status st = ipc::revoke(text);
-        if (!st.ok())
+        if (!exported_as(text, ipc::Kind::Memory))
             return fail(ACL_ERROR_RT_INVALID_HANDLE,
-                        "the key is neither imported nor exported by this process");
+                        "the key is neither imported nor exported by this process as memory");
+        revoke_keys({text});
         return ACL_SUCCESS;
     });
 }
@@ -345,6 +423,9 @@ aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
         if (!(ev->flags & ACL_EVENT_IPC))
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "only events made by aclrtCreateEventExWithFlag(ACL_EVENT_IPC) can be shared");
+        if (ev->imported)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "an event opened from another process's handle cannot be shared again");
         // CANN's event handles carry no PID list: whoever holds the handle
         // (and runs as the same user) may open it.
         std::string text;
@@ -370,11 +451,16 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
         Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Event, kFetchTimeoutMs);
         if (!got.ok())
             return ipc_error(got.error(), "opening the event handle");
-        Result<uint32_t> h = dev->import_object(got.value().fd.get());
+        uint32_t type = 0;
+        Result<uint32_t> h = dev->import_object(got.value().fd.get(), &type);
         if (!h.ok())
             return fail_errno(h.error(), Op::CreateEvent, "importing the event");
-        auto ev = std::make_shared<Event>(ctx->device, dev, ObjectHandle(dev, h.value()),
-                                          ACL_EVENT_IPC, false);
+        ObjectHandle handle_owner(dev, h.value());
+        if (type != NPUIPC_OBJ_EVENT)
+            return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent something else than an event");
+        auto ev = std::make_shared<Event>(ctx->device, dev, std::move(handle_owner), ACL_EVENT_IPC,
+                                          false);
+        ev->imported = true;
         // Its records are the exporter's: waits always ask the driver.
         ev->recorded = true;
         Runtime &rt = Runtime::get();
@@ -414,15 +500,19 @@ aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
         std::shared_ptr<Notify> n;
         if (aclError err = find_object(notify, Kind::Notify, "notify", n))
             return err;
-        std::string key;
+        std::vector<std::string> keys;
         {
             std::lock_guard<std::mutex> lock(n->mu);
-            if (n->export_keys.empty())
-                return fail(ACL_ERROR_RT_INVALID_HANDLE,
-                            "the notify has no export key (aclrtNotifyGetExportKey)");
-            key = n->export_keys.back();
+            keys = n->export_keys;
         }
-        return allow_pids(key, pid, num);
+        if (keys.empty())
+            return fail(ACL_ERROR_RT_INVALID_HANDLE,
+                        "the notify has no export key (aclrtNotifyGetExportKey)");
+        // Every key of the notify lists them.
+        for (const std::string &key : keys)
+            if (aclError err = allow_pids(key, pid, num))
+                return err;
+        return ACL_SUCCESS;
     });
 }
 
@@ -447,12 +537,16 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t f
         bool enable = flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS;
         if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
             return err;
-        Result<uint32_t> h = dev->import_object(got.value().fd.get());
+        uint32_t type = 0;
+        Result<uint32_t> h = dev->import_object(got.value().fd.get(), &type);
         if (!h.ok())
             return fail_errno(h.error(), Op::CreateNotify, "importing the notify");
+        ObjectHandle handle_owner(dev, h.value());
+        if (type != NPUIPC_OBJ_NOTIFY)
+            return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent something else than a notify");
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        auto n = std::make_shared<Notify>(ctx->device, dev, ObjectHandle(dev, h.value()),
+        auto n = std::make_shared<Notify>(ctx->device, dev, std::move(handle_owner),
                                           rt.next_notify_id++);
         n->imported = true;
         *notify = reinterpret_cast<aclrtNotify>(rt.add_object(n));

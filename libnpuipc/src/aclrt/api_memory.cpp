@@ -257,7 +257,9 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
             Result<BufferInfo> info = dev->buffer_info(h.value());
             if (!info.ok())
                 return fail_errno(info.error(), Op::Generic, "querying the new buffer");
-            Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, rounded);
+            // Aligned to its page size, so that exported ranges, whose start
+            // must be a multiple of it, can be named by address.
+            Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, rounded, page);
             if (!map.ok()) {
                 err = map.error();
                 continue;
@@ -304,8 +306,12 @@ aclError aclrtFree(void *devPtr)
             rt.allocations.erase(it);
         }
         // Freed memory is shared no more: its keys die (importers keep theirs).
-        std::lock_guard<std::mutex> lock(alloc->mu);
-        revoke_keys(alloc->export_keys);
+        std::vector<std::string> keys;
+        {
+            std::lock_guard<std::mutex> lock(alloc->mu);
+            keys = take_keys_of_dead(alloc->export_keys, alloc->dead);
+        }
+        revoke_keys(keys);
         // Unmapped and closed here; queued jobs hold the buffer until done.
         return ACL_SUCCESS;
     });

@@ -73,18 +73,22 @@ aclError destroy(const void *handle, Kind kind, const char *what)
     if (!handle)
         return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
     Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
-    if (it == rt.objects.end() || it->second->kind != kind)
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
-    // Jobs already queued hold the kernel object until they are done; its
-    // keys die now (processes that imported it keep theirs).
-    auto &shared = static_cast<SharedObject &>(*it->second);
+    std::vector<std::string> keys;
     {
-        std::lock_guard<std::mutex> olock(shared.mu);
-        revoke_keys(shared.export_keys);
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
+        if (it == rt.objects.end() || it->second->kind != kind)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
+        // Jobs already queued hold the kernel object until they are done;
+        // its keys die now (processes that imported it keep theirs).
+        auto &shared = static_cast<SharedObject &>(*it->second);
+        {
+            std::lock_guard<std::mutex> olock(shared.mu);
+            keys = take_keys_of_dead(shared.export_keys, shared.dead);
+        }
+        rt.objects.erase(it);
     }
-    rt.objects.erase(it);
+    revoke_keys(keys);
     return ACL_SUCCESS;
 }
 

@@ -130,7 +130,8 @@ void Runtime::release_device(uint32_t index)
         if (obj->kind == Kind::Event || obj->kind == Kind::Notify) {
             auto &shared = static_cast<SharedObject &>(*obj);
             std::lock_guard<std::mutex> lock(shared.mu);
-            revoke_keys(shared.export_keys);
+            for (auto &key : take_keys_of_dead(shared.export_keys, shared.dead))
+                pending_revocations.push_back(std::move(key));
         }
     }
     // Imports of other devices' objects into this device's file.
@@ -154,7 +155,8 @@ void Runtime::release_device(uint32_t index)
             if (a->second->device == index) {
                 {
                     std::lock_guard<std::mutex> alock(a->second->mu);
-                    revoke_keys(a->second->export_keys);
+                    for (auto &key : take_keys_of_dead(a->second->export_keys, a->second->dead))
+                        pending_revocations.push_back(std::move(key));
                 }
                 freed.push_back(a->second);
                 a = allocations.erase(a);
@@ -262,6 +264,10 @@ void Runtime::discard_after_fork()
     leak_objects->swap(objects);
     auto *leak_imports = new std::map<std::string, MemoryImport>;
     leak_imports->swap(memory_imports);
+    // The parent's keys are not the child's to revoke (the transport's own
+    // fork handler has forgotten them).
+    exported_keys.clear();
+    pending_revocations.clear();
     // Their eventfds are the child's own.
     subscribers.clear();
     thread_context() = 0;
@@ -282,6 +288,16 @@ std::shared_ptr<Allocation> Runtime::find_allocation(const void *ptr, size_t len
     if (p - a.base >= a.size || len > a.size - (p - a.base))
         return nullptr;
     return it->second;
+}
+
+void Runtime::revoke_pending()
+{
+    std::vector<std::string> keys;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        keys.swap(pending_revocations);
+    }
+    revoke_keys(keys);
 }
 
 bool Runtime::peer_enabled(uint32_t from, uint32_t to)

@@ -90,9 +90,11 @@ struct SharedObject : Object {
     }
     const std::shared_ptr<const Device> dev;
     const ObjectHandle home;
-    std::mutex mu; // protects imports and export_keys
+    std::mutex mu; // protects imports, export_keys and dead
     std::map<uint32_t, ObjectHandle> imports;
     std::vector<std::string> export_keys; // revoked when it is destroyed
+    bool dead = false;                    // destroyed: no new keys
+    bool imported = false; // opened by key: only its exporter shares it
 };
 
 struct Event : SharedObject {
@@ -111,7 +113,6 @@ struct Notify : SharedObject {
     {
     }
     const uint32_t id;
-    bool imported = false; // by key: only the exporter's device may wait
 };
 
 // One aclrtMalloc allocation: a buffer of its device mapped into the
@@ -127,9 +128,10 @@ struct Allocation {
     // Imported by aclrtIpcMemImportByKey under this key (aclrtIpcMemClose
     // frees it, aclrtFree refuses it); empty for aclrtMalloc memory.
     std::string import_key;
-    std::mutex mu; // protects peer and export_keys
+    std::mutex mu; // protects peer, export_keys and dead
     std::map<uint32_t, BufferHandle> peer; // imports into other devices' files
     std::vector<std::string> export_keys;   // revoked when it is freed
+    bool dead = false;                      // freed: no new keys
 };
 
 struct DeviceState {
@@ -169,7 +171,15 @@ public:
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
-    std::map<std::string, MemoryImport> memory_imports; // by key
+    // By key and importing device ("key/device").
+    std::map<std::string, MemoryImport> memory_imports;
+    // Keys this process exported and has not revoked, with their kind
+    // (npuipc::ipc::Kind), so that each function takes only its own kind.
+    std::map<std::string, uint8_t> exported_keys;
+    // Keys of objects released under mu, revoked by revoke_pending() once
+    // mu is dropped: the transport's lock is never taken under mu (fork
+    // handlers take the two in the other order).
+    std::vector<std::string> pending_revocations;
     uint64_t next_token = 0x10000;
     uint32_t next_notify_id = 1;
 
@@ -198,6 +208,9 @@ public:
     aclError helper_stream(uint32_t device, std::shared_ptr<Stream> &out);
     void discard_after_fork();
 
+    // Without mu held: revokes the keys release_device() collected.
+    void revoke_pending();
+
     // Without mu held.
     std::shared_ptr<Allocation> find_allocation(const void *ptr, size_t len);
     bool peer_enabled(uint32_t from, uint32_t to);
@@ -214,9 +227,11 @@ aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out);
 // otherwise).
 aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out);
 
-// Ends sharing under every key exported from an allocation or object that
-// is going away (aclrtFree, destroy, device release).
-void revoke_keys(std::vector<std::string> &keys);
+// Ends sharing under keys of an allocation or object that is going away
+// (aclrtFree, destroy, device release). Without Runtime::mu held.
+void revoke_keys(const std::vector<std::string> &keys);
+// With the object's own lock held: marks it dead and hands over its keys.
+std::vector<std::string> take_keys_of_dead(std::vector<std::string> &keys, bool &dead);
 
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count);

@@ -60,7 +60,8 @@ Result<std::string> find_socket(const std::string &endpoint)
         }
         auto path = detail::socket_path(dir, endpoint + ".sock");
         if (!path.ok())
-            return path.status();
+            continue; // too long here; the next directory may fit
+
         struct stat sb;
         if (::lstat(path.value().c_str(), &sb) != 0)
             continue;
@@ -164,14 +165,15 @@ int receive_reply(int s, int64_t deadline_ms, Reply *out)
         msg.msg_iovlen = 1;
         msg.msg_control = control.buf;
         msg.msg_controllen = sizeof(control.buf);
+        out->fds.reserve(kMaxFds);
         ssize_t n = ::recvmsg(s, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 continue;
             return errno == ECONNRESET ? EPROTO : errno;
         }
-        // Own every fd that arrived before anything else can fail.
-        out->fds.reserve(kMaxFds);
+        // Own every fd that arrived before anything else can fail (the
+        // room for them was reserved before recvmsg).
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
                 continue;
