@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-// aclrt devices, contexts, init/finalize, error messages, fork, and the
-// VMM entry points that are not supported yet. Runs in the VM against
-// npuipc.ko with default parameters (tools/vm-run). Every code asserted here
+// aclrt devices, contexts, init/finalize, error messages and fork. Runs in
+// the VM against npuipc.ko with default parameters (tools/vm-run). Every code asserted here
 // is pinned by the library's decided semantics.
 #include "acl_test_util.h"
 
@@ -705,57 +704,5 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
 
 // ---- not supported yet ----
 
-TEST_F(AclDeviceTest, VmmFunctionsAreNotSupported)
-{
-    aclrtPhysicalMemProp prop;
-    memset(&prop, 0, sizeof(prop));
-    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
-    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-    prop.memAttr = ACL_HBM_MEM_HUGE;
-    prop.location.id = 0;
-    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    const size_t size = 2 * kMiB;
-
-    size_t granularity = 0;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-              aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &granularity));
-    aclrtDrvMemHandle handle = nullptr;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMallocPhysical(&handle, size, &prop, 0));
-    void *va = nullptr;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtReserveMemAddress(&va, size, 0, nullptr, 0));
-
-    // The calls above made nothing; the rest get stand-in handles and
-    // addresses, which a not-supported function does not look at.
-    int stand_in = 0;
-    aclrtDrvMemHandle fake_handle = &stand_in;
-    void *fake_va = &stand_in;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMapMem(fake_va, size, 0, fake_handle, 0));
-    aclrtMemAccessDesc desc;
-    memset(&desc, 0, sizeof(desc));
-    desc.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
-    desc.location.id = 0;
-    desc.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemSetAccess(fake_va, size, &desc, 1));
-    aclrtMemLocation location;
-    memset(&location, 0, sizeof(location));
-    uint64_t flag = 0;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemGetAccess(fake_va, &location, &flag));
-    uint64_t shareable = 0;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-              aclrtMemExportToShareableHandle(fake_handle, ACL_MEM_HANDLE_TYPE_NONE,
-                                              ACL_RT_VMM_EXPORT_FLAG_DEFAULT, &shareable));
-    int32_t pid = static_cast<int32_t>(getpid());
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemSetPidToShareableHandle(0x1000, &pid, 1));
-    aclrtDrvMemHandle imported = nullptr;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemImportFromShareableHandle(0x1000, 0, &imported));
-    aclrtDrvMemHandle retained = nullptr;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemRetainAllocationHandle(fake_va, &retained));
-    aclrtPhysicalMemProp got;
-    memset(&got, 0, sizeof(got));
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemGetAllocationPropertiesFromHandle(fake_handle, &got));
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtUnmapMem(fake_va));
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtReleaseMemAddress(fake_va));
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtFreePhysical(fake_handle));
-}
 
 } // namespace

@@ -13,6 +13,9 @@
 //   mem-export     export 2 MiB filled with 'E' (PID validation off), write
 //                  DIR/key, then exit at once (the exporter gone)
 //   bare-tgid      write aclrtDeviceGetBareTgid's PID to DIR/seen
+//   vmm-import     DIR/key holds a shareable handle in decimal: import it on
+//                  DEVICE, reserve, map, write DIR/seen, write 'B' at offset
+//                  1, unmap, release, free
 #include <acl/acl.h>
 
 #include <cstdio>
@@ -75,6 +78,34 @@ int main(int argc, char **argv)
         int32_t pid = 0;
         aclError rc = aclrtDeviceGetBareTgid(&pid);
         write_text("seen", std::to_string(pid));
+        return finish(rc);
+    }
+    if (cmd == "vmm-import") {
+        // The seed's process B: no aclrtSetDevice, the import names the device.
+        if (!read_key(key, sizeof(key)))
+            return 6;
+        uint64_t shareable = std::strtoull(key, nullptr, 10);
+        aclrtDrvMemHandle handle = nullptr;
+        aclError rc = aclrtMemImportFromShareableHandle(shareable, device, &handle);
+        if (rc != ACL_SUCCESS)
+            return finish(rc);
+        aclrtPhysicalMemProp prop = {};
+        size_t size = 0;
+        void *va = nullptr;
+        if ((rc = aclrtMemGetAllocationPropertiesFromHandle(handle, &prop)) == ACL_SUCCESS &&
+            (rc = aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &size)) ==
+                ACL_SUCCESS &&
+            (rc = aclrtReserveMemAddress(&va, size, 0, nullptr, 0)) == ACL_SUCCESS &&
+            (rc = aclrtMapMem(va, size, 0, handle, 0)) == ACL_SUCCESS) {
+            unsigned char *bytes = static_cast<unsigned char *>(va);
+            write_text("seen", std::string(1, static_cast<char>(bytes[0])));
+            bytes[1] = 'B';
+            rc = aclrtUnmapMem(va);
+        }
+        if (va && rc == ACL_SUCCESS)
+            rc = aclrtReleaseMemAddress(va);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtFreePhysical(handle);
         return finish(rc);
     }
     if (aclrtSetDevice(device) != ACL_SUCCESS)

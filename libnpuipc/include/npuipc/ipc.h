@@ -161,6 +161,19 @@ struct Fetched {
 // Errors: see the table above.
 Result<Fetched> fetch(const Key &key, Kind kind, int timeout_ms = 5000);
 
+// ---- 64-bit names of keys ----
+
+// For APIs that pass a 64-bit number instead of a key (VMM shareable
+// handles): name_key() gives a published key a random non-zero 64-bit
+// name, kept as a file of the key in the user's private directory;
+// resolve_name() reads it back in any process of the same user (ESRCH:
+// no such name; EACCES: the file is not the user's own regular file;
+// EPROTO: its content is not a key); unname() removes the name (in the
+// process that made it; the key itself lives on until revoked).
+Result<uint64_t> name_key(const std::string &key_text);
+Result<std::string> resolve_name(uint64_t name);
+void unname(uint64_t name);
+
 // ---- logging ----
 
 // Refusals, directory problems and protocol errors are logged with their

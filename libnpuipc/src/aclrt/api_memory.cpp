@@ -302,6 +302,9 @@ aclError aclrtFree(void *devPtr)
             if (!it->second->import_key.empty())
                 return fail(ACL_ERROR_RT_PARAM_INVALID,
                             "%p was imported by key: aclrtIpcMemClose releases it", devPtr);
+            if (it->second->physical)
+                return fail(ACL_ERROR_RT_PARAM_INVALID,
+                            "%p is mapped physical memory: aclrtUnmapMem releases it", devPtr);
             alloc = std::move(it->second);
             rt.allocations.erase(it);
         }

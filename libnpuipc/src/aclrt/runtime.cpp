@@ -158,6 +158,10 @@ void Runtime::release_device(uint32_t index)
                     for (auto &key : take_keys_of_dead(a->second->export_keys, a->second->dead))
                         pending_revocations.push_back(std::move(key));
                 }
+                // A VMM mapping goes back to reserved, faulting address space.
+                if (a->second->physical)
+                    ::mmap(reinterpret_cast<void *>(a->second->base), a->second->size, PROT_NONE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
                 freed.push_back(a->second);
                 a = allocations.erase(a);
                 continue;
@@ -336,8 +340,10 @@ aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out)
 
 aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out)
 {
+    // A VMM mapping's buffer handle is its physical memory's.
+    const uint32_t own = alloc.physical ? alloc.physical->buffer.get() : alloc.buffer.get();
     if (stream.dev == alloc.dev) {
-        out = alloc.buffer.get();
+        out = own;
         return ACL_SUCCESS;
     }
     if (!rt.peer_enabled(stream.device, alloc.device))
@@ -348,7 +354,7 @@ aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_
     std::lock_guard<std::mutex> lock(alloc.mu);
     auto it = alloc.peer.find(stream.device);
     if (it == alloc.peer.end() || it->second.device() != stream.dev.get()) {
-        Result<UniqueFd> fd = alloc.dev->export_buffer(alloc.buffer.get(), 0, alloc.size, 0);
+        Result<UniqueFd> fd = alloc.dev->export_buffer(own, 0, alloc.size, 0);
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting memory to a peer");
         Result<uint32_t> h =

@@ -33,7 +33,7 @@
 namespace npuipc_rt {
 using namespace npuipc;
 
-enum class Kind : uint8_t { Context = 1, Stream, Event, Notify };
+enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical };
 
 struct Object {
     Object(Kind k, uint32_t dev) : kind(k), device(dev) {}
@@ -115,6 +115,26 @@ struct Notify : SharedObject {
     const uint32_t id;
 };
 
+// VMM physical memory (aclrtMallocPhysical, or imported from a shareable
+// handle): a buffer of its device, not mapped until aclrtMapMem.
+struct Physical : Object {
+    Physical(uint32_t dev, std::shared_ptr<const Device> d, BufferHandle b, uint64_t s,
+             uint32_t pc, const aclrtPhysicalMemProp &p)
+        : Object(Kind::Physical, dev), dev(std::move(d)), buffer(std::move(b)), size(s),
+          page_class(pc), prop(p)
+    {
+    }
+    const std::shared_ptr<const Device> dev;
+    const BufferHandle buffer;
+    const uint64_t size;
+    const uint32_t page_class;
+    const aclrtPhysicalMemProp prop;
+    std::mutex mu;           // protects what follows
+    int handle_refs = 1;     // aclrtMallocPhysical/Import + Retain - Free
+    uint64_t shareable = 0;  // its one shareable handle in this process
+    std::string shared_key;  // the key that handle names
+};
+
 // One aclrtMalloc allocation: a buffer of its device mapped into the
 // process; its address is the application's device pointer.
 struct Allocation {
@@ -132,6 +152,16 @@ struct Allocation {
     std::map<uint32_t, BufferHandle> peer; // imports into other devices' files
     std::vector<std::string> export_keys;   // revoked when it is freed
     bool dead = false;                      // freed: no new keys
+    // VMM: mapped by aclrtMapMem into a reservation (aclrtUnmapMem undoes
+    // it; aclrtFree refuses it), from this physical memory.
+    std::shared_ptr<Physical> physical;
+    uint64_t access = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+};
+
+// aclrtReserveMemAddress: address space of the process kept PROT_NONE.
+struct Reservation {
+    uintptr_t base = 0;
+    size_t size = 0;
 };
 
 struct DeviceState {
@@ -187,6 +217,8 @@ public:
     std::shared_mutex mem_mu;
     std::map<uintptr_t, std::shared_ptr<Allocation>> allocations;
     std::map<uintptr_t, size_t> host_allocations;
+    std::map<uintptr_t, Reservation> reservations; // by base, under mem_mu
+    std::map<uint64_t, uint64_t> shareable_handles; // ours: handle -> Physical token, under mu
 
     // With mu held.
     uint64_t add_object(std::shared_ptr<Object> obj);

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: MIT
+// Virtual memory management: physical memory is a driver buffer not yet
+// mapped; a reservation is PROT_NONE address space of the process; mapping
+// puts the buffer at the reserved address with MAP_FIXED, and unmapping
+// puts PROT_NONE back, so an access after unmap faults and never reaches
+// freed or foreign memory. Shareable handles are 64-bit names of IPC keys
+// (npuipc/ipc.h): the fd travels as for aclrtIpcMemImportByKey.
+#include <cerrno>
+#include <cstring>
+#include <sys/mman.h>
+
+#include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
+#include "npuipc/ipc.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+constexpr uint64_t kReserveAlign = 2ULL << 20;
+
+// The page class a memory attribute asks for.
+bool class_of(aclrtMemAttr attr, uint32_t &page_class)
+{
+    switch (attr) {
+    case ACL_DDR_MEM_HUGE:
+    case ACL_HBM_MEM_HUGE:
+    case ACL_DDR_MEM_P2P_HUGE:
+    case ACL_HBM_MEM_P2P_HUGE:
+    case ACL_MEM_HUGE:
+    case ACL_MEM_P2P_HUGE:
+        page_class = NPUIPC_PAGE_CLASS_HUGE;
+        return true;
+    case ACL_HBM_MEM_HUGE1G:
+    case ACL_HBM_MEM_P2P_HUGE1G:
+    case ACL_MEM_HUGE1G:
+    case ACL_MEM_P2P_HUGE1G:
+        page_class = NPUIPC_PAGE_CLASS_HUGE1G;
+        return true;
+    case ACL_DDR_MEM:
+    case ACL_HBM_MEM:
+    case ACL_DDR_MEM_NORMAL:
+    case ACL_HBM_MEM_NORMAL:
+    case ACL_DDR_MEM_P2P_NORMAL:
+    case ACL_HBM_MEM_P2P_NORMAL:
+    case ACL_MEM_NORMAL:
+    case ACL_MEM_P2P_NORMAL:
+        page_class = NPUIPC_PAGE_CLASS_NORMAL;
+        return true;
+    default:
+        return false;
+    }
+}
+
+aclError check_prop(const aclrtPhysicalMemProp *prop, uint32_t &page_class)
+{
+    if (!prop)
+        return fail(ACL_ERROR_INVALID_PARAM, "prop is NULL");
+    if (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE)
+        return fail(ACL_ERROR_INVALID_PARAM, "handleType must be ACL_MEM_HANDLE_TYPE_NONE");
+    if (prop->allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED)
+        return fail(ACL_ERROR_INVALID_PARAM, "allocationType must be ACL_MEM_ALLOCATION_TYPE_PINNED");
+    if (prop->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
+        return fail(ACL_ERROR_INVALID_PARAM, "location.type must be ACL_MEM_LOCATION_TYPE_DEVICE");
+    if (!class_of(prop->memAttr, page_class))
+        return fail(ACL_ERROR_INVALID_PARAM, "unknown memAttr %d", prop->memAttr);
+    return ACL_SUCCESS;
+}
+
+// The device's state, opened (as aclrtSetDevice would, without changing
+// the calling thread's current context) when this process has not set it.
+aclError device_for(uint32_t index, std::shared_ptr<const Device> &dev)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.devices.find(index);
+    if (it == rt.devices.end()) {
+        uint64_t keep = thread_context();
+        if (!rt.device_count_known || index >= rt.device_count)
+            if (aclError err = rt.refresh_device_count())
+                return err;
+        if (index >= rt.device_count)
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %u", index);
+        if (aclError err = rt.set_device(index))
+            return err;
+        thread_context() = keep;
+        it = rt.devices.find(index);
+    }
+    dev = it->second.dev;
+    return ACL_SUCCESS;
+}
+
+aclError find_physical(aclrtDrvMemHandle handle, std::shared_ptr<Physical> &out)
+{
+    if (!handle)
+        return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    out = rt.find<Physical>(handle, Kind::Physical);
+    if (!out)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not live physical memory", handle);
+    return ACL_SUCCESS;
+}
+
+aclError ipc_failure(int err, const char *what)
+{
+    switch (err) {
+    case ESRCH:
+    case EINVAL:
+    case EPROTOTYPE:
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: no such shareable handle (or closed)", what);
+    case EACCES:
+    case EPERM:
+        return fail(ACL_ERROR_RT_NO_PERMISSION, "%s: refused by the exporter (see its log)", what);
+    case ECONNREFUSED:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporting process is gone", what);
+    case ETIMEDOUT:
+        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter did not answer in time", what);
+    default:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: %s", what, std::strerror(err));
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+                                          aclrtMemGranularityOptions option, size_t *granularity)
+{
+    return api("aclrtMemGetAllocationGranularity", [&] {
+        if (!granularity)
+            return fail(ACL_ERROR_INVALID_PARAM, "granularity is NULL");
+        if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
+            option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown option %d", option);
+        uint32_t page_class;
+        if (aclError err = check_prop(prop, page_class))
+            return err;
+        *granularity = page_class_size(page_class);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
+                             uint64_t flags)
+{
+    return api("aclrtMallocPhysical", [&] {
+        if (!handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+        if (flags != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "flags must be 0");
+        uint32_t page_class;
+        if (aclError err = check_prop(prop, page_class))
+            return err;
+        if (size == 0 || size % page_class_size(page_class))
+            return fail(ACL_ERROR_INVALID_PARAM,
+                        "size %zu is not a non-zero multiple of the granularity", size);
+        std::shared_ptr<const Device> dev;
+        if (aclError err = device_for(prop->location.id, dev))
+            return err;
+        Result<uint32_t> h = dev->create_buffer(size, page_class);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
+        auto phys = std::make_shared<Physical>(prop->location.id, dev, BufferHandle(dev, h.value()),
+                                               size, page_class, *prop);
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(phys));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
+{
+    return api("aclrtFreePhysical", [&] {
+        std::shared_ptr<Physical> phys;
+        if (aclError err = find_physical(handle, phys))
+            return err;
+        std::vector<std::string> keys;
+        uint64_t name = 0;
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::lock_guard<std::mutex> plock(phys->mu);
+            if (--phys->handle_refs > 0)
+                return ACL_SUCCESS;
+            // The last handle: mappings keep the memory until unmapped;
+            // sharing ends (importers keep theirs).
+            rt.objects.erase(phys->token);
+            if (phys->shareable) {
+                rt.shareable_handles.erase(phys->shareable);
+                name = phys->shareable;
+                keys.push_back(phys->shared_key);
+            }
+        }
+        ipc::unname(name);
+        revoke_keys(keys);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                uint64_t flags)
+{
+    return api("aclrtReserveMemAddress", [&] {
+        if (!virPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr is NULL");
+        if (size == 0 || size % 4096)
+            return fail(ACL_ERROR_INVALID_PARAM, "size %zu is not a non-zero multiple of 4 KiB", size);
+        if (flags != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "flags must be 0");
+        if (alignment & (alignment - 1))
+            return fail(ACL_ERROR_INVALID_PARAM, "alignment %zu is not a power of two", alignment);
+        size_t align = std::max<size_t>(alignment, kReserveAlign);
+        // Over-reserve, keep an aligned window, return the slack.
+        void *room = ::mmap(expectPtr, size + align, PROT_NONE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (room == MAP_FAILED)
+            return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "cannot reserve %zu bytes of address space", size);
+        uintptr_t start = reinterpret_cast<uintptr_t>(room);
+        uintptr_t base = (start + align - 1) & ~(align - 1);
+        if (base > start)
+            ::munmap(room, base - start);
+        if (start + size + align > base + size)
+            ::munmap(reinterpret_cast<void *>(base + size), start + size + align - (base + size));
+        Runtime &rt = Runtime::get();
+        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+        rt.reservations[base] = Reservation{base, size};
+        *virPtr = reinterpret_cast<void *>(base);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtReleaseMemAddress(void *virPtr)
+{
+    return api("aclrtReleaseMemAddress", [&] {
+        if (!virPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr is NULL");
+        Runtime &rt = Runtime::get();
+        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+        auto it = rt.reservations.find(reinterpret_cast<uintptr_t>(virPtr));
+        if (it == rt.reservations.end())
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not an address aclrtReserveMemAddress returned",
+                        virPtr);
+        const Reservation &r = it->second;
+        auto mapped = rt.allocations.lower_bound(r.base);
+        if (mapped != rt.allocations.end() && mapped->first < r.base + r.size)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the range is still mapped: aclrtUnmapMem first");
+        ::munmap(virPtr, r.size);
+        rt.reservations.erase(it);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags)
+{
+    return api("aclrtMapMem", [&] {
+        if (!virPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr is NULL");
+        if (flags != 0 || offset != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "offset and flags must be 0");
+        std::shared_ptr<Physical> phys;
+        if (aclError err = find_physical(handle, phys))
+            return err;
+        if (size != phys->size)
+            return fail(ACL_ERROR_INVALID_PARAM, "size %zu: the whole physical allocation (%llu bytes) is mapped",
+                        size, static_cast<unsigned long long>(phys->size));
+        uintptr_t p = reinterpret_cast<uintptr_t>(virPtr);
+        Result<BufferInfo> info = phys->dev->buffer_info(phys->buffer.get());
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the physical memory");
+        // The mapping holds the physical memory (and its buffer handle,
+        // which stream jobs on the mapping use) whatever happens to the
+        // application's handle.
+        auto alloc = std::make_shared<Allocation>();
+        alloc->base = p;
+        alloc->size = size;
+        alloc->page_class = phys->page_class;
+        alloc->device = phys->device;
+        alloc->dev = phys->dev;
+        alloc->physical = phys;
+        Runtime &rt = Runtime::get();
+        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+        auto r = rt.reservations.upper_bound(p);
+        if (r == rt.reservations.begin() || (--r, p + size > r->second.base + r->second.size))
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one reservation", size,
+                        virPtr);
+        if (p % page_class_size(phys->page_class))
+            return fail(ACL_ERROR_RT_ADDR_UNALIGNED, "%p is not aligned to the memory's page size", virPtr);
+        auto next = rt.allocations.lower_bound(p);
+        bool overlaps = (next != rt.allocations.end() && next->first < p + size);
+        if (next != rt.allocations.begin()) {
+            auto prev = std::prev(next);
+            overlaps = overlaps || prev->first + prev->second->size > p;
+        }
+        if (overlaps)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the range is already mapped");
+        void *at = ::mmap(virPtr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                          phys->dev->fd(), static_cast<off_t>(info.value().mmap_offset));
+        if (at == MAP_FAILED) {
+            int err = errno;
+            ::mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+            return fail_errno(err, Op::AllocMemory, "mapping the physical memory");
+        }
+        rt.allocations.emplace(p, alloc);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtUnmapMem(void *virPtr)
+{
+    return api("aclrtUnmapMem", [&] {
+        if (!virPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr is NULL");
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Allocation> alloc;
+        {
+            std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+            auto it = rt.allocations.find(reinterpret_cast<uintptr_t>(virPtr));
+            if (it == rt.allocations.end() || !it->second->physical)
+                return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not an address aclrtMapMem mapped", virPtr);
+            alloc = std::move(it->second);
+            rt.allocations.erase(it);
+            // Back to reserved address space, in one step: no other mapping
+            // can slip in, and an access faults.
+            ::mmap(virPtr, alloc->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                   -1, 0);
+        }
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count)
+{
+    return api("aclrtMemSetAccess", [&] {
+        if (!virPtr || !desc || count == 0 || size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr, desc, count and size must be set");
+        std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(virPtr, size);
+        if (!alloc || !alloc->physical)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not one aclrtMapMem mapping",
+                        size, virPtr);
+        for (size_t i = 0; i < count; i++) {
+            if (desc[i].location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
+                return fail(ACL_ERROR_INVALID_PARAM, "desc[%zu].location.type must be DEVICE", i);
+            int prot;
+            switch (desc[i].flags) {
+            case ACL_RT_MEM_ACCESS_FLAGS_READWRITE:
+                prot = PROT_READ | PROT_WRITE;
+                break;
+            case ACL_RT_MEM_ACCESS_FLAGS_READ:
+                prot = PROT_READ;
+                break;
+            case ACL_RT_MEM_ACCESS_FLAGS_NONE:
+                prot = PROT_NONE;
+                break;
+            default:
+                return fail(ACL_ERROR_INVALID_PARAM, "unknown access flags %d", desc[i].flags);
+            }
+            // The host's view of the mapping follows the access asked for.
+            if (::mprotect(virPtr, size, prot) != 0)
+                return fail_errno(errno, Op::Generic, "changing the mapping's access");
+            alloc->access = desc[i].flags;
+        }
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *flag)
+{
+    return api("aclrtMemGetAccess", [&] {
+        if (!virPtr || !location || !flag)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr, location and flag must not be NULL");
+        std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(virPtr, 1);
+        if (!alloc || !alloc->physical)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not inside an aclrtMapMem mapping", virPtr);
+        location->id = alloc->device;
+        location->type = ACL_MEM_LOCATION_TYPE_DEVICE;
+        *flag = alloc->access;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle *handle)
+{
+    return api("aclrtMemRetainAllocationHandle", [&] {
+        if (!virPtr || !handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr and handle must not be NULL");
+        std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(virPtr, 1);
+        if (!alloc || !alloc->physical)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not inside an aclrtMapMem mapping", virPtr);
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Physical> &phys = alloc->physical;
+        std::lock_guard<std::mutex> plock(phys->mu);
+        // Freed meanwhile: the mapping still holds it; it gets a handle anew.
+        if (!rt.objects.count(phys->token)) {
+            phys->handle_refs = 0;
+            rt.objects.emplace(phys->token, phys);
+        }
+        phys->handle_refs++;
+        *handle = reinterpret_cast<aclrtDrvMemHandle>(phys->token);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle, aclrtPhysicalMemProp *prop)
+{
+    return api("aclrtMemGetAllocationPropertiesFromHandle", [&] {
+        if (!prop)
+            return fail(ACL_ERROR_INVALID_PARAM, "prop is NULL");
+        std::shared_ptr<Physical> phys;
+        if (aclError err = find_physical(handle, phys))
+            return err;
+        *prop = phys->prop;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandleType handleType,
+                                         uint64_t flags, uint64_t *shareableHandle)
+{
+    return api("aclrtMemExportToShareableHandle", [&] {
+        if (!shareableHandle)
+            return fail(ACL_ERROR_INVALID_PARAM, "shareableHandle is NULL");
+        if (handleType != ACL_MEM_HANDLE_TYPE_NONE)
+            return fail(ACL_ERROR_INVALID_PARAM, "handleType must be ACL_MEM_HANDLE_TYPE_NONE");
+        if (flags & ~ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown export flags 0x%llx",
+                        static_cast<unsigned long long>(flags));
+        std::shared_ptr<Physical> phys;
+        if (aclError err = find_physical(handle, phys))
+            return err;
+        {
+            // One shareable handle per physical allocation and process.
+            std::lock_guard<std::mutex> lock(phys->mu);
+            if (phys->shareable) {
+                *shareableHandle = phys->shareable;
+                return ACL_SUCCESS;
+            }
+        }
+        std::weak_ptr<Physical> weak = phys;
+        auto make_fd = [weak]() -> Result<UniqueFd> {
+            std::shared_ptr<Physical> p = weak.lock();
+            if (!p)
+                return Status::from_errno(ESRCH);
+            return p->dev->export_buffer(p->buffer.get(), 0, p->size, 0);
+        };
+        bool validate = !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        Result<std::string> key = ipc::publish(ipc::Kind::Memory, make_fd, validate, phys->device);
+        if (!key.ok())
+            return ipc_failure(key.error(), "publishing the memory");
+        Result<uint64_t> name = ipc::name_key(key.value());
+        if (!name.ok()) {
+            (void)ipc::revoke(key.value());
+            return ipc_failure(name.error(), "naming the key");
+        }
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::lock_guard<std::mutex> plock(phys->mu);
+        phys->shareable = name.value();
+        phys->shared_key = key.value();
+        rt.shareable_handles[name.value()] = phys->token;
+        *shareableHandle = name.value();
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum)
+{
+    return api("aclrtMemSetPidToShareableHandle", [&] {
+        if (!pid)
+            return fail(ACL_ERROR_INVALID_PARAM, "pid is NULL");
+        if (pidNum == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "pidNum is 0");
+        std::string key;
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto it = rt.shareable_handles.find(shareableHandle);
+            auto phys = it == rt.shareable_handles.end()
+                            ? nullptr
+                            : rt.find<Physical>(reinterpret_cast<void *>(it->second), Kind::Physical);
+            if (!phys)
+                return fail(ACL_ERROR_RT_NO_PERMISSION,
+                            "only the process that exported a shareable handle may list importers");
+            key = phys->shared_key;
+        }
+        Status st = ipc::allow(key, pid, pidNum);
+        if (!st.ok())
+            return st.error() == EINVAL ? fail(ACL_ERROR_RT_PARAM_INVALID, "a PID is not a process id")
+                                        : ipc_failure(st.error(), "listing importers");
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId,
+                                           aclrtDrvMemHandle *handle)
+{
+    return api("aclrtMemImportFromShareableHandle", [&] {
+        if (!handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+        if (deviceId < 0)
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
+        Result<std::string> text = ipc::resolve_name(shareableHandle);
+        if (!text.ok())
+            return ipc_failure(text.error(), "reading the shareable handle");
+        Result<ipc::Key> key = ipc::parse_key(text.value().c_str());
+        if (!key.ok())
+            return ipc_failure(key.error(), "reading the shareable handle");
+        std::shared_ptr<const Device> dev;
+        if (aclError err = device_for(static_cast<uint32_t>(deviceId), dev))
+            return err;
+        Result<ipc::Fetched> got = ipc::fetch(key.value(), ipc::Kind::Memory, 5000);
+        if (!got.ok())
+            return ipc_failure(got.error(), "importing the shareable handle");
+        uint32_t src = got.value().tag;
+        if (src != static_cast<uint32_t>(deviceId) &&
+            !Runtime::get().peer_enabled(static_cast<uint32_t>(deviceId), src))
+            return fail(ACL_ERROR_RT_NO_PERMISSION,
+                        "the memory lives on device %u: enable peer access from device %d first", src,
+                        deviceId);
+        Result<uint32_t> h = dev->import_buffer(
+            got.value().fd.get(), src != static_cast<uint32_t>(deviceId) ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::Generic, "importing the memory");
+        BufferHandle buffer(dev, h.value());
+        Result<BufferInfo> info = dev->buffer_info(h.value());
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the memory");
+        if (info.value().bo_flags & NPUIPC_BO_FOREIGN)
+            return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent memory that is not npuipc's");
+        aclrtPhysicalMemProp prop = {};
+        prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+        prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+        prop.memAttr = info.value().page_class == NPUIPC_PAGE_CLASS_HUGE     ? ACL_HBM_MEM_HUGE
+                       : info.value().page_class == NPUIPC_PAGE_CLASS_HUGE1G ? ACL_HBM_MEM_HUGE1G
+                                                                             : ACL_HBM_MEM_NORMAL;
+        prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = static_cast<uint32_t>(deviceId);
+        auto phys = std::make_shared<Physical>(static_cast<uint32_t>(deviceId), dev, std::move(buffer),
+                                               info.value().size, info.value().page_class, prop);
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(phys));
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"

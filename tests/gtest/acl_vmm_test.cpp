@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+// VMM: physical memory, reservations, mapping and access, and shareable
+// handles between processes (the seed's fourth scenario). Runs in the VM.
+#include "acl_test_util.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+
+using namespace acltest;
+
+namespace {
+
+aclrtPhysicalMemProp Prop(aclrtMemAttr attr, uint32_t device = 0)
+{
+    aclrtPhysicalMemProp prop = {};
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = attr;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    return prop;
+}
+
+class AclVmmTest : public AclTest {};
+
+TEST_F(AclVmmTest, GranularityFollowsThePageSizeOfTheAttribute)
+{
+    size_t g = 0;
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g));
+    EXPECT_EQ(4 * kKiB, g);
+    prop = Prop(ACL_HBM_MEM_HUGE);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED, &g));
+    EXPECT_EQ(2 * kMiB, g);
+    prop = Prop(ACL_MEM_HUGE1G);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g));
+    EXPECT_EQ(1024 * kMiB, g);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+              aclrtMemGetAllocationGranularity(&prop, RawEnum<aclrtMemGranularityOptions>(2), &g));
+    prop.handleType = ACL_MEM_HANDLE_TYPE_POSIX;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g));
+    prop = Prop(RawEnum<aclrtMemAttr>(18));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemGetAllocationGranularity(nullptr, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g));
+}
+
+// The seed's process A, in one process: physical memory appears at the
+// reserved address, works in copies and fills, and disappears at unmap.
+TEST_F(AclVmmTest, MappedPhysicalMemoryWorksLikeDeviceMemoryUntilUnmapped)
+{
+    size_t free0 = DeviceFreeMem();
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    const size_t size = 8 * kKiB;
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, size, &prop, 0));
+    EXPECT_EQ(free0 - size, DeviceFreeMem());
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, size, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, size, 0, handle, 0));
+    aclrtMemAccessDesc desc = {};
+    desc.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+    desc.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemSetAccess(va, size, &desc, 1));
+    aclrtMemLocation loc = {};
+    uint64_t flag = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAccess(va, &loc, &flag));
+    EXPECT_EQ(0u, loc.id);
+    EXPECT_EQ(ACL_MEM_LOCATION_TYPE_DEVICE, loc.type);
+    EXPECT_EQ(static_cast<uint64_t>(ACL_RT_MEM_ACCESS_FLAGS_READWRITE), flag);
+    EXPECT_TRUE(BytesAre(va, size, 0));
+    std::vector<uint8_t> host(size, 0x5A);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(va, size, host.data(), size, ACL_MEMCPY_HOST_TO_DEVICE));
+    EXPECT_TRUE(BytesAre(va, size, 0x5A));
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(va, size, 0x3C, 4096, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(va, 4096, 0x3C));
+    aclrtDrvMemHandle retained = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemRetainAllocationHandle(static_cast<char *>(va) + 100, &retained));
+    EXPECT_EQ(handle, retained);
+    aclrtPhysicalMemProp got = {};
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAllocationPropertiesFromHandle(handle, &got));
+    EXPECT_EQ(ACL_HBM_MEM_NORMAL, got.memAttr);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtFree(va)); // not aclrtMalloc memory
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    // An access after unmap faults (in a child, which dies of it).
+    pid_t child = fork();
+    if (child == 0) {
+        volatile char c = *static_cast<volatile char *>(va);
+        (void)c;
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(child, waitpid(child, &status, 0));
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) << status;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemsetAsync(va, size, 1, 1, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));   // the retained reference
+    EXPECT_EQ(free0 - size, DeviceFreeMem());
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));   // the last
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtFreePhysical(handle));
+    EXPECT_TRUE(WaitUntil([&] { return DeviceFreeMem() == free0; }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclVmmTest, BadArgumentsAreRefusedAndChangeNothing)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_HUGE);
+    aclrtDrvMemHandle handle = nullptr;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocPhysical(&handle, 4096, &prop, 0)); // not 2 MiB
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocPhysical(&handle, 2 * kMiB, &prop, 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocPhysical(nullptr, 2 * kMiB, &prop, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocPhysical(&handle, 0, &prop, 0));
+    aclrtPhysicalMemProp bad = Prop(ACL_HBM_MEM_HUGE, 7);
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtMallocPhysical(&handle, 2 * kMiB, &bad, 0));
+    bad = prop;
+    bad.location.type = ACL_MEM_LOCATION_TYPE_HOST;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocPhysical(&handle, 2 * kMiB, &bad, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 2 * kMiB, &prop, 0));
+    void *va = nullptr, *small = nullptr;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, 4 * kMiB, 0, nullptr, 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, 100, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 4 * kMiB, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&small, 4 * kKiB, 0, nullptr, 0));
+    char *c = static_cast<char *>(va);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMapMem(va, 4 * kMiB, 0, handle, 0));      // not its size
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMapMem(va, 2 * kMiB, 4096, handle, 0));   // offset
+    EXPECT_EQ(ACL_ERROR_RT_ADDR_UNALIGNED, aclrtMapMem(c + 4096, 2 * kMiB, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMapMem(small, 2 * kMiB, 0, handle, 0)); // outside
+    int host = 0;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMapMem(&host, 2 * kMiB, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtMapMem(va, 2 * kMiB, 0, reinterpret_cast<aclrtDrvMemHandle>(0x1234), 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(c + 2 * kMiB, 2 * kMiB, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMapMem(c + 2 * kMiB, 2 * kMiB, 0, handle, 0)); // mapped
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReleaseMemAddress(va));  // still mapped
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtUnmapMem(va));           // not mapped there
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReleaseMemAddress(c + 4096));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(c + 2 * kMiB));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(small));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtMapMem(va, 2 * kMiB, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtFreePhysical(nullptr));
+}
+
+TEST_F(AclVmmTest, ChurnLeavesMemoryAndFdsAsTheyWere)
+{
+    size_t free0 = DeviceFreeMem();
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_HUGE);
+    int fds = CountOpenFds();
+    for (int i = 0; i < 50; i++) {
+        aclrtDrvMemHandle handle = nullptr;
+        void *va = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 2 * kMiB, &prop, 0));
+        ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 2 * kMiB, 0, nullptr, 0));
+        ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, 2 * kMiB, 0, handle, 0));
+        static_cast<char *>(va)[i] = 1;
+        ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+        ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+        ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    }
+    EXPECT_EQ(fds, CountOpenFds());
+    EXPECT_TRUE(WaitUntil([&] { return DeviceFreeMem() == free0; }));
+}
+
+class AclVmmShareTest : public AclTest {
+protected:
+    void SetUp() override
+    {
+        AclTest::SetUp();
+        char tmpl[] = "/tmp/acl_vmm_test.XXXXXX";
+        ASSERT_NE(nullptr, mkdtemp(tmpl));
+        dir_ = tmpl;
+    }
+    void TearDown() override
+    {
+        std::string cmd = "rm -rf '" + dir_ + "'";
+        (void)!system(cmd.c_str());
+        AclTest::TearDown();
+    }
+    // Runs acl_ipc_peer vmm-import on `device` with `handle`; its aclError.
+    int Import(uint64_t handle, int device, pid_t *started = nullptr,
+               const std::function<void(pid_t)> &before_key = nullptr)
+    {
+        pid_t pid = fork();
+        if (pid == 0) {
+            std::string dev = std::to_string(device);
+            execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, "vmm-import", dir_.c_str(), dev.c_str(), "0",
+                  static_cast<char *>(nullptr));
+            _exit(127);
+        }
+        if (started)
+            *started = pid;
+        if (before_key)
+            before_key(pid);
+        std::string text = std::to_string(handle);
+        text.resize(64, ' ');
+        std::string tmp = dir_ + "/.key";
+        FILE *f = fopen(tmp.c_str(), "wb");
+        fwrite(text.data(), 1, text.size(), f);
+        fclose(f);
+        rename(tmp.c_str(), (dir_ + "/key").c_str());
+        int status = 0;
+        auto start = std::chrono::steady_clock::now();
+        while (waitpid(pid, &status, WNOHANG) == 0) {
+            if (MsSince(start) > 30000) {
+                kill(pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                ADD_FAILURE() << "the peer did not finish";
+                return -1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+        std::ifstream in(dir_ + "/rc");
+        int rc = -1;
+        in >> rc;
+        unlink((dir_ + "/rc").c_str());
+        unlink((dir_ + "/key").c_str());
+        return rc;
+    }
+    std::string Seen()
+    {
+        std::ifstream in(dir_ + "/seen");
+        std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return s;
+    }
+    std::string dir_;
+};
+
+TEST_F(AclVmmShareTest, TheSeedScenarioBetweenTwoProcesses)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    size_t g = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g));
+    const size_t size = ((1024 * sizeof(float) + g - 1) / g) * g;
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, size, &prop, 0));
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, size, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, size, 0, handle, 0));
+    memset(va, 'S', size);
+    uint64_t shareable = 0, again = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE,
+                                                           ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+                                                           &shareable));
+    EXPECT_NE(0u, shareable);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE,
+                                                           ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION, &again));
+    EXPECT_EQ(shareable, again); // one shareable handle per allocation and process
+    EXPECT_EQ(ACL_SUCCESS, Import(shareable, 0));
+    EXPECT_EQ("S", Seen());
+    EXPECT_EQ('B', static_cast<char *>(va)[1]);
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    // Freed by its only holder: the handle opens nothing any more.
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, Import(shareable, 0));
+}
+
+TEST_F(AclVmmShareTest, ImportOnAnotherDeviceNeedsPeerAccess)
+{
+    ACL_NEED_DEVICES(2);
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    uint64_t shareable = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 1, &shareable));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Import(shareable, 1));
+    // In this process, with peer access from device 1 to device 0.
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(1));
+    TrackDevice(1);
+    ASSERT_EQ(ACL_SUCCESS, aclrtDeviceEnablePeerAccess(0, 0));
+    aclrtDrvMemHandle imported = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemImportFromShareableHandle(shareable, 1, &imported));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(imported));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+TEST_F(AclVmmShareTest, WithPidValidationOnlyListedProcessesImport)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    uint64_t shareable = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE,
+                                                           ACL_RT_VMM_EXPORT_FLAG_DEFAULT, &shareable));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Import(shareable, 0));
+    int32_t none = 0;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemSetPidToShareableHandle(shareable, &none, 0));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtMemSetPidToShareableHandle(shareable + 1, &none, 1));
+    EXPECT_EQ(ACL_SUCCESS, Import(shareable, 0, nullptr, [&](pid_t pid) {
+        int32_t p = pid;
+        EXPECT_EQ(ACL_SUCCESS, aclrtMemSetPidToShareableHandle(shareable, &p, 1));
+    }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+TEST_F(AclVmmShareTest, UnknownHandlesAndBadExportArguments)
+{
+    aclrtDrvMemHandle imported = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtMemImportFromShareableHandle(0x1234567890abcdefULL, 0, &imported));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemImportFromShareableHandle(1, 0, nullptr));
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    uint64_t shareable = 0;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_POSIX, 0, &shareable));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 2, &shareable));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 0, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE,
+              aclrtMemExportToShareableHandle(reinterpret_cast<aclrtDrvMemHandle>(0x10), ACL_MEM_HANDLE_TYPE_NONE, 0, &shareable));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+} // namespace
