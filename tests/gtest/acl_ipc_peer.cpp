@@ -12,6 +12,10 @@
 //   event-wait     open DIR/key as an event handle, wait for it, synchronize
 //   mem-export     export 2 MiB filled with 'E' (PID validation off), write
 //                  DIR/key, then exit at once (the exporter gone)
+//   mem-export-hold like mem-export, then stays (until killed)
+//   event-hold     create an IPC event, record it behind a wait that nothing
+//                  releases, write its handle to DIR/key, then stay (until
+//                  killed: its pending record must then fail, not hang)
 //   bare-tgid      write aclrtDeviceGetBareTgid's PID to DIR/seen
 //   vmm-import     DIR/key holds a shareable handle in decimal: import it on
 //                  DEVICE, reserve, map, write DIR/seen, write 'B' at offset
@@ -110,7 +114,22 @@ int main(int argc, char **argv)
     }
     if (aclrtSetDevice(device) != ACL_SUCCESS)
         return 4;
-    if (cmd == "mem-export") {
+    if (cmd == "event-hold") {
+        aclrtEvent event = nullptr;
+        aclrtNotify never = nullptr;
+        aclrtIpcEventHandle handle = {};
+        if (aclrtCreateStream(&stream) != ACL_SUCCESS ||
+            aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC) != ACL_SUCCESS ||
+            aclrtCreateNotify(&never, ACL_NOTIFY_DEFAULT) != ACL_SUCCESS ||
+            aclrtWaitAndResetNotify(never, stream, 0) != ACL_SUCCESS ||
+            aclrtRecordEvent(event, stream) != ACL_SUCCESS ||
+            aclrtIpcGetEventHandle(event, &handle) != ACL_SUCCESS)
+            return 8;
+        write_text("key", std::string(handle.reserved));
+        for (;;)
+            pause();
+    }
+    if (cmd == "mem-export" || cmd == "mem-export-hold") {
         void *p = nullptr;
         if (aclrtMalloc(&p, 2 << 20, ACL_MEM_MALLOC_HUGE_ONLY) != ACL_SUCCESS)
             return 5;
@@ -118,6 +137,11 @@ int main(int argc, char **argv)
         aclError rc = aclrtIpcMemGetExportKey(p, 2 << 20, key, sizeof(key),
                                               ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
         write_text("key", key);
+        if (cmd == "mem-export-hold") {
+            write_text("rc", std::to_string(rc));
+            for (;;)
+                pause();
+        }
         return finish(rc);
     }
     if (!read_key(key, sizeof(key)))

@@ -443,3 +443,102 @@ TEST_F(AclIpcTest, AnEventOpenedFromAHandleCannotBeSharedAgain)
 }
 
 } // namespace
+
+namespace {
+
+// Waits (bounded) for DIR/name to appear.
+bool AppearsWithin(const std::string &path, int ms)
+{
+    return WaitUntil([&] { return access(path.c_str(), F_OK) == 0; }, std::chrono::milliseconds(ms));
+}
+
+TEST_F(AclIpcTest, AKeyOfAnExporterKilledAfterExportingIsIpcError)
+{
+    pid_t exporter = Start("mem-export-hold", 0, 0);
+    ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
+    EXPECT_EQ("0", Read("rc"));
+    std::string key = Read("key");
+    kill(exporter, SIGKILL);
+    waitpid(exporter, nullptr, 0);
+    peers_.erase(std::find(peers_.begin(), peers_.end(), exporter));
+    void *q = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+}
+
+TEST_F(AclIpcTest, ImportersKeepMemoryOfAnExporterKilledAfterTheImport)
+{
+    pid_t exporter = Start("mem-export-hold", 0, 0);
+    ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
+    std::string key = Read("key");
+    void *q = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+    kill(exporter, SIGKILL);
+    waitpid(exporter, nullptr, 0);
+    peers_.erase(std::find(peers_.begin(), peers_.end(), exporter));
+    EXPECT_TRUE(BytesAre(q, 2 * kMiB, 'E'));
+    static_cast<char *>(q)[0] = 'x';
+    EXPECT_EQ('x', static_cast<char *>(q)[0]);
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
+}
+
+// A record the exporter queued and never completed: when the exporter
+// dies, a stream waiting for it fails instead of hanging.
+TEST_F(AclIpcTest, AWaitOnTheRecordOfAProcessThatDiedFailsInsteadOfHanging)
+{
+    pid_t exporter = Start("event-hold", 0, 0);
+    ASSERT_TRUE(AppearsWithin(dir_ + "/key", 30000));
+    aclrtIpcEventHandle handle = {};
+    std::string text = Read("key");
+    ASSERT_LT(text.size(), sizeof(handle.reserved));
+    memcpy(handle.reserved, text.c_str(), text.size() + 1);
+    aclrtEvent event = nullptr;
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcOpenEventHandle(handle, &event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(stream, event));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 200));
+    kill(exporter, SIGKILL);
+    waitpid(exporter, nullptr, 0);
+    peers_.erase(std::find(peers_.begin(), peers_.end(), exporter));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_ABORT, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    // Reported once; the stream works again.
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// An importer in a PID namespace of its own (unshare -p -f): keys work
+// without PID validation, and the driver tells it the PID an exporter in
+// the initial namespace would list, not its own PID 1.
+TEST_F(AclIpcTest, AnImporterInItsOwnPidNamespace)
+{
+    if (access("/usr/bin/unshare", X_OK) != 0)
+        GTEST_SKIP() << "no unshare(1)";
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    memset(p, 'N', 4 * kKiB);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    WriteKey(key, sizeof(key));
+    auto run_in_namespace = [&](const char *cmd) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl("/usr/bin/unshare", "unshare", "-p", "-f", ACL_IPC_PEER_PATH, cmd, dir_.c_str(), "0", "0",
+                  static_cast<char *>(nullptr));
+            _exit(127);
+        }
+        peers_.push_back(pid);
+        return pid;
+    };
+    EXPECT_EQ(ACL_SUCCESS, Finish(run_in_namespace("mem-import")));
+    EXPECT_EQ("N", Read("seen"));
+    ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
+    EXPECT_EQ(ACL_SUCCESS, Finish(run_in_namespace("bare-tgid")));
+    int bare = std::stoi(Read("seen"));
+    EXPECT_GT(bare, 1); // its PID here, not the 1 it has in its namespace
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+} // namespace
