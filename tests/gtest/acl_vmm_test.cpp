@@ -123,6 +123,9 @@ TEST_F(AclVmmTest, BadArgumentsAreRefusedAndChangeNothing)
     void *va = nullptr, *small = nullptr;
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, 4 * kMiB, 0, nullptr, 1));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, 100, 0, nullptr, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, static_cast<size_t>(-4096), 0, nullptr, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, 4096, size_t(1) << 63, nullptr, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddress(&va, 4096, 3 * 4096, nullptr, 0));
     ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 4 * kMiB, 0, nullptr, 0));
     ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&small, 4 * kKiB, 0, nullptr, 0));
     char *c = static_cast<char *>(va);
@@ -135,6 +138,13 @@ TEST_F(AclVmmTest, BadArgumentsAreRefusedAndChangeNothing)
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtMapMem(va, 2 * kMiB, 0, reinterpret_cast<aclrtDrvMemHandle>(0x1234), 0));
     ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(c + 2 * kMiB, 2 * kMiB, 0, handle, 0));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMapMem(c + 2 * kMiB, 2 * kMiB, 0, handle, 0)); // mapped
+    aclrtMemAccessDesc desc = {};
+    desc.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    desc.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMemSetAccess(c + 2 * kMiB, 2 * kMiB, &desc, 1));
+    char key[65];
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              aclrtIpcMemGetExportKey(c + 2 * kMiB, 2 * kMiB, key, sizeof(key), 1));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReleaseMemAddress(va));  // still mapped
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtUnmapMem(va));           // not mapped there
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReleaseMemAddress(c + 4096));

@@ -32,6 +32,20 @@ void revoke_keys(const std::vector<std::string> &keys)
         rt.exported_keys.erase(key);
 }
 
+// Validation by PID needs the exporter in the initial PID namespace: the
+// PIDs importers list come from aclrtDeviceGetBareTgid. The kernel gives
+// that namespace a fixed inode number (PROC_PID_INIT_INO).
+void note_pid_namespace()
+{
+    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
+    struct stat st;
+    bool initial = ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
+    if (!initial)
+        log_warning("this process is not in the initial PID namespace: keys exported with PID "
+                    "validation refuse every importer (use DISABLE_PID_VALIDATION)");
+    ipc::set_pid_namespace_ok(initial);
+}
+
 std::vector<std::string> take_keys_of_dead(std::vector<std::string> &keys, bool &dead)
 {
     dead = true;
@@ -72,20 +86,6 @@ aclError ipc_error(int err, const char *what)
     default:
         return fail_errno(err, Op::Generic, what);
     }
-}
-
-// Validation by PID needs the exporter in the initial PID namespace: the
-// PIDs importers list come from aclrtDeviceGetBareTgid. The kernel gives
-// that namespace a fixed inode number (PROC_PID_INIT_INO).
-void note_pid_namespace()
-{
-    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
-    struct stat st;
-    bool initial = ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
-    if (!initial)
-        log_warning("this process is not in the initial PID namespace: keys exported with PID "
-                    "validation refuse every importer (use DISABLE_PID_VALIDATION)");
-    ipc::set_pid_namespace_ok(initial);
 }
 
 // Records a key published for `owner` (an Allocation or SharedObject,
@@ -256,6 +256,9 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         if (!alloc->import_key.empty())
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "memory imported from another process cannot be exported again");
+        if (alloc->physical)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "VMM memory is shared by aclrtMemExportToShareableHandle");
         uint64_t page = page_class_size(alloc->page_class);
         uint64_t offset = reinterpret_cast<uintptr_t>(devPtr) - alloc->base;
         // Allocations are mapped at addresses aligned to their page size:

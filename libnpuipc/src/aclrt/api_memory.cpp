@@ -193,7 +193,8 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     if (d.alloc && s.alloc) {
         // The driver refuses overlapping ranges of one buffer.
-        if (d.alloc == s.alloc && d.offset < s.offset + count && s.offset < d.offset + count)
+        bool same = d.alloc == s.alloc || (d.alloc->physical && d.alloc->physical == s.alloc->physical);
+        if (same && d.offset < s.offset + count && s.offset < d.offset + count)
             return fail(ACL_ERROR_RT_PARAM_INVALID,
                         "source and destination overlap inside one allocation");
         drm_npuipc_job job = {};

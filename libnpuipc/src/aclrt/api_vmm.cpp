@@ -19,6 +19,9 @@ using namespace npuipc_rt;
 namespace {
 
 constexpr uint64_t kReserveAlign = 2ULL << 20;
+constexpr uint64_t kMaxAlign = 1ULL << 30;
+// Far below the 47-bit user address space; keeps size + alignment exact.
+constexpr uint64_t kMaxReservation = 1ULL << 44;
 
 // The page class a memory attribute asks for.
 bool class_of(aclrtMemAttr attr, uint32_t &page_class)
@@ -183,6 +186,9 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
         {
             Runtime &rt = Runtime::get();
             std::lock_guard<std::mutex> lock(rt.mu);
+            // Another thread's free may have taken the last reference.
+            if (!rt.objects.count(phys->token))
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p was freed", handle);
             std::lock_guard<std::mutex> plock(phys->mu);
             if (--phys->handle_refs > 0)
                 return ACL_SUCCESS;
@@ -190,9 +196,10 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
             // sharing ends (importers keep theirs).
             rt.objects.erase(phys->token);
             if (phys->shareable) {
-                rt.shareable_handles.erase(phys->shareable);
                 name = phys->shareable;
                 keys.push_back(phys->shared_key);
+                phys->shareable = 0;
+                phys->shared_key.clear();
             }
         }
         ipc::unname(name);
@@ -213,7 +220,10 @@ aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, vo
             return fail(ACL_ERROR_INVALID_PARAM, "flags must be 0");
         if (alignment & (alignment - 1))
             return fail(ACL_ERROR_INVALID_PARAM, "alignment %zu is not a power of two", alignment);
-        size_t align = std::max<size_t>(alignment, kReserveAlign);
+        if (alignment > kMaxAlign || size > kMaxReservation)
+            return fail(ACL_ERROR_INVALID_PARAM, "size %zu or alignment %zu is too large", size, alignment);
+        // 1 GiB-page memory needs 1 GiB-aligned addresses; CANN passes 0.
+        size_t align = std::max<size_t>(alignment, size % kMaxAlign == 0 ? kMaxAlign : kReserveAlign);
         // Over-reserve, keep an aligned window, return the slack.
         void *room = ::mmap(expectPtr, size + align, PROT_NONE,
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -321,12 +331,13 @@ aclError aclrtUnmapMem(void *virPtr)
             auto it = rt.allocations.find(reinterpret_cast<uintptr_t>(virPtr));
             if (it == rt.allocations.end() || !it->second->physical)
                 return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not an address aclrtMapMem mapped", virPtr);
-            alloc = std::move(it->second);
-            rt.allocations.erase(it);
             // Back to reserved address space, in one step: no other mapping
             // can slip in, and an access faults.
-            ::mmap(virPtr, alloc->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-                   -1, 0);
+            if (::mmap(virPtr, it->second->size, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+                return fail_errno(errno, Op::Generic, "unmapping (the mapping stays)");
+            alloc = std::move(it->second);
+            rt.allocations.erase(it);
         }
         return ACL_SUCCESS;
     });
@@ -344,24 +355,10 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, 
         for (size_t i = 0; i < count; i++) {
             if (desc[i].location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
                 return fail(ACL_ERROR_INVALID_PARAM, "desc[%zu].location.type must be DEVICE", i);
-            int prot;
-            switch (desc[i].flags) {
-            case ACL_RT_MEM_ACCESS_FLAGS_READWRITE:
-                prot = PROT_READ | PROT_WRITE;
-                break;
-            case ACL_RT_MEM_ACCESS_FLAGS_READ:
-                prot = PROT_READ;
-                break;
-            case ACL_RT_MEM_ACCESS_FLAGS_NONE:
-                prot = PROT_NONE;
-                break;
-            default:
-                return fail(ACL_ERROR_INVALID_PARAM, "unknown access flags %d", desc[i].flags);
-            }
-            // The host's view of the mapping follows the access asked for.
-            if (::mprotect(virPtr, size, prot) != 0)
-                return fail_errno(errno, Op::Generic, "changing the mapping's access");
-            alloc->access = desc[i].flags;
+            // CANN supports READWRITE, which mappings have from the start;
+            // narrower access would have to hold for device jobs too.
+            if (desc[i].flags != ACL_RT_MEM_ACCESS_FLAGS_READWRITE)
+                return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "only ACL_RT_MEM_ACCESS_FLAGS_READWRITE is supported");
         }
         return ACL_SUCCESS;
     });
@@ -377,7 +374,7 @@ aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *f
             return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not inside an aclrtMapMem mapping", virPtr);
         location->id = alloc->device;
         location->type = ACL_MEM_LOCATION_TYPE_DEVICE;
-        *flag = alloc->access;
+        *flag = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
         return ACL_SUCCESS;
     });
 }
@@ -432,13 +429,12 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
         std::shared_ptr<Physical> phys;
         if (aclError err = find_physical(handle, phys))
             return err;
-        {
-            // One shareable handle per physical allocation and process.
-            std::lock_guard<std::mutex> lock(phys->mu);
-            if (phys->shareable) {
-                *shareableHandle = phys->shareable;
-                return ACL_SUCCESS;
-            }
+        // One shareable handle per physical allocation and process: made
+        // under the allocation's lock (publishing takes no runtime lock).
+        std::lock_guard<std::mutex> plock(phys->mu);
+        if (phys->shareable) {
+            *shareableHandle = phys->shareable;
+            return ACL_SUCCESS;
         }
         std::weak_ptr<Physical> weak = phys;
         auto make_fd = [weak]() -> Result<UniqueFd> {
@@ -448,6 +444,8 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
             return p->dev->export_buffer(p->buffer.get(), 0, p->size, 0);
         };
         bool validate = !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        if (validate)
+            note_pid_namespace();
         Result<std::string> key = ipc::publish(ipc::Kind::Memory, make_fd, validate, phys->device);
         if (!key.ok())
             return ipc_failure(key.error(), "publishing the memory");
@@ -456,12 +454,8 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
             (void)ipc::revoke(key.value());
             return ipc_failure(name.error(), "naming the key");
         }
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        std::lock_guard<std::mutex> plock(phys->mu);
         phys->shareable = name.value();
         phys->shared_key = key.value();
-        rt.shareable_handles[name.value()] = phys->token;
         *shareableHandle = name.value();
         return ACL_SUCCESS;
     });
@@ -476,16 +470,20 @@ aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid,
             return fail(ACL_ERROR_RT_PARAM_INVALID, "pidNum is 0");
         std::string key;
         {
+            // A live physical allocation of this process with that handle.
             Runtime &rt = Runtime::get();
             std::lock_guard<std::mutex> lock(rt.mu);
-            auto it = rt.shareable_handles.find(shareableHandle);
-            auto phys = it == rt.shareable_handles.end()
-                            ? nullptr
-                            : rt.find<Physical>(reinterpret_cast<void *>(it->second), Kind::Physical);
-            if (!phys)
+            for (auto &entry : rt.objects) {
+                if (entry.second->kind != Kind::Physical)
+                    continue;
+                auto &phys = static_cast<Physical &>(*entry.second);
+                std::lock_guard<std::mutex> plock(phys.mu);
+                if (phys.shareable == shareableHandle)
+                    key = phys.shared_key;
+            }
+            if (key.empty())
                 return fail(ACL_ERROR_RT_NO_PERMISSION,
                             "only the process that exported a shareable handle may list importers");
-            key = phys->shared_key;
         }
         Status st = ipc::allow(key, pid, pidNum);
         if (!st.ok())

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "drm/npuipc_drm.h"
+#include "npuipc/ipc.h"
 
 namespace npuipc_rt {
 using namespace npuipc;
@@ -127,6 +128,15 @@ void Runtime::release_device(uint32_t index)
         if (obj->kind == Kind::Stream)
             drop_callbacks_locked(*this, static_cast<Stream &>(*obj));
     for (auto &obj : dropped) {
+        if (obj->kind == Kind::Physical) {
+            auto &phys = static_cast<Physical &>(*obj);
+            std::lock_guard<std::mutex> lock(phys.mu);
+            if (phys.shareable) {
+                pending_unnames.push_back(phys.shareable);
+                pending_revocations.push_back(phys.shared_key);
+                phys.shareable = 0;
+            }
+        }
         if (obj->kind == Kind::Event || obj->kind == Kind::Notify) {
             auto &shared = static_cast<SharedObject &>(*obj);
             std::lock_guard<std::mutex> lock(shared.mu);
@@ -246,8 +256,14 @@ void Runtime::discard_after_fork()
     // the owners, whose destructors would issue them.
     {
         std::unique_lock<std::shared_mutex> lock(mem_mu);
+        // VMM mappings go back to reserved address space (the child's
+        // reservations stay whole); the rest is unmapped.
         for (auto &entry : allocations)
-            ::munmap(reinterpret_cast<void *>(entry.second->base), entry.second->size);
+            if (entry.second->physical)
+                ::mmap(reinterpret_cast<void *>(entry.second->base), entry.second->size, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+            else
+                ::munmap(reinterpret_cast<void *>(entry.second->base), entry.second->size);
         auto *leak = new std::map<uintptr_t, std::shared_ptr<Allocation>>;
         leak->swap(allocations);
     }
@@ -272,6 +288,7 @@ void Runtime::discard_after_fork()
     // fork handler has forgotten them).
     exported_keys.clear();
     pending_revocations.clear();
+    pending_unnames.clear();
     // Their eventfds are the child's own.
     subscribers.clear();
     thread_context() = 0;
@@ -297,10 +314,14 @@ std::shared_ptr<Allocation> Runtime::find_allocation(const void *ptr, size_t len
 void Runtime::revoke_pending()
 {
     std::vector<std::string> keys;
+    std::vector<uint64_t> names;
     {
         std::lock_guard<std::mutex> lock(mu);
         keys.swap(pending_revocations);
+        names.swap(pending_unnames);
     }
+    for (uint64_t name : names)
+        ipc::unname(name);
     revoke_keys(keys);
 }
 

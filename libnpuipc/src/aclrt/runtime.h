@@ -155,7 +155,6 @@ struct Allocation {
     // VMM: mapped by aclrtMapMem into a reservation (aclrtUnmapMem undoes
     // it; aclrtFree refuses it), from this physical memory.
     std::shared_ptr<Physical> physical;
-    uint64_t access = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
 };
 
 // aclrtReserveMemAddress: address space of the process kept PROT_NONE.
@@ -210,6 +209,7 @@ public:
     // mu is dropped: the transport's lock is never taken under mu (fork
     // handlers take the two in the other order).
     std::vector<std::string> pending_revocations;
+    std::vector<uint64_t> pending_unnames; // VMM shareable handles, likewise
     uint64_t next_token = 0x10000;
     uint32_t next_notify_id = 1;
 
@@ -218,7 +218,6 @@ public:
     std::map<uintptr_t, std::shared_ptr<Allocation>> allocations;
     std::map<uintptr_t, size_t> host_allocations;
     std::map<uintptr_t, Reservation> reservations; // by base, under mem_mu
-    std::map<uint64_t, uint64_t> shareable_handles; // ours: handle -> Physical token, under mu
 
     // With mu held.
     uint64_t add_object(std::shared_ptr<Object> obj);
@@ -259,6 +258,8 @@ aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out);
 // otherwise).
 aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out);
 
+// Learns whether PID validation can work here (the initial PID namespace).
+void note_pid_namespace();
 // Ends sharing under keys of an allocation or object that is going away
 // (aclrtFree, destroy, device release). Without Runtime::mu held.
 void revoke_keys(const std::vector<std::string> &keys);
