@@ -249,44 +249,6 @@ Result<std::vector<DeviceInfo>> list_devices()
     return devices;
 }
 
-BufferHandle &BufferHandle::operator=(BufferHandle &&other) noexcept
-{
-    if (this != &other) {
-        reset();
-        device_ = std::move(other.device_);
-        handle_ = other.handle_;
-        other.handle_ = 0;
-    }
-    return *this;
-}
-
-void BufferHandle::reset() noexcept
-{
-    if (handle_ && device_)
-        (void)device_->close_buffer(handle_);
-    handle_ = 0;
-    device_.reset();
-}
-
-ObjectHandle &ObjectHandle::operator=(ObjectHandle &&other) noexcept
-{
-    if (this != &other) {
-        reset();
-        device_ = std::move(other.device_);
-        handle_ = other.handle_;
-        other.handle_ = 0;
-    }
-    return *this;
-}
-
-void ObjectHandle::reset() noexcept
-{
-    if (handle_ && device_)
-        (void)device_->destroy_object(handle_);
-    handle_ = 0;
-    device_.reset();
-}
-
 Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_t size,
                              uint64_t align)
 {

@@ -80,61 +80,53 @@ private:
 // not loaded.
 Result<std::vector<DeviceInfo>> list_devices();
 
-// A GEM buffer handle of one device, closed on destruction.
-class BufferHandle {
+// A handle in one device's file, released on destruction by `Release`:
+// GEM_CLOSE for buffers, OBJ_DESTROY for streams, events and notifies.
+// Move-only; it keeps its device open.
+template <Status (Device::*Release)(uint32_t) const> class DeviceHandle {
 public:
-    BufferHandle() noexcept = default;
-    BufferHandle(std::shared_ptr<const Device> device, uint32_t handle) noexcept
+    DeviceHandle() noexcept = default;
+    DeviceHandle(std::shared_ptr<const Device> device, uint32_t handle) noexcept
         : device_(std::move(device)), handle_(handle)
     {
     }
-    ~BufferHandle() { reset(); }
-    BufferHandle(BufferHandle &&other) noexcept
+    ~DeviceHandle() { reset(); }
+    DeviceHandle(DeviceHandle &&other) noexcept
         : device_(std::move(other.device_)), handle_(other.handle_)
     {
         other.handle_ = 0;
     }
-    BufferHandle &operator=(BufferHandle &&other) noexcept;
-    BufferHandle(const BufferHandle &) = delete;
-    BufferHandle &operator=(const BufferHandle &) = delete;
+    DeviceHandle &operator=(DeviceHandle &&other) noexcept
+    {
+        if (this != &other) {
+            reset();
+            device_ = std::move(other.device_);
+            handle_ = other.handle_;
+            other.handle_ = 0;
+        }
+        return *this;
+    }
+    DeviceHandle(const DeviceHandle &) = delete;
+    DeviceHandle &operator=(const DeviceHandle &) = delete;
 
     uint32_t get() const noexcept { return handle_; }
     const Device *device() const noexcept { return device_.get(); }
     explicit operator bool() const noexcept { return handle_ != 0; }
-    void reset() noexcept;
+    void reset() noexcept
+    {
+        if (handle_ && device_)
+            (void)((*device_).*Release)(handle_);
+        handle_ = 0;
+        device_.reset();
+    }
 
 private:
     std::shared_ptr<const Device> device_;
     uint32_t handle_ = 0;
 };
 
-// A stream, event or notify handle of one device, destroyed on destruction.
-class ObjectHandle {
-public:
-    ObjectHandle() noexcept = default;
-    ObjectHandle(std::shared_ptr<const Device> device, uint32_t handle) noexcept
-        : device_(std::move(device)), handle_(handle)
-    {
-    }
-    ~ObjectHandle() { reset(); }
-    ObjectHandle(ObjectHandle &&other) noexcept
-        : device_(std::move(other.device_)), handle_(other.handle_)
-    {
-        other.handle_ = 0;
-    }
-    ObjectHandle &operator=(ObjectHandle &&other) noexcept;
-    ObjectHandle(const ObjectHandle &) = delete;
-    ObjectHandle &operator=(const ObjectHandle &) = delete;
-
-    uint32_t get() const noexcept { return handle_; }
-    const Device *device() const noexcept { return device_.get(); }
-    explicit operator bool() const noexcept { return handle_ != 0; }
-    void reset() noexcept;
-
-private:
-    std::shared_ptr<const Device> device_;
-    uint32_t handle_ = 0;
-};
+using BufferHandle = DeviceHandle<&Device::close_buffer>;
+using ObjectHandle = DeviceHandle<&Device::destroy_object>;
 
 // A shared mapping of a buffer into this process, unmapped on destruction.
 class Mapping {

@@ -167,19 +167,6 @@ aclError check_import_peer(uint32_t to, uint32_t from, bool enable)
     return ACL_SUCCESS;
 }
 
-template <typename T>
-aclError find_object(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out)
-{
-    if (!handle)
-        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    out = rt.find<T>(handle, kind);
-    if (!out)
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
-    return ACL_SUCCESS;
-}
-
 // Publishes an event or notify: its fd is made by each fetch, for as long
 // as the object lives here.
 aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::string &text)

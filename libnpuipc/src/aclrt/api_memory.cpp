@@ -129,13 +129,6 @@ aclError check_peer(Runtime &rt, uint32_t device, const Place &p)
     return ACL_SUCCESS;
 }
 
-aclError stream_of(aclrtStream handle, std::shared_ptr<Stream> &out)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    return rt.resolve_stream(handle, out);
-}
-
 bool stream_idle(Stream &stream)
 {
     Result<int> r = stream.dev->wait(stream.handle.get(), 0);
@@ -185,7 +178,7 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
     if (aclError err = check_copy(rt, dst, destMax, src, count, kind, d, s))
         return err;
     std::shared_ptr<Stream> stream;
-    if (aclError err = stream_of(handle, stream))
+    if (aclError err = find_stream(handle, stream))
         return err;
     if (aclError err = check_peer(rt, stream->device, d))
         return err;
@@ -429,7 +422,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
         if (aclError err = check_memset(rt, devPtr, maxCount, count, p))
             return err;
         std::shared_ptr<Stream> s;
-        if (aclError err = stream_of(stream, s))
+        if (aclError err = find_stream(stream, s))
             return err;
         drm_npuipc_job job = {};
         job.kind = NPUIPC_JOB_FILL;

@@ -87,13 +87,6 @@ int64_t now_ms()
     return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    return rt.resolve_stream(handle, out);
-}
-
 aclError destroy(const char *name, aclrtStream handle, bool wait)
 {
     return api(name, [&] {

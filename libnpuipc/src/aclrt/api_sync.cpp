@@ -48,26 +48,6 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
     return ACL_SUCCESS;
 }
 
-template <typename T>
-aclError find(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out)
-{
-    if (!handle)
-        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    out = rt.find<T>(handle, kind);
-    if (!out)
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
-    return ACL_SUCCESS;
-}
-
-aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    return rt.resolve_stream(handle, out);
-}
-
 aclError destroy(const void *handle, Kind kind, const char *what)
 {
     if (!handle)
@@ -150,7 +130,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     return api("aclrtRecordEvent", [&] {
         std::shared_ptr<Event> ev;
         std::shared_ptr<Stream> s;
-        if (aclError err = find(event, Kind::Event, "event", ev))
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
@@ -166,7 +146,7 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
     return api("aclrtResetEvent", [&] {
         std::shared_ptr<Event> ev;
         std::shared_ptr<Stream> s;
-        if (aclError err = find(event, Kind::Event, "event", ev))
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
@@ -183,7 +163,7 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, int32_t 
         return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
-    if (aclError err = find(event, Kind::Event, "event", ev))
+    if (aclError err = find_object(event, Kind::Event, "event", ev))
         return err;
     if (aclError err = find_stream(stream, s))
         return err;
@@ -210,7 +190,7 @@ static aclError synchronize_event(aclrtEvent event, int32_t timeout)
     if (timeout < -1)
         return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
     std::shared_ptr<Event> ev;
-    if (aclError err = find(event, Kind::Event, "event", ev))
+    if (aclError err = find_object(event, Kind::Event, "event", ev))
         return err;
     if (!ev->recorded)
         return ACL_SUCCESS;
@@ -239,7 +219,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
         if (!status)
             return fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
         std::shared_ptr<Event> ev;
-        if (aclError err = find(event, Kind::Event, "event", ev))
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
             return err;
         *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
         if (!ev->recorded)
@@ -259,9 +239,9 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
         if (!ms)
             return fail(ACL_ERROR_INVALID_PARAM, "ms is NULL");
         std::shared_ptr<Event> start, end;
-        if (aclError err = find(startEvent, Kind::Event, "event", start))
+        if (aclError err = find_object(startEvent, Kind::Event, "event", start))
             return err;
-        if (aclError err = find(endEvent, Kind::Event, "event", end))
+        if (aclError err = find_object(endEvent, Kind::Event, "event", end))
             return err;
         if (!start->timing || !end->timing)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -312,7 +292,7 @@ aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)
     return api("aclrtRecordNotify", [&] {
         std::shared_ptr<Notify> n;
         std::shared_ptr<Stream> s;
-        if (aclError err = find(notify, Kind::Notify, "notify", n))
+        if (aclError err = find_object(notify, Kind::Notify, "notify", n))
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
@@ -325,7 +305,7 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
     return api("aclrtWaitAndResetNotify", [&] {
         std::shared_ptr<Notify> n;
         std::shared_ptr<Stream> s;
-        if (aclError err = find(notify, Kind::Notify, "notify", n))
+        if (aclError err = find_object(notify, Kind::Notify, "notify", n))
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
@@ -348,7 +328,7 @@ aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
         if (!notifyId)
             return fail(ACL_ERROR_INVALID_PARAM, "notifyId is NULL");
         std::shared_ptr<Notify> n;
-        if (aclError err = find(notify, Kind::Notify, "notify", n))
+        if (aclError err = find_object(notify, Kind::Notify, "notify", n))
             return err;
         *notifyId = n->id;
         return ACL_SUCCESS;
@@ -363,7 +343,7 @@ aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
         std::vector<std::shared_ptr<Notify>> list;
         for (size_t i = 0; i < num; i++) {
             std::shared_ptr<Notify> n;
-            if (aclError err = find(notifies[i], Kind::Notify, "notify", n))
+            if (aclError err = find_object(notifies[i], Kind::Notify, "notify", n))
                 return err;
             list.push_back(std::move(n));
         }

@@ -96,14 +96,7 @@ aclError device_for(uint32_t index, std::shared_ptr<const Device> &dev)
 
 aclError find_physical(aclrtDrvMemHandle handle, std::shared_ptr<Physical> &out)
 {
-    if (!handle)
-        return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    out = rt.find<Physical>(handle, Kind::Physical);
-    if (!out)
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not live physical memory", handle);
-    return ACL_SUCCESS;
+    return find_object(handle, Kind::Physical, "physical memory handle", out);
 }
 
 aclError ipc_failure(int err, const char *what)

@@ -388,6 +388,13 @@ aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_
     return ACL_SUCCESS;
 }
 
+aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    return rt.resolve_stream(handle, out);
+}
+
 aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count)
 {
     Status st = stream.dev->submit(stream.handle.get(), jobs, count);

@@ -266,6 +266,14 @@ void revoke_keys(const std::vector<std::string> &keys);
 // With the object's own lock held: marks it dead and hands over its keys.
 std::vector<std::string> take_keys_of_dead(std::vector<std::string> &keys, bool &dead);
 
+// Looks a handle up, taking Runtime::mu: NULL is ACL_ERROR_INVALID_PARAM,
+// anything but a live object of `kind` ACL_ERROR_RT_INVALID_HANDLE.
+template <typename T>
+aclError find_object(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out);
+// The stream a handle names (NULL: the current context's default stream),
+// taking Runtime::mu.
+aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out);
+
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count);
 aclError synchronize(Stream &stream, int64_t timeout_ns);
@@ -290,6 +298,19 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
 
 namespace npuipc_rt {
 using namespace npuipc;
+
+template <typename T>
+aclError find_object(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out)
+{
+    if (!handle)
+        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    out = rt.find<T>(handle, kind);
+    if (!out)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live %s", handle, what);
+    return ACL_SUCCESS;
+}
 
 template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child)
 {
