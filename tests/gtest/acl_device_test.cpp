@@ -706,3 +706,49 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
 
 
 } // namespace
+
+namespace {
+
+// Runs acl_ipc_peer fail-once with ASCEND_GLOBAL_LOG_LEVEL set (or not)
+// and returns what it wrote on stderr.
+std::string StderrOfAFailure(const char *level)
+{
+    char dir[] = "/tmp/acl_log_test.XXXXXX";
+    if (!mkdtemp(dir))
+        return "mkdtemp failed";
+    int pipefd[2];
+    if (pipe(pipefd))
+        return "pipe failed";
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 2);
+        close(pipefd[0]);
+        if (level)
+            setenv("ASCEND_GLOBAL_LOG_LEVEL", level, 1);
+        else
+            unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
+        execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, "fail-once", dir, "0", "0", static_cast<char *>(nullptr));
+        _exit(127);
+    }
+    close(pipefd[1]);
+    std::string out;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(pipefd[0], buf, sizeof(buf))) > 0)
+        out.append(buf, static_cast<size_t>(n));
+    close(pipefd[0]);
+    waitpid(pid, nullptr, 0);
+    std::string cmd = std::string("rm -rf ") + dir;
+    (void)!system(cmd.c_str());
+    return out;
+}
+
+TEST(AclLogTest, ErrorsGoToStderrByDefaultAndAscendGlobalLogLevelSilencesThem)
+{
+    std::string dflt = StderrOfAFailure(nullptr);
+    EXPECT_NE(std::string::npos, dflt.find("[npuipc] ERROR aclrtFree: devPtr is NULL")) << dflt;
+    EXPECT_EQ("", StderrOfAFailure("4"));
+    EXPECT_NE(std::string::npos, StderrOfAFailure("3").find("ERROR aclrtFree"));
+}
+
+} // namespace

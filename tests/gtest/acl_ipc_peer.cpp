@@ -17,6 +17,10 @@
 //                  releases, write its handle to DIR/key, then stay (until
 //                  killed: its pending record must then fail, not hang)
 //   bare-tgid      write aclrtDeviceGetBareTgid's PID to DIR/seen
+//   fail-once      make one call fail (aclrtFree(NULL)), for its log line
+//   vmm-export-hold export 4 KiB of VMM memory filled with 'M' (validation
+//                  off), write the shareable handle in decimal to DIR/key,
+//                  then stay (until killed)
 //   vmm-import     DIR/key holds a shareable handle in decimal: import it on
 //                  DEVICE, reserve, map, write DIR/seen, write 'B' at offset
 //                  1, unmap, release, free
@@ -78,6 +82,30 @@ int main(int argc, char **argv)
     char key[65] = {};
     aclrtStream stream = nullptr;
 
+    if (cmd == "fail-once")
+        return finish(aclrtFree(nullptr));
+    if (cmd == "vmm-export-hold") {
+        aclrtPhysicalMemProp prop = {};
+        prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+        prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+        prop.memAttr = ACL_HBM_MEM_NORMAL;
+        prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = static_cast<uint32_t>(device);
+        aclrtDrvMemHandle handle = nullptr;
+        void *va = nullptr;
+        uint64_t shareable = 0;
+        if (aclrtMallocPhysical(&handle, 4096, &prop, 0) != ACL_SUCCESS ||
+            aclrtReserveMemAddress(&va, 4096, 0, nullptr, 0) != ACL_SUCCESS ||
+            aclrtMapMem(va, 4096, 0, handle, 0) != ACL_SUCCESS)
+            return 9;
+        std::memset(va, 'M', 4096);
+        if (aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE,
+                                            ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION, &shareable) != ACL_SUCCESS)
+            return 10;
+        write_text("key", std::to_string(shareable));
+        for (;;)
+            pause();
+    }
     if (cmd == "bare-tgid") {
         int32_t pid = 0;
         aclError rc = aclrtDeviceGetBareTgid(&pid);

@@ -327,3 +327,67 @@ TEST_F(AclVmmShareTest, UnknownHandlesAndBadExportArguments)
 }
 
 } // namespace
+
+namespace {
+
+class AclVmmExporterDeathTest : public AclVmmShareTest {
+protected:
+    // Starts an exporter that holds its memory until killed; its handle.
+    uint64_t StartExporter()
+    {
+        exporter_ = fork();
+        if (exporter_ == 0) {
+            execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, "vmm-export-hold", dir_.c_str(), "0", "0",
+                  static_cast<char *>(nullptr));
+            _exit(127);
+        }
+        std::string path = dir_ + "/key";
+        EXPECT_TRUE(WaitUntil([&] { return access(path.c_str(), F_OK) == 0; }));
+        std::ifstream in(path);
+        uint64_t handle = 0;
+        in >> handle;
+        unlink(path.c_str());
+        return handle;
+    }
+    void KillExporter()
+    {
+        kill(exporter_, SIGKILL);
+        waitpid(exporter_, nullptr, 0);
+        exporter_ = -1;
+    }
+    void TearDown() override
+    {
+        if (exporter_ > 0)
+            KillExporter();
+        AclVmmShareTest::TearDown();
+    }
+    pid_t exporter_ = -1;
+};
+
+TEST_F(AclVmmExporterDeathTest, AHandleOfAnExporterKilledAfterExportingIsIpcError)
+{
+    uint64_t shareable = StartExporter();
+    ASSERT_NE(0u, shareable);
+    KillExporter();
+    aclrtDrvMemHandle handle = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, aclrtMemImportFromShareableHandle(shareable, 0, &handle));
+}
+
+TEST_F(AclVmmExporterDeathTest, AnImporterKeepsItsMappingWhenTheExporterIsKilled)
+{
+    uint64_t shareable = StartExporter();
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemImportFromShareableHandle(shareable, 0, &handle));
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 4096, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, 4096, 0, handle, 0));
+    KillExporter();
+    EXPECT_TRUE(BytesAre(va, 4096, 'M'));
+    memset(va, 'Z', 4096);
+    EXPECT_TRUE(BytesAre(va, 4096, 'Z'));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+} // namespace

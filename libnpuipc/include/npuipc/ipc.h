@@ -137,8 +137,13 @@ bool published_here(const std::string &key_text);
 // DISABLE_PID_VALIDATION"). Default true; may be called at any time.
 void set_pid_namespace_ok(bool ok);
 
+// The event loop of this process's exporter: "io_uring", or "epoll" where
+// the process may not have a ring (seccomp filters, io_uring_disabled);
+// nullptr before the first publish().
+const char *exporter_loop_name();
+
 // After fork(), the child has no exporter thread: an atfork handler closes
-// the child's copies of the listening socket, the epoll fd, the
+// the child's copies of the listening socket, the ring or epoll fd, the
 // connections and the published fds (without unlinking the socket, which
 // is the parent's) and forgets the parent's keys, so published_here() is
 // false for them and a child that publishes starts an exporter of its own.

@@ -61,33 +61,6 @@ namespace {
 constexpr int kFetchTimeoutMs = 5000;
 constexpr size_t kKeyLen = 65; // 64 characters and the NUL
 
-// The one place where transport errors become CANN codes (ipc.md's table).
-aclError ipc_error(int err, const char *what)
-{
-    switch (err) {
-    case EINVAL:
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "%s: malformed key", what);
-    case ESRCH:
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: no such key (unknown, or closed by its exporter)", what);
-    case EPROTOTYPE:
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: the key names another kind of object", what);
-    case EACCES:
-    case EPERM:
-        return fail(ACL_ERROR_RT_NO_PERMISSION, "%s: refused by the exporter (see its log)", what);
-    case ECONNREFUSED:
-    case ENOENT:
-        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporting process is gone", what);
-    case ETIMEDOUT:
-        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter did not answer in time", what);
-    case EPROTO:
-        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter's answer broke the protocol", what);
-    case EAGAIN:
-        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter is overloaded; try again", what);
-    default:
-        return fail_errno(err, Op::Generic, what);
-    }
-}
-
 // Records a key published for `owner` (an Allocation or SharedObject,
 // whose mutex is `mu`), unless the owner died meanwhile: then the key is
 // revoked at once and the export fails as if it came after.
@@ -193,7 +166,7 @@ aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::s
     };
     Result<std::string> key = ipc::publish(kind, make_fd, validate, obj.device);
     if (!key.ok())
-        return ipc_error(key.error(), "publishing the key");
+        return fail_ipc(key.error(), "publishing the key");
     if (aclError err = keep_key(key.value(), kind, obj.mu, obj.export_keys, obj.dead))
         return err;
     text = key.value();
@@ -214,7 +187,7 @@ aclError allow_pids(const std::string &key, int32_t *pid, size_t num)
         if (st.error() == ENOENT)
             return fail(ACL_ERROR_RT_NO_PERMISSION,
                         "only the process that exported a key may list importers, while it is open");
-        return ipc_error(st.error(), "listing importers");
+        return fail_ipc(st.error(), "listing importers");
     }
     return ACL_SUCCESS;
 }
@@ -266,7 +239,7 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         };
         Result<std::string> text = ipc::publish(ipc::Kind::Memory, make_fd, validate, alloc->device);
         if (!text.ok())
-            return ipc_error(text.error(), "publishing the key");
+            return fail_ipc(text.error(), "publishing the key");
         if (aclError err = keep_key(text.value(), ipc::Kind::Memory, alloc->mu, alloc->export_keys,
                                     alloc->dead))
             return err;
@@ -296,7 +269,7 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
                         static_cast<unsigned long long>(flags));
         Result<ipc::Key> parsed = ipc::parse_key(key);
         if (!parsed.ok())
-            return ipc_error(parsed.error(), "reading the key");
+            return fail_ipc(parsed.error(), "reading the key");
         Runtime &rt = Runtime::get();
         std::shared_ptr<Context> ctx;
         std::shared_ptr<const Device> dev;
@@ -316,7 +289,7 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
         }
         Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Memory, kFetchTimeoutMs);
         if (!got.ok())
-            return ipc_error(got.error(), "importing the key");
+            return fail_ipc(got.error(), "importing the key");
         bool enable = flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS;
         if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
             return err;
@@ -365,7 +338,7 @@ aclError aclrtIpcMemClose(const char *key)
             return fail(ACL_ERROR_INVALID_PARAM, "key is NULL");
         Result<ipc::Key> parsed = ipc::parse_key(key);
         if (!parsed.ok())
-            return ipc_error(parsed.error(), "reading the key");
+            return fail_ipc(parsed.error(), "reading the key");
         const std::string &text = parsed.value().text;
         Runtime &rt = Runtime::get();
         std::shared_ptr<Allocation> unmapped;
@@ -433,14 +406,14 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
             return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
         Result<ipc::Key> parsed = ipc::parse_key(handle.reserved, sizeof(handle.reserved));
         if (!parsed.ok())
-            return ipc_error(parsed.error(), "reading the event handle");
+            return fail_ipc(parsed.error(), "reading the event handle");
         std::shared_ptr<Context> ctx;
         std::shared_ptr<const Device> dev;
         if (aclError err = current(ctx, dev))
             return err;
         Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Event, kFetchTimeoutMs);
         if (!got.ok())
-            return ipc_error(got.error(), "opening the event handle");
+            return fail_ipc(got.error(), "opening the event handle");
         uint32_t type = 0;
         Result<uint32_t> h = dev->import_object(got.value().fd.get(), &type);
         if (!h.ok())
@@ -516,14 +489,14 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t f
                         static_cast<unsigned long long>(flags));
         Result<ipc::Key> parsed = ipc::parse_key(key);
         if (!parsed.ok())
-            return ipc_error(parsed.error(), "reading the key");
+            return fail_ipc(parsed.error(), "reading the key");
         std::shared_ptr<Context> ctx;
         std::shared_ptr<const Device> dev;
         if (aclError err = current(ctx, dev))
             return err;
         Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Notify, kFetchTimeoutMs);
         if (!got.ok())
-            return ipc_error(got.error(), "importing the key");
+            return fail_ipc(got.error(), "importing the key");
         bool enable = flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS;
         if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
             return err;

@@ -99,23 +99,10 @@ aclError find_physical(aclrtDrvMemHandle handle, std::shared_ptr<Physical> &out)
     return find_object(handle, Kind::Physical, "physical memory handle", out);
 }
 
-aclError ipc_failure(int err, const char *what)
+// A 64-bit handle cannot be malformed, only unknown.
+aclError fail_handle(int err, const char *what)
 {
-    switch (err) {
-    case ESRCH:
-    case EINVAL:
-    case EPROTOTYPE:
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: no such shareable handle (or closed)", what);
-    case EACCES:
-    case EPERM:
-        return fail(ACL_ERROR_RT_NO_PERMISSION, "%s: refused by the exporter (see its log)", what);
-    case ECONNREFUSED:
-        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporting process is gone", what);
-    case ETIMEDOUT:
-        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter did not answer in time", what);
-    default:
-        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: %s", what, std::strerror(err));
-    }
+    return fail_ipc(err == EINVAL ? ESRCH : err, what);
 }
 
 } // namespace
@@ -441,11 +428,11 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
             note_pid_namespace();
         Result<std::string> key = ipc::publish(ipc::Kind::Memory, make_fd, validate, phys->device);
         if (!key.ok())
-            return ipc_failure(key.error(), "publishing the memory");
+            return fail_handle(key.error(), "publishing the memory");
         Result<uint64_t> name = ipc::name_key(key.value());
         if (!name.ok()) {
             (void)ipc::revoke(key.value());
-            return ipc_failure(name.error(), "naming the key");
+            return fail_handle(name.error(), "naming the key");
         }
         phys->shareable = name.value();
         phys->shared_key = key.value();
@@ -481,7 +468,7 @@ aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid,
         Status st = ipc::allow(key, pid, pidNum);
         if (!st.ok())
             return st.error() == EINVAL ? fail(ACL_ERROR_RT_PARAM_INVALID, "a PID is not a process id")
-                                        : ipc_failure(st.error(), "listing importers");
+                                        : fail_handle(st.error(), "listing importers");
         return ACL_SUCCESS;
     });
 }
@@ -496,16 +483,16 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
             return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
         Result<std::string> text = ipc::resolve_name(shareableHandle);
         if (!text.ok())
-            return ipc_failure(text.error(), "reading the shareable handle");
+            return fail_handle(text.error(), "reading the shareable handle");
         Result<ipc::Key> key = ipc::parse_key(text.value().c_str());
         if (!key.ok())
-            return ipc_failure(key.error(), "reading the shareable handle");
+            return fail_handle(key.error(), "reading the shareable handle");
         std::shared_ptr<const Device> dev;
         if (aclError err = device_for(static_cast<uint32_t>(deviceId), dev))
             return err;
         Result<ipc::Fetched> got = ipc::fetch(key.value(), ipc::Kind::Memory, 5000);
         if (!got.ok())
-            return ipc_failure(got.error(), "importing the shareable handle");
+            return fail_handle(got.error(), "importing the shareable handle");
         uint32_t src = got.value().tag;
         if (src != static_cast<uint32_t>(deviceId) &&
             !Runtime::get().peer_enabled(static_cast<uint32_t>(deviceId), src))

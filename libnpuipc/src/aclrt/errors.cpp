@@ -11,7 +11,10 @@
 namespace npuipc_rt {
 namespace {
 
-thread_local const char *current_api = nullptr;
+// Read on every call: the initial-exec model makes the access one load
+// instead of a __tls_get_addr call (the library is not dlopen'ed lazily
+// into a process whose static TLS is already full).
+__attribute__((tls_model("initial-exec"))) thread_local const char *current_api = nullptr;
 thread_local std::string last_message;
 thread_local bool has_message = false;
 
@@ -109,6 +112,32 @@ aclError fail_errno(int err, Op op, const char *what)
         break;
     }
     return fail(code, "%s: %s", what, std::strerror(err));
+}
+
+aclError fail_ipc(int err, const char *what)
+{
+    switch (err) {
+    case EINVAL:
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%s: malformed key", what);
+    case ESRCH:
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: no such key (unknown, or closed by its exporter)", what);
+    case EPROTOTYPE:
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: the key names another kind of object", what);
+    case EACCES:
+    case EPERM:
+        return fail(ACL_ERROR_RT_NO_PERMISSION, "%s: refused by the exporter (see its log)", what);
+    case ECONNREFUSED:
+    case ENOENT:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporting process is gone", what);
+    case ETIMEDOUT:
+        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter did not answer in time", what);
+    case EPROTO:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter's answer broke the protocol", what);
+    case EAGAIN:
+        return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter is overloaded; try again", what);
+    default:
+        return fail_errno(err, Op::Generic, what);
+    }
 }
 
 aclError task_error(int status)

@@ -38,6 +38,9 @@ private:
 aclError fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // A driver errno as the CANN code for `op`, recorded like fail().
 aclError fail_errno(int err, Op op, const char *what);
+// An errno of the IPC transport (npuipc/ipc.h) as the CANN code of
+// Documentation/ipc.md's table, recorded like fail().
+aclError fail_ipc(int err, const char *what);
 // The code of a failed task: the negative errno a stream job or record
 // ended with.
 aclError task_error(int status);

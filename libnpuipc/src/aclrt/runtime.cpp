@@ -58,7 +58,7 @@ Runtime &Runtime::get()
 
 uint64_t &thread_context()
 {
-    thread_local uint64_t context = 0;
+    __attribute__((tls_model("initial-exec"))) thread_local uint64_t context = 0;
     return context;
 }
 

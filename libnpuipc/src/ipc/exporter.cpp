@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The exporter of the IPC transport: one per process, made by the first
 // publish(): a listening SOCK_SEQPACKET socket in the socket directory and a
-// thread that serves it with epoll.
+// thread that serves it with an event loop on io_uring, or on epoll where the
+// process may not have a ring (seccomp filters, io_uring_disabled). Both
+// loops only wait: the request handling is the same code.
 //
 // Locking: g_mutex guards g_exporter and everything in it, including the
 // server thread's connection table (so that the atfork child handler, which
@@ -13,6 +15,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <liburing.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -66,6 +70,8 @@ struct Entry {
 
 struct Conn {
     int fd = -1;
+    uint64_t token = 0; // io_uring: its polls' user_data
+    bool armed = false; // io_uring: a poll is pending
     int64_t deadline_ms = 0;
     struct ucred cred {};
 };
@@ -75,7 +81,13 @@ struct Exporter {
     std::string endpoint;
     std::string path;
     int listen_fd = -1;
+    // The event loop: a ring when uring, else epoll_fd.
+    bool uring = false;
+    struct io_uring ring {};
     int epoll_fd = -1;
+    uint32_t next_generation = 1;
+    uint64_t listen_token = 0;
+    bool listen_armed = false;
     uint64_t next_object = 1;
     std::unordered_map<uint64_t, Entry> entries;
     // Server thread's; changed under g_mutex. In accept order, which is
@@ -181,6 +193,229 @@ uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &all
     return detail::kDetailNone;
 }
 
+// ---- the event loop: io_uring or epoll ----
+//
+// Only the waiting differs. epoll watches the fds level-triggered. io_uring
+// arms one-shot polls (IORING_OP_POLL_ADD), re-armed after a readiness
+// that leaves the fd watched; a poll armed on a ready fd completes at once,
+// so this is level-triggered too. A poll's user_data is a token, the fd in
+// the low 32 bits and a generation in the high ones (never 0: 0 marks the
+// loop's own requests, whose completions are ignored), so that the
+// completion of a poll on a closed fd whose number was reused is stale,
+// not mistaken for the new connection's. Requests are submitted only by
+// the server thread: a thread's pending io_uring requests are cancelled
+// when it exits.
+
+uint64_t new_token(Exporter *ex, int fd)
+{
+    uint32_t generation = ex->next_generation++;
+    if (generation == 0)
+        generation = ex->next_generation++;
+    return (static_cast<uint64_t>(generation) << 32) | static_cast<uint32_t>(fd);
+}
+
+struct io_uring_sqe *get_sqe(Exporter *ex)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ex->ring);
+    if (!sqe) { // the submission queue is full: flush it
+        io_uring_submit(&ex->ring);
+        sqe = io_uring_get_sqe(&ex->ring);
+    }
+    return sqe;
+}
+
+// Queues a poll for input on fd (submitted with the next wait).
+bool uring_arm(Exporter *ex, int fd, uint64_t token)
+{
+    struct io_uring_sqe *sqe = get_sqe(ex);
+    if (!sqe)
+        return false;
+    io_uring_prep_poll_add(sqe, fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, token);
+    return true;
+}
+
+// Cancels a pending poll, at once: the poll holds a reference to the file,
+// which must be released when the fd is closed (a peer waits for EOF).
+void uring_disarm(Exporter *ex, uint64_t token)
+{
+    struct io_uring_sqe *sqe = get_sqe(ex);
+    if (!sqe)
+        return; // the poll ends when the peer closes; its completion is stale
+    io_uring_prep_poll_remove(sqe, token);
+    io_uring_sqe_set_data64(sqe, 0);
+    io_uring_submit(&ex->ring);
+}
+
+// Starts watching a new connection; g_mutex held.
+bool watch_conn(Exporter *ex, Conn *conn)
+{
+    if (ex->uring) {
+        conn->token = new_token(ex, conn->fd);
+        conn->armed = uring_arm(ex, conn->fd, conn->token);
+        return conn->armed;
+    }
+    struct epoll_event ev {};
+    ev.events = EPOLLIN;
+    ev.data.fd = conn->fd;
+    return ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_ADD, conn->fd, &ev) == 0;
+}
+
+// Stops watching a connection, before its fd is closed.
+void unwatch_conn(Exporter *ex, const Conn &conn)
+{
+    if (!ex->uring)
+        ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_DEL, conn.fd, nullptr);
+    else if (conn.armed)
+        uring_disarm(ex, conn.token);
+}
+
+void close_conn(Exporter *ex, int fd);
+void pause_listener(Exporter *ex, int64_t now);
+
+// Watches a connection again after a readiness that left it open.
+void rewatch_conn(Exporter *ex, int fd)
+{
+    if (!ex->uring)
+        return; // epoll: still registered
+    auto it = ex->conn_by_fd.find(fd);
+    if (it == ex->conn_by_fd.end() || it->second->armed)
+        return;
+    it->second->armed = uring_arm(ex, fd, it->second->token);
+    if (!it->second->armed)
+        close_conn(ex, fd);
+}
+
+// Whether the listener is watched: false pauses accepting.
+bool watch_listener(Exporter *ex, bool on)
+{
+    if (!ex->uring) {
+        struct epoll_event ev {};
+        ev.events = on ? EPOLLIN : 0;
+        ev.data.fd = ex->listen_fd;
+        return ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_MOD, ex->listen_fd, &ev) == 0;
+    }
+    if (on && !ex->listen_armed) {
+        ex->listen_token = new_token(ex, ex->listen_fd);
+        ex->listen_armed = uring_arm(ex, ex->listen_fd, ex->listen_token);
+        return ex->listen_armed;
+    }
+    if (!on && ex->listen_armed) {
+        uring_disarm(ex, ex->listen_token);
+        ex->listen_armed = false;
+    }
+    return true;
+}
+
+// Waits at most timeout_ms (-1: no bound) for readiness: the connections
+// that are ready go to ready, and listener_ready says whether accept may
+// succeed. ready holds at most one entry per connection.
+void wait_ready(Exporter *ex, int timeout_ms, std::vector<int> *ready, bool *listener_ready)
+{
+    if (!ex->uring) {
+        struct epoll_event events[64];
+        int n = ::epoll_wait(ex->epoll_fd, events, 64, timeout_ms);
+        if (n < 0) {
+            if (errno != EINTR) {
+                log(LogLevel::Error, "exporter: epoll_wait: %s", std::strerror(errno));
+                ::usleep(100000);
+            }
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.fd == ex->listen_fd)
+                *listener_ready = true;
+            else
+                ready->push_back(events[i].data.fd);
+        }
+        return;
+    }
+    struct __kernel_timespec ts {};
+    ts.tv_sec = timeout_ms / 1000;
+    ts.tv_nsec = static_cast<long long>(timeout_ms % 1000) * 1000000;
+    struct io_uring_cqe *cqe = nullptr;
+    int rc = io_uring_submit_and_wait_timeout(&ex->ring, &cqe, 1, timeout_ms < 0 ? nullptr : &ts,
+                                              nullptr);
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+        log(LogLevel::Error, "exporter: io_uring_enter: %s", std::strerror(-rc));
+        ::usleep(100000);
+    }
+    unsigned head;
+    unsigned seen = 0;
+    std::vector<int> broken;
+    io_uring_for_each_cqe(&ex->ring, head, cqe)
+    {
+        seen++;
+        const uint64_t token = io_uring_cqe_get_data64(cqe);
+        if (token == 0)
+            continue;
+        if (token == ex->listen_token) {
+            if (!ex->listen_armed)
+                continue; // cancelled
+            ex->listen_armed = false;
+            if (cqe->res < 0) {
+                log(LogLevel::Error, "exporter: poll of the listener: %s; pausing for 100 ms",
+                    std::strerror(-cqe->res));
+                pause_listener(ex, detail::now_ms());
+            } else {
+                *listener_ready = true;
+            }
+            continue;
+        }
+        const int fd = static_cast<int>(static_cast<uint32_t>(token));
+        auto it = ex->conn_by_fd.find(fd); // this thread's own table: no lock to read
+        if (it == ex->conn_by_fd.end() || it->second->token != token || !it->second->armed)
+            continue; // stale: the connection is gone
+        it->second->armed = false;
+        if (cqe->res < 0)
+            broken.push_back(fd);
+        else
+            ready->push_back(fd);
+    }
+    io_uring_cq_advance(&ex->ring, seen);
+    for (int fd : broken)
+        close_conn(ex, fd);
+}
+
+// A ring for the exporter, or false where io_uring is unavailable.
+bool init_ring(struct io_uring *ring)
+{
+    struct io_uring_params params {};
+    params.flags = IORING_SETUP_CQSIZE;
+    // Pending polls: the listener and at most kMaxConnections + 1
+    // connections; each cancelled one completes twice.
+    params.cq_entries = 2048;
+    int rc = io_uring_queue_init_params(256, ring, &params);
+    if (rc < 0) {
+        log(LogLevel::Debug, "exporter: io_uring unavailable (%s): event loop on epoll",
+            std::strerror(-rc));
+        return false;
+    }
+    // The loop waits with a timeout argument (5.11) and relies on no
+    // completion being dropped.
+    const char *why = nullptr;
+    if (!(params.features & IORING_FEAT_EXT_ARG) || !(params.features & IORING_FEAT_NODROP))
+        why = "kernel too old";
+    // A filter may allow io_uring_setup and not io_uring_enter.
+    struct io_uring_sqe *sqe = why ? nullptr : io_uring_get_sqe(ring);
+    if (sqe) {
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, 0);
+        rc = io_uring_submit_and_wait(ring, 1);
+        struct io_uring_cqe *cqe = nullptr;
+        if (rc < 0)
+            why = std::strerror(-rc);
+        else if (io_uring_peek_cqe(ring, &cqe) == 0)
+            io_uring_cqe_seen(ring, cqe);
+    }
+    if (why) {
+        log(LogLevel::Debug, "exporter: io_uring unusable (%s): event loop on epoll", why);
+        io_uring_queue_exit(ring);
+        return false;
+    }
+    return true;
+}
+
 // ---- the server thread ----
 
 void send_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t tag = 0)
@@ -223,7 +458,7 @@ void close_conn(Exporter *ex, int fd)
     auto it = ex->conn_by_fd.find(fd);
     if (it == ex->conn_by_fd.end())
         return;
-    ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    unwatch_conn(ex, *it->second);
     ex->conns.erase(it->second);
     ex->conn_by_fd.erase(it);
     ::close(fd);
@@ -394,10 +629,7 @@ void drop_oldest(Exporter *ex)
 
 void pause_listener(Exporter *ex, int64_t now)
 {
-    struct epoll_event ev {};
-    ev.events = 0;
-    ev.data.fd = ex->listen_fd;
-    ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_MOD, ex->listen_fd, &ev);
+    watch_listener(ex, false);
     ex->listener_paused = true;
     ex->listener_resume_ms = now + 100;
 }
@@ -415,11 +647,8 @@ int accept_one(Exporter *ex)
     conn.fd = fd;
     conn.deadline_ms = detail::now_ms() + detail::kRequestDeadlineMs;
     socklen_t len = sizeof(conn.cred);
-    struct epoll_event ev {};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &conn.cred, &len) != 0 ||
-        ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        !watch_conn(ex, &conn)) {
         ::close(fd);
         return 0;
     }
@@ -432,7 +661,7 @@ int accept_one(Exporter *ex)
             throw;
         }
     } catch (const std::bad_alloc &) {
-        ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+        unwatch_conn(ex, conn);
         ::close(fd);
     }
     return 0;
@@ -463,7 +692,13 @@ void accept_some(Exporter *ex)
 void *serve(void *arg)
 {
     auto *ex = static_cast<Exporter *>(arg);
-    struct epoll_event events[64];
+    std::vector<int> ready;
+    try {
+        ready.reserve(detail::kMaxConnections + 2);
+    } catch (const std::bad_alloc &) {
+    }
+    if (!watch_listener(ex, true))
+        pause_listener(ex, detail::now_ms());
     for (;;) {
         int64_t now = detail::now_ms();
         int64_t wake = -1;
@@ -472,24 +707,20 @@ void *serve(void *arg)
         if (ex->listener_paused && (wake < 0 || ex->listener_resume_ms < wake))
             wake = ex->listener_resume_ms;
         int timeout = wake < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, wake - now));
-        int n = ::epoll_wait(ex->epoll_fd, events, 64, timeout);
-        if (n < 0) {
-            if (errno != EINTR) {
-                log(LogLevel::Error, "exporter: epoll_wait: %s", std::strerror(errno));
-                ::usleep(100000);
-            }
-            continue;
-        }
+        ready.clear();
         bool listener_ready = false;
-        for (int i = 0; i < n; i++) {
-            if (events[i].data.fd == ex->listen_fd) {
-                listener_ready = true;
-                continue;
-            }
+        try {
+            wait_ready(ex, timeout, &ready, &listener_ready);
+        } catch (const std::bad_alloc &) {
+            // ready could not grow: what is missing is served after its
+            // deadline is not; io_uring: those polls are re-armed below.
+        }
+        for (int fd : ready) {
             try {
-                handle_conn(ex, events[i].data.fd);
+                if (!handle_conn(ex, fd))
+                    rewatch_conn(ex, fd);
             } catch (...) {
-                close_conn(ex, events[i].data.fd);
+                close_conn(ex, fd);
             }
         }
         // Accept after the connections of this batch are served, so that
@@ -500,6 +731,8 @@ void *serve(void *arg)
             } catch (...) {
             }
         }
+        if (ex->uring && !ex->listener_paused && !ex->listen_armed && !watch_listener(ex, true))
+            pause_listener(ex, detail::now_ms());
         now = detail::now_ms();
         while (!ex->conns.empty() && ex->conns.front().deadline_ms <= now) {
             log(LogLevel::Debug, "exporter: pid %d sent no request within %d ms: closed",
@@ -507,11 +740,9 @@ void *serve(void *arg)
             close_conn(ex, ex->conns.front().fd);
         }
         if (ex->listener_paused && ex->listener_resume_ms <= now) {
-            struct epoll_event ev {};
-            ev.events = EPOLLIN;
-            ev.data.fd = ex->listen_fd;
-            ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_MOD, ex->listen_fd, &ev);
             ex->listener_paused = false;
+            if (!watch_listener(ex, true))
+                pause_listener(ex, now);
         }
     }
     return nullptr;
@@ -537,7 +768,12 @@ void atfork_child()
     Exporter *ex = g_exporter;
     if (ex) {
         ::close(ex->listen_fd);
-        ::close(ex->epoll_fd);
+        // The ring: the child's mappings and fd only, no io_uring call
+        // (nothing registered), so the parent's ring is untouched.
+        if (ex->uring)
+            io_uring_queue_exit(&ex->ring);
+        else
+            ::close(ex->epoll_fd);
         for (const Conn &c : ex->conns)
             ::close(c.fd);
         for (auto &e : ex->entries)
@@ -646,21 +882,25 @@ Status start_exporter()
         ::unlink(path.value().c_str());
         return Status::from_errno(err);
     };
-    UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_fd)
-        return fail(errno);
-    struct epoll_event ev {};
-    ev.events = EPOLLIN;
-    ev.data.fd = listen_fd.get();
-    if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, listen_fd.get(), &ev) != 0)
-        return fail(errno);
-
     auto ex = std::make_unique<Exporter>();
     ex->owner = ::getpid();
     ex->endpoint = endpoint.value();
     ex->path = path.value();
     ex->listen_fd = listen_fd.get();
-    ex->epoll_fd = epoll_fd.get();
+    // The thread arms the listener (its requests are its own).
+    ex->uring = init_ring(&ex->ring);
+    UniqueFd epoll_fd;
+    if (!ex->uring) {
+        epoll_fd = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
+        if (!epoll_fd)
+            return fail(errno);
+        struct epoll_event ev {};
+        ev.events = EPOLLIN;
+        ev.data.fd = listen_fd.get();
+        if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, listen_fd.get(), &ev) != 0)
+            return fail(errno);
+        ex->epoll_fd = epoll_fd.get();
+    }
 
     // The thread takes no signal: they stay the application's.
     sigset_t all, old;
@@ -675,13 +915,16 @@ Status start_exporter()
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (err) {
         log(LogLevel::Error, "exporter: cannot start its thread: %s", std::strerror(err));
+        if (ex->uring)
+            io_uring_queue_exit(&ex->ring);
         return fail(err);
     }
     ::pthread_setname_np(thread, "npuipc-export");
     listen_fd.release();
     epoll_fd.release();
     g_exporter = ex.release();
-    log(LogLevel::Debug, "exporter: serving %s", g_exporter->path.c_str());
+    log(LogLevel::Debug, "exporter: serving %s (event loop: %s)", g_exporter->path.c_str(),
+        g_exporter->uring ? "io_uring" : "epoll");
     return {};
 }
 
@@ -820,6 +1063,14 @@ bool published_here(const std::string &key_text)
 void set_pid_namespace_ok(bool ok)
 {
     g_pid_ns_ok.store(ok);
+}
+
+const char *exporter_loop_name()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_exporter)
+        return nullptr;
+    return g_exporter->uring ? "io_uring" : "epoll";
 }
 
 } // namespace npuipc::ipc
