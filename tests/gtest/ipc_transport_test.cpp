@@ -13,7 +13,12 @@
 // Children report by exit status (0: all their checks held; they print why
 // not) and are waited for with a bound. Each test must leave the process
 // with the open fds it started with (the exporter's listening socket and
-// epoll fd exist before the first test).
+// io_uring or epoll fd exist before the first test).
+//
+// The exporter's event loop is io_uring where the kernel allows it (set
+// NPUIPC_TEST_EXPECT_EPOLL=1 where it does not, e.g. in a container whose
+// seccomp profile blocks io_uring); a child under a seccomp filter that
+// refuses io_uring_setup checks the epoll fallback.
 #include "npuipc/ipc.h"
 
 #include <dirent.h>
@@ -29,6 +34,13 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include <gtest/gtest.h>
 
@@ -362,6 +374,42 @@ int RawReplyStatus(int s)
     return reply.status;
 }
 
+// The event loop the exporter should pick on this host.
+std::string ExpectedLoop()
+{
+    const char *e = std::getenv("NPUIPC_TEST_EXPECT_EPOLL");
+    return e && *e && std::strcmp(e, "0") != 0 ? "epoll" : "io_uring";
+}
+
+// Makes io_uring_setup fail with EPERM in this thread and the processes it
+// forks, as a container's seccomp profile does. Returns 0 or an errno.
+int BlockIoUringSetup()
+{
+#if defined(__x86_64__)
+    constexpr uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    constexpr uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+    return ENOSYS;
+#endif
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])),
+                              filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return errno;
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+        return errno;
+    return 0;
+}
+
 // ---- the process's own exporter ----
 
 std::string g_process_dir;
@@ -524,6 +572,49 @@ TEST_F(IpcTransport, MalformedKeysAreEinval)
     ipc::Key evil = Parse(good);
     evil.endpoint = "../../etc/x";
     EXPECT_EQ(EINVAL, ipc::fetch(evil, ipc::Kind::Memory).error());
+}
+
+TEST_F(IpcTransport, EventLoopIsIoUringWhereAllowed)
+{
+    ASSERT_NE(nullptr, ipc::exporter_loop_name());
+    EXPECT_EQ(ExpectedLoop(), ipc::exporter_loop_name());
+}
+
+TEST_F(IpcTransport, EpollFallbackWhereSeccompBlocksIoUring)
+{
+    Pipe key_pipe, done;
+    pid_t child = ForkChild([&] {
+        CHILD_CHECK(ipc::exporter_loop_name() == nullptr); // the parent's is forgotten
+        CHILD_CHECK(BlockIoUringSetup() == 0);
+        CHILD_CHECK(syscall(__NR_io_uring_setup, 4, nullptr) == -1 && errno == EPERM);
+        setenv("NPUIPC_IPC_DIR", fresh_dir_.c_str(), 1);
+        auto own = ipc::publish(ipc::Kind::Memory, Memfd("npuipc-seccomp", "epoll"), false, 9);
+        CHILD_CHECK(own.ok());
+        CHILD_CHECK(ipc::exporter_loop_name() != nullptr);
+        CHILD_CHECK(std::string(ipc::exporter_loop_name()) == "epoll");
+        key_pipe.send(own.value());
+        CHILD_CHECK(done.receive() == "done");
+        return 0;
+    });
+    std::string child_key = key_pipe.receive();
+    ASSERT_FALSE(child_key.empty());
+    UseFreshDir();
+    {
+        auto got = ipc::fetch(Parse(child_key), ipc::Kind::Memory);
+        ASSERT_TRUE(got.ok()) << strerror(got.error());
+        EXPECT_EQ(9u, got.value().tag);
+        EXPECT_EQ("epoll", ReadAt(got.value().fd.get(), 5));
+        // Several fetches, a silent connection and garbage: served alike.
+        UniqueFd silent = ConnectRaw(SocketPath(fresh_dir_, Parse(child_key).endpoint));
+        for (int i = 0; i < 8; i++)
+            EXPECT_EQ(0, FetchError(child_key, ipc::Kind::Memory));
+        EXPECT_EQ(EPROTOTYPE, FetchError(child_key, ipc::Kind::Event));
+    }
+    UseProcessDir();
+    done.send("done");
+    EXPECT_EQ(0, WaitChild(child));
+    // This process's own loop is unchanged.
+    EXPECT_EQ(ExpectedLoop(), ipc::exporter_loop_name());
 }
 
 TEST_F(IpcTransport, PublishArgumentErrors)
@@ -1372,6 +1463,14 @@ TEST_F(IpcTransport, ForkChildForgetsTheParentsExporter)
             CHILD_CHECK(t != listener);
             CHILD_CHECK(t.find("npuipc-fork-probe") == std::string::npos);
             CHILD_CHECK(t.find("eventpoll") == std::string::npos);
+            CHILD_CHECK(t.find("io_uring") == std::string::npos);
+        }
+        {
+            // Nor the parent's ring's mappings.
+            std::ifstream maps("/proc/self/maps");
+            std::string line;
+            while (std::getline(maps, line))
+                CHILD_CHECK(line.find("io_uring") == std::string::npos);
         }
         CHILD_CHECK(!ipc::published_here(text.value()));
         int32_t self = getpid();
@@ -1385,6 +1484,8 @@ TEST_F(IpcTransport, ForkChildForgetsTheParentsExporter)
         auto own = ipc::publish(ipc::Kind::Memory, Memfd("npuipc-fork-own", "child"), false);
         CHILD_CHECK(own.ok());
         CHILD_CHECK(Parse(own.value()).endpoint != key.endpoint);
+        CHILD_CHECK(std::string(ipc::exporter_loop_name()) ==
+                    ExpectedLoop());
         key_pipe.send(own.value());
         CHILD_CHECK(done.receive() == "done");
         return 0;

@@ -67,7 +67,7 @@ expect_log() {
 }
 
 echo "TAP version 13"
-echo "1..19"
+echo "1..22"
 expect_status 0 "a succeeding command exits 0" -- -- true
 expect_status 7 "the command's exit status is vm-run's" -- -- sh -c 'exit 7'
 expect_status 0 "module parameters reach the module" \
@@ -84,6 +84,13 @@ expect_status 125 "a module that fails to load fails the run" \
 	-- --module-args "num_devices=99" -- true
 expect_status 125 "a device reference left behind by the command fails the run" \
 	-- -- sh -c 'sleep 1000 < /dev/dri/renderD128 > /dev/null 2>&1 &'
+# A boot limit of 1 s: every first boot counts as stuck, so the retry
+# must boot the guest again and the command still run once.
+NPUIPC_VM_BOOT_TIMEOUT=1 expect_status 0 "a guest stuck in early boot is booted once more" \
+	-- --no-module --out "$work/retry" -- sh -c "echo once >> '$work/retry/runs'"
+expect_log 'booting it once more' "the retried boot is reported"
+n=$((n + 1))
+if [ "$(cat "$work/retry/runs" 2>/dev/null)" = once ]; then echo "ok $n the command of a retried boot ran once"; else failed=$((failed + 1)); echo "not ok $n the command of a retried boot ran once"; fi
 expect_status 124 "a hung guest is killed at the timeout" \
 	-- --no-module --timeout 30 -- sleep 1000
 expect_log 'TIMEOUT' "a timeout is reported as such"

@@ -202,9 +202,10 @@ uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &all
 // the low 32 bits and a generation in the high ones (never 0: 0 marks the
 // loop's own requests, whose completions are ignored), so that the
 // completion of a poll on a closed fd whose number was reused is stale,
-// not mistaken for the new connection's. Requests are submitted only by
-// the server thread: a thread's pending io_uring requests are cancelled
-// when it exits.
+// not mistaken for the new connection's. Polls are submitted only by the
+// server thread, which never exits (their completion work runs on the
+// submitting task). A pending poll holds a reference to its file, so a
+// connection's poll is cancelled before its fd is closed.
 
 uint64_t new_token(Exporter *ex, int fd)
 {
@@ -291,7 +292,7 @@ bool watch_listener(Exporter *ex, bool on)
 {
     if (!ex->uring) {
         struct epoll_event ev {};
-        ev.events = on ? EPOLLIN : 0;
+        ev.events = on ? static_cast<uint32_t>(EPOLLIN) : 0u;
         ev.data.fd = ex->listen_fd;
         return ::epoll_ctl(ex->epoll_fd, EPOLL_CTL_MOD, ex->listen_fd, &ev) == 0;
     }
@@ -408,6 +409,9 @@ bool init_ring(struct io_uring *ring)
         else if (io_uring_peek_cqe(ring, &cqe) == 0)
             io_uring_cqe_seen(ring, cqe);
     }
+    // The ring's mappings are not copied into children (see atfork_child).
+    if (!why && io_uring_ring_dontfork(ring) != 0)
+        why = "madvise";
     if (why) {
         log(LogLevel::Debug, "exporter: io_uring unusable (%s): event loop on epoll", why);
         io_uring_queue_exit(ring);
@@ -712,8 +716,8 @@ void *serve(void *arg)
         try {
             wait_ready(ex, timeout, &ready, &listener_ready);
         } catch (const std::bad_alloc &) {
-            // ready could not grow: what is missing is served after its
-            // deadline is not; io_uring: those polls are re-armed below.
+            // ready has room for every connection, so this is not
+            // expected; a connection left out is closed at its deadline.
         }
         for (int fd : ready) {
             try {
@@ -768,12 +772,9 @@ void atfork_child()
     Exporter *ex = g_exporter;
     if (ex) {
         ::close(ex->listen_fd);
-        // The ring: the child's mappings and fd only, no io_uring call
-        // (nothing registered), so the parent's ring is untouched.
-        if (ex->uring)
-            io_uring_queue_exit(&ex->ring);
-        else
-            ::close(ex->epoll_fd);
+        // The ring's mappings were not copied (MADV_DONTFORK): only its
+        // fd is here. Closing it does not touch the parent's ring.
+        ::close(ex->uring ? ex->ring.ring_fd : ex->epoll_fd);
         for (const Conn &c : ex->conns)
             ::close(c.fd);
         for (auto &e : ex->entries)

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -170,7 +171,7 @@ int receive_reply(int s, int64_t deadline_ms, Reply *out)
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 continue;
-            return errno == ECONNRESET ? EPROTO : errno;
+            return errno;
         }
         // Own every fd that arrived before anything else can fail (the
         // room for them was reserved before recvmsg).
@@ -189,6 +190,31 @@ int receive_reply(int s, int64_t deadline_ms, Reply *out)
         std::memcpy(&out->reply, &buf, sizeof(out->reply));
         return 0;
     }
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+// Whether the process listening on the socket s is connected to (pid, by
+// SO_PEERCRED) has exited. A dead exporter's socket may accept connections
+// for a few milliseconds after its process has gone (an io_uring loop's
+// ring, which holds the listener, is torn down asynchronously), and then
+// resets them.
+bool exporter_exited(int s, pid_t pid)
+{
+    int raw = -1;
+    socklen_t len = sizeof(raw);
+    if (::getsockopt(s, SOL_SOCKET, SO_PEERPIDFD, &raw, &len) != 0) {
+        if (errno != ENOPROTOOPT)
+            return true; // no pidfd for a reaped process
+        raw = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+        if (raw < 0)
+            return errno == ESRCH;
+    }
+    UniqueFd pidfd(raw);
+    struct pollfd p = {pidfd.get(), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
 bool known_refusal(int status)
@@ -247,6 +273,15 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name, con
     if (!err) {
         Reply reply;
         err = receive_reply(s.get(), deadline_ms, &reply);
+        if ((err == ECONNRESET || (!err && reply.size == 0 && reply.fds.empty())) &&
+            exporter_exited(s.get(), cred.pid)) {
+            log(LogLevel::Warning,
+                "importer: %s: the exporter is gone (it exited before answering on %s)",
+                name.c_str(), path.c_str());
+            return Status::from_errno(ECONNREFUSED);
+        }
+        if (err == ECONNRESET)
+            err = EPROTO;
         if (!err) {
             const detail::WireReply &r = reply.reply;
             const char *bad = nullptr;
