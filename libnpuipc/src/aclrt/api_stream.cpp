@@ -157,14 +157,13 @@ aclError aclrtCreateStream(aclrtStream *stream)
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         std::shared_ptr<Context> ctx;
-        if (aclError err = rt.current_context(ctx))
+        std::shared_ptr<const Device> dev;
+        ObjectHandle h;
+        if (aclError err = create_in_context(rt, NPUIPC_OBJ_STREAM, Op::CreateStream,
+                                             "creating a stream", ctx, dev, h))
             return err;
-        const auto &dev = rt.devices.at(ctx->device).dev;
-        Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_STREAM);
-        if (!h.ok())
-            return fail_errno(h.error(), Op::CreateStream, "creating a stream");
-        uint64_t token = rt.add_object(
-            std::make_shared<Stream>(ctx->device, dev, ObjectHandle(dev, h.value()), ctx->token));
+        uint64_t token =
+            rt.add_object(std::make_shared<Stream>(ctx->device, dev, std::move(h), ctx->token));
         *stream = reinterpret_cast<aclrtStream>(token);
         return ACL_SUCCESS;
     });

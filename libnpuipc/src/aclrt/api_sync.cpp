@@ -35,15 +35,14 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
     std::shared_ptr<Context> ctx;
-    if (aclError err = rt.current_context(ctx))
+    std::shared_ptr<const Device> dev;
+    ObjectHandle h;
+    if (aclError err = create_in_context(rt, NPUIPC_OBJ_EVENT, Op::CreateEvent, "creating an event",
+                                         ctx, dev, h))
         return err;
-    const auto &dev = rt.devices.at(ctx->device).dev;
-    Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_EVENT);
-    if (!h.ok())
-        return fail_errno(h.error(), Op::CreateEvent, "creating an event");
     bool times = !(flags & ACL_EVENT_IPC) && (timing || (flags & ACL_EVENT_TIME_LINE));
-    uint64_t token = rt.add_object(
-        std::make_shared<Event>(ctx->device, dev, ObjectHandle(dev, h.value()), flags, times));
+    uint64_t token =
+        rt.add_object(std::make_shared<Event>(ctx->device, dev, std::move(h), flags, times));
     *event = reinterpret_cast<aclrtEvent>(token);
     return ACL_SUCCESS;
 }
@@ -269,14 +268,13 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         std::shared_ptr<Context> ctx;
-        if (aclError err = rt.current_context(ctx))
+        std::shared_ptr<const Device> dev;
+        ObjectHandle h;
+        if (aclError err = create_in_context(rt, NPUIPC_OBJ_NOTIFY, Op::CreateNotify,
+                                             "creating a notify", ctx, dev, h))
             return err;
-        const auto &dev = rt.devices.at(ctx->device).dev;
-        Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_NOTIFY);
-        if (!h.ok())
-            return fail_errno(h.error(), Op::CreateNotify, "creating a notify");
-        uint64_t token = rt.add_object(std::make_shared<Notify>(
-            ctx->device, dev, ObjectHandle(dev, h.value()), rt.next_notify_id++));
+        uint64_t token = rt.add_object(
+            std::make_shared<Notify>(ctx->device, dev, std::move(h), rt.next_notify_id++));
         *notify = reinterpret_cast<aclrtNotify>(token);
         return ACL_SUCCESS;
     });

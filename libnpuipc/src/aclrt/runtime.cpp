@@ -388,6 +388,20 @@ aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_
     return ACL_SUCCESS;
 }
 
+aclError create_in_context(Runtime &rt, uint32_t type, Op op, const char *what,
+                           std::shared_ptr<Context> &ctx, std::shared_ptr<const Device> &dev,
+                           ObjectHandle &handle)
+{
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    dev = rt.devices.at(ctx->device).dev;
+    Result<uint32_t> h = dev->create_object(type);
+    if (!h.ok())
+        return fail_errno(h.error(), op, what);
+    handle = ObjectHandle(dev, h.value());
+    return ACL_SUCCESS;
+}
+
 aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
 {
     Runtime &rt = Runtime::get();

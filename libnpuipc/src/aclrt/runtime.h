@@ -299,6 +299,13 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
 namespace npuipc_rt {
 using namespace npuipc;
 
+// With Runtime::mu held: a new driver object of `type` (NPUIPC_OBJ_*) on
+// the device of the calling thread's current context, as the create calls
+// make them; `op` and `what` describe a failure.
+aclError create_in_context(Runtime &rt, uint32_t type, Op op, const char *what,
+                           std::shared_ptr<Context> &ctx, std::shared_ptr<const Device> &dev,
+                           ObjectHandle &handle);
+
 template <typename T>
 aclError find_object(const void *handle, Kind kind, const char *what, std::shared_ptr<T> &out)
 {
