@@ -17,6 +17,7 @@
 #include "npuipc_bo.h"
 #include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
+#include "npuipc_object.h"
 #include "drm/npuipc_drm.h"
 
 u64 npuipc_page_class_size(u32 page_class)
@@ -164,8 +165,6 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
 	if (bo->dmabuf) {
-		if (bo->bo_flags & NPUIPC_BO_FOREIGN)
-			kvfree(bo->pages);
 		dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
@@ -179,8 +178,35 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	kfree(bo);
 }
 
+/*
+ * A handle to an import costs kernel memory (the object, an attachment, a
+ * scatterlist as long as the buffer): a file holds NPUIPC_MAX_IMPORTS at
+ * most, whatever it imports, so that importing one dma-buf over and over
+ * cannot grow it without bound.
+ */
+static int npuipc_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+
+	if (!to_npuipc_bo(obj)->dmabuf)
+		return 0;
+	if (atomic_inc_return(&nfile->imports) > NPUIPC_MAX_IMPORTS) {
+		atomic_dec(&nfile->imports);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void npuipc_bo_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	if (to_npuipc_bo(obj)->dmabuf)
+		atomic_dec(&to_npuipc_file(file)->imports);
+}
+
 static const struct drm_gem_object_funcs npuipc_bo_funcs = {
 	.free = npuipc_bo_free,
+	.open = npuipc_bo_open,
+	.close = npuipc_bo_close,
 	.mmap = npuipc_bo_mmap,
 	.vm_ops = &npuipc_bo_vm_ops,
 };
@@ -209,12 +235,16 @@ static int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
 static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 {
 	unsigned int order = npuipc_chunk_order(bo->page_class);
-	/* Fail rather than wake the OOM killer: the budget is the limit. */
-	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
+	/*
+	 * Fail rather than wake the OOM killer: the budget is the limit, and
+	 * so is the creator's memory cgroup, which is charged for the pages.
+	 */
+	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL |
+		    __GFP_ACCOUNT;
 	pgoff_t npages = size >> PAGE_SHIFT, i, j;
 	struct page *page;
 
-	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL);
+	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL_ACCOUNT);
 	if (!bo->pages)
 		return -ENOMEM;
 
@@ -263,7 +293,7 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 	if (ret)
 		return ret;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 	if (!bo) {
 		ret = -ENOMEM;
 		goto err_uncharge;
@@ -306,28 +336,6 @@ int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 	return 0;
 }
 
-/* The pages of a foreign dma-buf, for the engine's copies. */
-static int npuipc_bo_pages_from_sgt(struct npuipc_bo *bo, size_t size)
-{
-	pgoff_t npages = size >> PAGE_SHIFT, i = 0;
-	struct sg_page_iter iter;
-
-	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL);
-	if (!bo->pages)
-		return -ENOMEM;
-	for_each_sgtable_page(bo->sgt, &iter, 0) {
-		if (i == npages)
-			break;
-		bo->pages[i++] = sg_page_iter_page(&iter);
-	}
-	if (i != npages) {
-		kvfree(bo->pages);
-		bo->pages = NULL;
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
@@ -341,6 +349,9 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (args->pad || args->handle || args->size)
 		return -EINVAL;
+	/* Early, to spare the work; npuipc_bo_open() has the last word. */
+	if (atomic_read(&to_npuipc_file(file)->imports) >= NPUIPC_MAX_IMPORTS)
+		return -ENOSPC;
 
 	dmabuf = dma_buf_get(args->fd);
 	if (IS_ERR(dmabuf))
@@ -351,7 +362,7 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		return -EINVAL;
 	}
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 	if (!bo) {
 		ret = -ENOMEM;
 		goto err_put_dmabuf;
@@ -388,13 +399,13 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		ret = PTR_ERR(bo->sgt);
 		goto err_detach;
 	}
-	if (exp) {
+	/*
+	 * Only npuipc memory is reached through its pages. Another exporter's
+	 * scatterlist is for DMA: its pages are not ours to touch (sg_page()
+	 * of an import is off limits; DMABUF_DEBUG mangles it).
+	 */
+	if (exp)
 		bo->pages = exp->bo->pages + exp->first_page;
-	} else {
-		ret = npuipc_bo_pages_from_sgt(bo, dmabuf->size);
-		if (ret)
-			goto err_unmap;
-	}
 	bo->dmabuf = dmabuf;
 
 	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);
@@ -402,8 +413,6 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		args->size = dmabuf->size;
 	return ret;
 
-err_unmap:
-	dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 err_detach:
 	dma_buf_detach(dmabuf, bo->attach);
 err_free_bo:

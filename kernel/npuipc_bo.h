@@ -29,7 +29,7 @@ struct npuipc_bo {
 	 * One entry per 4 KiB page, for the engine and for faults. Owned
 	 * memory: its own pages. An npuipc import: the exporter's array at the
 	 * export's first page (the dma-buf keeps it alive). A foreign import:
-	 * an array of the pages of its scatterlist.
+	 * NULL (mapped by its exporter, never copied by the engine).
 	 */
 	struct page **pages;
 

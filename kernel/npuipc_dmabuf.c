@@ -94,12 +94,12 @@ static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 	if (exp->read_only && dir != DMA_TO_DEVICE)
 		return ERR_PTR(-EACCES);
 
-	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		return ERR_PTR(-ENOMEM);
 	map->dir = dir;
 	ret = sg_alloc_table_from_pages(&map->sgt, npuipc_export_pages(exp), exp->npages,
-					0, exp->npages << PAGE_SHIFT, GFP_KERNEL);
+					0, exp->npages << PAGE_SHIFT, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_free;
 	ret = dma_map_sgtable(attach->dev, &map->sgt, dir, 0);
@@ -243,7 +243,7 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	struct npuipc_export *exp;
 	struct dma_buf *dmabuf;
 
-	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL_ACCOUNT);
 	if (!exp)
 		return ERR_PTR(-ENOMEM);
 	exp->bo = bo;

@@ -37,7 +37,7 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 	ndev->mem_total = mem_total;
 	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO |
 		     NPUIPC_CAP_STREAMS | NPUIPC_CAP_RESET_NOTIFY |
-		     NPUIPC_CAP_CALLER_TGID;
+		     NPUIPC_CAP_CALLER_TGID | NPUIPC_CAP_BOUNDED_FENCES;
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);

@@ -51,10 +51,12 @@ struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
 
 	xa_lock(&nfile->objects);
 	obj = xa_load(&nfile->objects, handle);
-	if (obj && (!type || obj->type == type))
-		npuipc_object_get(obj);
+	if (!obj)
+		obj = ERR_PTR(-ENOENT);
+	else if (type && obj->type != type)
+		obj = ERR_PTR(-EINVAL);
 	else
-		obj = NULL;
+		npuipc_object_get(obj);
 	xa_unlock(&nfile->objects);
 	return obj;
 }
@@ -107,7 +109,7 @@ static int npuipc_handle_add(struct npuipc_file *nfile, struct npuipc_object *ob
 			     u32 *handle)
 {
 	int ret = xa_alloc(&nfile->objects, handle, obj,
-			   XA_LIMIT(1, NPUIPC_MAX_OBJECTS), GFP_KERNEL);
+			   XA_LIMIT(1, NPUIPC_MAX_OBJECTS), GFP_KERNEL_ACCOUNT);
 
 	return ret == -EBUSY ? -ENOSPC : ret;
 }
@@ -180,6 +182,10 @@ static struct file *npuipc_event_sync_file(struct npuipc_object *obj)
 	/* Never recorded: complete, as a wait on it would be. */
 	if (!fence)
 		fence = dma_fence_get_stub();
+	if (npuipc_fence_unbounded(fence)) {
+		dma_fence_put(fence);
+		return ERR_PTR(-EDEADLK);
+	}
 	sync_file = sync_file_create(fence);
 	dma_fence_put(fence);
 	return sync_file ? sync_file->file : ERR_PTR(-ENOMEM);
@@ -199,8 +205,8 @@ int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 	if (args->pad || args->fd)
 		return -EINVAL;
 	obj = npuipc_object_lookup(nfile, args->handle, 0);
-	if (!obj)
-		return -ENOENT;
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
 
 	ret = -EINVAL;
 	if (obj->type == NPUIPC_OBJ_STREAM)
@@ -259,36 +265,68 @@ int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 	return ret;
 }
 
-/* Rounded up, plus the partial jiffy now: never shorter than asked. */
+/*
+ * Rounded up, plus the partial jiffy now: never shorter than asked. Any
+ * s64 works: beyond S64_MAX / 2 ns (146 years) a wait is as good as
+ * endless, and the sum below cannot overflow.
+ */
 static long npuipc_wait_timeout_jiffies(s64 timeout_ns)
 {
 	if (timeout_ns < 0)
 		return MAX_SCHEDULE_TIMEOUT;
+	timeout_ns = min_t(s64, timeout_ns, S64_MAX / 2);
 	return min_t(u64, nsecs_to_jiffies64(timeout_ns + TICK_NSEC - 1) + 1,
 		     MAX_SCHEDULE_TIMEOUT - 1);
+}
+
+/*
+ * Waits for @fence as WAIT's @args ask: 0 once signalled, -ETIME, or
+ * -ERESTARTSYS. Interrupted, a finite wait leaves in @args->timeout_ns what
+ * is left of it, so that the restarted call does not start over (as
+ * i915's wait does); the restart is then bounded by the first deadline.
+ */
+static int npuipc_wait_fence(struct dma_fence *fence, struct drm_npuipc_wait *args)
+{
+	ktime_t start;
+	long left;
+	s64 spent;
+
+	if (!args->timeout_ns)
+		return dma_fence_is_signaled(fence) ? 0 : -ETIME;
+	start = ktime_get();
+	left = dma_fence_wait_timeout(fence, true, npuipc_wait_timeout_jiffies(args->timeout_ns));
+	if (left > 0)
+		return 0;
+	if (!left)
+		return -ETIME;
+	if (args->timeout_ns > 0) {
+		spent = ktime_to_ns(ktime_sub(ktime_get(), start));
+		/* 0 would poll once: what is due when the time is up. */
+		args->timeout_ns = max_t(s64, args->timeout_ns - spent, 0);
+	}
+	return left;
 }
 
 int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_wait *args = data;
+	struct npuipc_stream *stream = NULL;
 	struct npuipc_object *obj;
 	struct dma_fence *fence;
-	int ret = 0, status = 0;
-	long left;
+	int ret, status = 0;
 
 	if (args->flags & ~NPUIPC_WAIT_FLAGS_VALID)
 		return -EINVAL;
 	if (args->pad || args->status)
 		return -EINVAL;
 	obj = npuipc_object_lookup(nfile, args->handle, 0);
-	if (!obj)
-		return -ENOENT;
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
 
 	switch (obj->type) {
 	case NPUIPC_OBJ_STREAM:
-		fence = npuipc_stream_last(container_of(obj, struct npuipc_stream, base),
-					   &status);
+		stream = container_of(obj, struct npuipc_stream, base);
 		break;
 	case NPUIPC_OBJ_EVENT:
 		if (args->flags & NPUIPC_WAIT_RECOVER) {
@@ -296,33 +334,37 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 			goto out_put;
 		}
 		fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
-		break;
+		ret = fence ? npuipc_wait_fence(fence, args) : 0;
+		if (fence && !ret)
+			status = fence->error;
+		dma_fence_put(fence);
+		goto out_status;
 	default:
 		ret = -EINVAL;
 		goto out_put;
 	}
 
-	if (fence) {
-		if (!args->timeout_ns)
-			left = dma_fence_is_signaled(fence) ? 1 : 0;
-		else
-			left = dma_fence_wait_timeout(fence, true,
-						      npuipc_wait_timeout_jiffies(args->timeout_ns));
-		if (left == 0)
-			ret = -ETIME;
-		else if (left < 0)
-			ret = left;
-		else if (obj->type == NPUIPC_OBJ_EVENT)
-			status = fence->error;
+	/*
+	 * A stream: everything submitted so far, then its error read again
+	 * (the jobs just waited for may have failed). RECOVER clears the
+	 * error once no job is queued; jobs submitted after the fence was
+	 * taken, and cancelled since the stream failed, are waited for too:
+	 * a failed stream takes no new ones, so this ends.
+	 */
+	for (;;) {
+		fence = npuipc_stream_last(stream, &status);
+		ret = fence ? npuipc_wait_fence(fence, args) : 0;
 		dma_fence_put(fence);
+		if (ret)
+			break;
+		dma_fence_put(npuipc_stream_last(stream, &status));
+		if (!(args->flags & NPUIPC_WAIT_RECOVER))
+			break;
+		ret = npuipc_stream_recover(stream);
+		if (ret != -EBUSY)
+			break;
 	}
-	if (!ret && obj->type == NPUIPC_OBJ_STREAM) {
-		/* Read again: the jobs just waited for may have failed. */
-		dma_fence_put(npuipc_stream_last(container_of(obj, struct npuipc_stream, base),
-						 &status));
-		if (args->flags & NPUIPC_WAIT_RECOVER)
-			ret = npuipc_stream_recover(container_of(obj, struct npuipc_stream, base));
-	}
+out_status:
 	if (!ret)
 		args->status = status;
 out_put:

@@ -15,14 +15,16 @@ struct npuipc_device;
 /* What an open DRM file of npuipc holds besides GEM handles. */
 struct npuipc_file {
 	struct npuipc_device *ndev;
+	/* GEM handles of imports, at most NPUIPC_MAX_IMPORTS. */
+	atomic_t imports;
 	/* Streams, events and notifies by handle; the xarray locks itself. */
 	struct xarray objects;
 
 	/* Protects owned_notifies */
 	spinlock_t owned_lock;
 	/*
-	 * Every notify this file created, referenced until the file closes,
-	 * so that closing orphans them all, handles destroyed or not.
+	 * Every live notify this file created, unreferenced: a notify leaves
+	 * it when freed, and closing the file orphans those left.
 	 */
 	struct list_head owned_notifies;
 };
@@ -40,7 +42,11 @@ static inline struct npuipc_file *to_npuipc_file(struct drm_file *file)
 
 void npuipc_object_get(struct npuipc_object *obj);
 void npuipc_object_put(struct npuipc_object *obj);
-/* The object behind @handle, with a reference; NULL if none of @type. */
+/*
+ * The object behind @handle (of @type, unless 0), with a reference;
+ * ERR_PTR(-ENOENT) if there is none, ERR_PTR(-EINVAL) if it is of another
+ * type: every ioctl gives a wrong-type handle the same -EINVAL.
+ */
 struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
 					   u32 handle, u32 type);
 

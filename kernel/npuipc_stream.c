@@ -96,6 +96,28 @@ static const struct dma_fence_ops npuipc_job_fence_ops = {
 	.release = npuipc_fence_release,
 };
 
+/*
+ * Set on a job's fence, at submit, when it may never signal: the job, or
+ * one before it on its stream, waits without a timeout for a notify or for
+ * a fence that has this flag. Flagged fences stay inside npuipc (see
+ * npuipc_fence_unbounded()); every other fence is bounded by timeouts.
+ */
+#define NPUIPC_FENCE_FLAG_UNBOUNDED	DMA_FENCE_FLAG_USER_BITS
+
+/*
+ * Whether @fence may never signal. The dma-fence rules require every fence
+ * that leaves a driver to signal in bounded time (another driver, or the
+ * kernel's memory management, may wait for it holding locks), so such a
+ * fence is never exported as a sync_file (-EDEADLK). Foreign fences obey
+ * those rules; a flagged fence that has signalled is harmless.
+ */
+bool npuipc_fence_unbounded(struct dma_fence *fence)
+{
+	return fence && fence->ops == &npuipc_job_fence_ops &&
+	       test_bit(NPUIPC_FENCE_FLAG_UNBOUNDED, &fence->flags) &&
+	       !dma_fence_is_signaled(fence);
+}
+
 void npuipc_stream_kick(struct npuipc_stream *stream)
 {
 	queue_work(npuipc_engine_wq, &stream->work);
@@ -111,7 +133,7 @@ static void npuipc_stream_timeout_work(struct work_struct *work)
 
 /*
  * A fence a job waits for has signalled. An npuipc job's fence signals only
- * in npuipc_job_complete() and hand-offs, in process context, which take
+ * by the engine's worker, hand-offs and shutdown, in process context, which take
  * over the waiters claimed here once the signal is over; any other fence
  * may signal from any context, so its waiters always go through the
  * worker. Nothing but the claim's atomic is touched here: fence locks may
@@ -212,6 +234,9 @@ static void npuipc_completion_init(struct npuipc_completion *c)
 
 /*
  * Signals @job's fence; the waiters its callbacks claimed become ready.
+ * What the job holds is dropped later, outside the signalling section
+ * (npuipc_completion_release()): freeing a buffer may take locks that
+ * others hold while they wait for fences.
  * The completion's time may predate the stream's previous signal (a job
  * claimed by a hand-off was armed after it was read): a stream's fences
  * never go back in time. Only the claim's holder signals, so it may.
@@ -220,7 +245,6 @@ static void npuipc_job_signal(struct npuipc_job *job, int error, struct npuipc_c
 {
 	struct npuipc_stream *stream = job->stream;
 
-	npuipc_job_release_resources(job);
 	if (error)
 		dma_fence_set_error(&job->fence, error);
 	if (ktime_after(c->now, stream->last_signal))
@@ -252,6 +276,7 @@ static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc
 	}
 	do {
 		list_del(&job->node);
+		stream->queued--;
 		spin_unlock(&stream->lock);
 		npuipc_job_signal(job, 0, c);
 		spin_lock(&stream->lock);
@@ -262,16 +287,34 @@ static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc
 	list_add_tail(&stream->claim_node, &c->claimed);
 }
 
-static void npuipc_completion_finish(struct npuipc_completion *c)
+/* Claimed jobs whose waits were satisfied, completed after the caller's signal. */
+static void npuipc_completion_add_ready(struct npuipc_completion *c, struct npuipc_job *job)
 {
-	struct npuipc_stream *stream, *next;
-	struct npuipc_job *job, *tmp;
+	if (job)
+		list_add_tail(&job->handoff_node, &c->ready);
+}
+
+/* Completes the ready jobs; inside the caller's signalling section. */
+static void npuipc_completion_run_ready(struct npuipc_completion *c)
+{
+	struct npuipc_job *job;
 
 	while ((job = list_first_entry_or_null(&c->ready, struct npuipc_job, handoff_node))) {
 		list_del_init(&job->handoff_node);
 		npuipc_stream_complete_claimed(job, c);
 		cond_resched();
 	}
+}
+
+/*
+ * After the signalling section: gives the claimed streams back, then drops
+ * what the signalled jobs held and their fences.
+ */
+static void npuipc_completion_release(struct npuipc_completion *c)
+{
+	struct npuipc_stream *stream, *next;
+	struct npuipc_job *job, *tmp;
+
 	list_for_each_entry_safe(stream, next, &c->claimed, claim_node) {
 		list_del(&stream->claim_node);
 		spin_lock(&stream->lock);
@@ -280,27 +323,9 @@ static void npuipc_completion_finish(struct npuipc_completion *c)
 	}
 	list_for_each_entry_safe(job, tmp, &c->done, node) {
 		list_del(&job->node);
+		npuipc_job_release_resources(job);
 		dma_fence_put(&job->fence);
 	}
-}
-
-/* Completes @job, satisfied by a notify record that claimed its stream. */
-void npuipc_stream_run_claimed(struct npuipc_job *job)
-{
-	struct npuipc_completion c;
-
-	npuipc_completion_init(&c);
-	list_add_tail(&job->handoff_node, &c.ready);
-	npuipc_completion_finish(&c);
-}
-
-static void npuipc_job_complete(struct npuipc_job *job, int error)
-{
-	struct npuipc_completion c;
-
-	npuipc_completion_init(&c);
-	npuipc_job_signal(job, error, &c);
-	npuipc_completion_finish(&c);
 }
 
 static bool npuipc_job_expired(struct npuipc_job *job)
@@ -432,7 +457,12 @@ static int npuipc_job_copy_fill(struct npuipc_job *job)
 	return 0;
 }
 
-static int npuipc_job_run(struct npuipc_job *job)
+/*
+ * Runs @job: 0 when done, -EINPROGRESS while it waits, or its error. A
+ * notify record that claimed a waiter's stream hands that job back in
+ * @handed, to complete after @job.
+ */
+static int npuipc_job_run(struct npuipc_job *job, struct npuipc_job **handed)
 {
 	switch (job->kind) {
 	case NPUIPC_JOB_COPY:
@@ -445,7 +475,7 @@ static int npuipc_job_run(struct npuipc_job *job)
 	case NPUIPC_JOB_WAIT_NOTIFY:
 		return npuipc_job_wait_notify(job);
 	case NPUIPC_JOB_RECORD_NOTIFY:
-		npuipc_notify_record(job->notify);
+		*handed = npuipc_notify_record(job->notify);
 		return 0;
 	case NPUIPC_JOB_RESET_NOTIFY:
 		npuipc_notify_reset(job->notify);
@@ -458,7 +488,9 @@ static int npuipc_job_run(struct npuipc_job *job)
 static void npuipc_stream_work(struct work_struct *work)
 {
 	struct npuipc_stream *stream = container_of(work, struct npuipc_stream, work);
-	struct npuipc_job *job;
+	struct npuipc_completion c;
+	struct npuipc_job *job, *handed;
+	bool cookie;
 	int error, ret;
 
 	spin_lock(&stream->lock);
@@ -478,16 +510,30 @@ static void npuipc_stream_work(struct work_struct *work)
 			break;
 		spin_unlock(&stream->lock);
 
-		ret = error ? -ECANCELED : npuipc_job_run(job);
+		/*
+		 * From running a job to its fence's signal, and the hand-offs
+		 * that signal triggers: no allocation, no resv lock, no free.
+		 */
+		cookie = dma_fence_begin_signalling();
+		handed = NULL;
+		ret = error ? -ECANCELED : npuipc_job_run(job, &handed);
 
 		spin_lock(&stream->lock);
-		if (ret == -EINPROGRESS)
+		if (ret == -EINPROGRESS) {
+			dma_fence_end_signalling(cookie);
 			break;
+		}
 		list_del(&job->node);
+		stream->queued--;
 		if (ret && !stream->error)
 			stream->error = ret;
 		spin_unlock(&stream->lock);
-		npuipc_job_complete(job, ret);
+		npuipc_completion_init(&c);
+		npuipc_job_signal(job, ret, &c);
+		npuipc_completion_add_ready(&c, handed);
+		npuipc_completion_run_ready(&c);
+		dma_fence_end_signalling(cookie);
+		npuipc_completion_release(&c);
 		cond_resched();
 		spin_lock(&stream->lock);
 	}
@@ -498,7 +544,7 @@ static void npuipc_stream_work(struct work_struct *work)
 
 struct npuipc_stream *npuipc_stream_create(void)
 {
-	struct npuipc_stream *stream = kzalloc(sizeof(*stream), GFP_KERNEL);
+	struct npuipc_stream *stream = kzalloc(sizeof(*stream), GFP_KERNEL_ACCOUNT);
 
 	if (!stream)
 		return NULL;
@@ -514,13 +560,17 @@ struct npuipc_stream *npuipc_stream_create(void)
 	return stream;
 }
 
-/* Stops the stream's callbacks from reaching it again. */
-static void npuipc_job_disarm(struct npuipc_job *job)
+/*
+ * Stops the stream's callbacks from reaching it again. A notify record the
+ * job had been handed goes on to the next waiter: if that one's stream was
+ * claimed, it is added to @c to complete.
+ */
+static void npuipc_job_disarm(struct npuipc_job *job, struct npuipc_completion *c)
 {
 	if (job->cb_armed && dma_fence_remove_callback(job->wait_fence, &job->cb))
 		job->cb_armed = false;
 	if (job->notify)
-		npuipc_notify_unpark(job->notify, job);
+		npuipc_completion_add_ready(c, npuipc_notify_unpark(job->notify, job));
 }
 
 /*
@@ -529,8 +579,10 @@ static void npuipc_job_disarm(struct npuipc_job *job)
  */
 void npuipc_stream_shutdown(struct npuipc_stream *stream)
 {
+	struct npuipc_completion c;
 	struct npuipc_job *job, *tmp;
 	LIST_HEAD(cancelled);
+	bool cookie;
 
 	spin_lock(&stream->lock);
 	WRITE_ONCE(stream->dying, true);
@@ -549,16 +601,22 @@ void npuipc_stream_shutdown(struct npuipc_stream *stream)
 
 	spin_lock(&stream->lock);
 	list_splice_init(&stream->queue, &cancelled);
+	stream->queued = 0;
 	spin_unlock(&stream->lock);
+	npuipc_completion_init(&c);
 	list_for_each_entry(job, &cancelled, node)
-		npuipc_job_disarm(job);
+		npuipc_job_disarm(job, &c);
 	/* A callback that fired before its disarm may have queued us. */
 	cancel_work_sync(&stream->work);
 
+	cookie = dma_fence_begin_signalling();
 	list_for_each_entry_safe(job, tmp, &cancelled, node) {
 		list_del(&job->node);
-		npuipc_job_complete(job, -ECANCELED);
+		npuipc_job_signal(job, -ECANCELED, &c);
 	}
+	npuipc_completion_run_ready(&c);
+	dma_fence_end_signalling(cookie);
+	npuipc_completion_release(&c);
 }
 
 void npuipc_stream_free(struct npuipc_stream *stream)
@@ -582,12 +640,16 @@ struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error)
 	return fence;
 }
 
+/*
+ * Clears the stream's error: 0, or -EBUSY while jobs queued before it
+ * failed are still being cancelled. A healthy stream has nothing to clear.
+ */
 int npuipc_stream_recover(struct npuipc_stream *stream)
 {
 	int ret = 0;
 
 	spin_lock(&stream->lock);
-	if (!list_empty(&stream->queue))
+	if (stream->error && !list_empty(&stream->queue))
 		ret = -EBUSY;
 	else
 		stream->error = 0;
@@ -608,6 +670,13 @@ static int npuipc_job_lookup_range(struct drm_file *file, u32 handle, u64 offset
 	*out = bo;	/* released with the job, whatever happens next */
 	if (!size || offset > obj->size || size > obj->size - offset)
 		return -EINVAL;
+	/*
+	 * Another exporter's memory is reachable only through its CPU-access
+	 * protocol (vmap, begin/end_cpu_access), which may take its locks and
+	 * wait for fences: never from a job, whose fence must signal.
+	 */
+	if (bo->bo_flags & NPUIPC_BO_FOREIGN)
+		return -EOPNOTSUPP;
 	if (write && (bo->bo_flags & NPUIPC_BO_READ_ONLY))
 		return -EACCES;
 	return 0;
@@ -616,8 +685,12 @@ static int npuipc_job_lookup_range(struct drm_file *file, u32 handle, u64 offset
 static int npuipc_job_lookup_sync(struct npuipc_file *nfile, u32 handle, u32 type,
 				  struct npuipc_object **out)
 {
-	*out = npuipc_object_lookup(nfile, handle, type);
-	return *out ? 0 : -ENOENT;
+	struct npuipc_object *obj = npuipc_object_lookup(nfile, handle, type);
+
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	*out = obj;
+	return 0;
 }
 
 static int npuipc_job_wait_sync_file(struct npuipc_job *job, int fd)
@@ -715,6 +788,8 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 	default:
 		ret = -EINVAL;
 	}
+	job->unbounded = !ret && !in->timeout_ns &&
+			 (in->kind == NPUIPC_JOB_WAIT_NOTIFY || npuipc_fence_unbounded(job->wait_fence));
 	return ret;
 }
 
@@ -746,6 +821,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	struct npuipc_object *obj;
 	struct dma_fence *old_last;
 	unsigned int i, parsed = 0;
+	bool unbounded;
 	int ret, fd = -1;
 
 	if (args->flags & ~NPUIPC_SUBMIT_FLAGS_VALID)
@@ -757,8 +833,8 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		return -EINVAL;
 
 	obj = npuipc_object_lookup(nfile, args->stream, NPUIPC_OBJ_STREAM);
-	if (!obj)
-		return -ENOENT;
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
 	stream = container_of(obj, struct npuipc_stream, base);
 
 	if (args->job_count > NPUIPC_SUBMIT_ON_STACK) {
@@ -774,7 +850,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	}
 
 	for (parsed = 0; parsed < args->job_count; parsed++) {
-		struct npuipc_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+		struct npuipc_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 
 		if (!job) {
 			ret = -ENOMEM;
@@ -803,15 +879,30 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 
 	mutex_lock(&stream->submit_lock);
 	spin_lock(&stream->lock);
-	ret = stream->dying ? -ENOENT : stream->error ? -EIO : 0;
+	/*
+	 * The submit lock holds other submitters off: queued can only drop.
+	 * Not -EAGAIN for a full queue: libdrm's drmIoctl() retries that.
+	 */
+	ret = stream->dying ? -ENOENT : stream->error ? -EIO :
+	      stream->queued + parsed > NPUIPC_MAX_QUEUED_JOBS ? -ENOSPC : 0;
 	spin_unlock(&stream->lock);
 	if (ret)
 		goto err_unlock;
 
+	/* The submit lock keeps stream->last as it is. */
+	unbounded = npuipc_fence_unbounded(stream->last);
 	for (i = 0; i < parsed; i++) {
 		__module_get(THIS_MODULE);	/* put in npuipc_fence_release() */
 		dma_fence_init(&jobs[i]->fence, &npuipc_job_fence_ops, &jobs[i]->fence_lock,
 			       stream->fence_context, ++stream->next_seqno);
+		/* In order: a job completes only after the one before it. */
+		unbounded |= jobs[i]->unbounded;
+		if (unbounded)
+			set_bit(NPUIPC_FENCE_FLAG_UNBOUNDED, &jobs[i]->fence.flags);
+	}
+	if (fd >= 0 && unbounded) {
+		ret = -EDEADLK;
+		goto err_unlock_fences;
 	}
 	if (fd >= 0) {
 		sync_file = sync_file_create(&jobs[parsed - 1]->fence);
@@ -833,6 +924,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 			npuipc_event_record(jobs[i]->event, &jobs[i]->fence);
 		list_add_tail(&jobs[i]->node, &stream->queue);
 	}
+	stream->queued += parsed;
 	old_last = stream->last;
 	stream->last = dma_fence_get(&jobs[parsed - 1]->fence);
 	/* Under the lock: shutdown cancels the work only after seeing it. */

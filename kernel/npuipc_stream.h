@@ -30,9 +30,10 @@ struct npuipc_stream {
 	struct mutex submit_lock;
 	u64 next_seqno;
 
-	/* Protects queue, error, dying and last */
+	/* Protects queue, queued, error, dying and last */
 	spinlock_t lock;
 	struct list_head queue;
+	unsigned int queued;	/* jobs in queue, at most NPUIPC_MAX_QUEUED_JOBS */
 	int error;		/* first failure; later jobs are cancelled */
 	bool dying;
 	/*
@@ -81,6 +82,8 @@ struct npuipc_job {
 	struct list_head notify_node;	/* in notify->waiters while parked */
 	bool notify_parked;
 	bool notify_satisfied;
+	/* Waits without a timeout for what may never come (see the fence flag). */
+	bool unbounded;
 };
 
 extern unsigned int npuipc_job_timeout_ms;
@@ -95,7 +98,8 @@ struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error);
 int npuipc_stream_recover(struct npuipc_stream *stream);
 void npuipc_stream_kick(struct npuipc_stream *stream);
 bool npuipc_stream_try_claim(struct npuipc_stream *stream);
-void npuipc_stream_run_claimed(struct npuipc_job *job);
+
+bool npuipc_fence_unbounded(struct dma_fence *fence);
 
 int npuipc_ioctl_submit(struct drm_device *drm, void *data,
 			struct drm_file *file);

@@ -19,7 +19,7 @@
 
 struct npuipc_event *npuipc_event_create(void)
 {
-	struct npuipc_event *event = kzalloc(sizeof(*event), GFP_KERNEL);
+	struct npuipc_event *event = kzalloc(sizeof(*event), GFP_KERNEL_ACCOUNT);
 
 	if (!event)
 		return NULL;
@@ -64,7 +64,7 @@ void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence)
 
 struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
 {
-	struct npuipc_notify *notify = kzalloc(sizeof(*notify), GFP_KERNEL);
+	struct npuipc_notify *notify = kzalloc(sizeof(*notify), GFP_KERNEL_ACCOUNT);
 
 	if (!notify)
 		return NULL;
@@ -74,17 +74,31 @@ struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
 	INIT_LIST_HEAD(&notify->waiters);
 	init_waitqueue_head(&notify->poll_wq);
 	notify->owner = owner;
-	npuipc_object_get(&notify->base);	/* the owner's, see owned_notifies */
 	spin_lock(&owner->owned_lock);
 	list_add_tail(&notify->owner_node, &owner->owned_notifies);
 	spin_unlock(&owner->owned_lock);
 	return notify;
 }
 
+/*
+ * The last reference is gone. While the notify is on its owner's list,
+ * closing the owner waits for it to leave (npuipc_notify_orphan_all()),
+ * so the owner outlives this.
+ */
 void npuipc_notify_free(struct npuipc_notify *notify)
 {
+	struct npuipc_file *owner;
+
 	/* Parked jobs hold a reference: none can be left. */
 	WARN_ON(!list_empty(&notify->waiters));
+	spin_lock(&notify->lock);
+	owner = notify->owner;
+	spin_unlock(&notify->lock);
+	if (owner) {
+		spin_lock(&owner->owned_lock);
+		list_del(&notify->owner_node);
+		spin_unlock(&owner->owned_lock);
+	}
 	kfree(notify);
 }
 
@@ -98,18 +112,29 @@ bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nf
 	return owned;
 }
 
-/* The owner's file is closing: pollers learn that no wait will come. */
+/*
+ * The owner's file is closing: the notifies it made that others still hold
+ * lose their owner, and their pollers learn that no wait will come. One
+ * being freed right now takes itself off the list: wait for that.
+ */
 void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 {
-	struct npuipc_notify *notify, *tmp;
-	LIST_HEAD(owned);
+	struct npuipc_notify *notify;
 
-	spin_lock(&nfile->owned_lock);
-	list_splice_init(&nfile->owned_notifies, &owned);
-	spin_unlock(&nfile->owned_lock);
-
-	list_for_each_entry_safe(notify, tmp, &owned, owner_node) {
-		list_del(&notify->owner_node);
+	for (;;) {
+		spin_lock(&nfile->owned_lock);
+		notify = list_first_entry_or_null(&nfile->owned_notifies,
+						  struct npuipc_notify, owner_node);
+		if (notify && !kref_get_unless_zero(&notify->base.kref)) {
+			spin_unlock(&nfile->owned_lock);
+			cond_resched();
+			continue;
+		}
+		if (notify)
+			list_del(&notify->owner_node);
+		spin_unlock(&nfile->owned_lock);
+		if (!notify)
+			break;
 		spin_lock(&notify->lock);
 		notify->owner = NULL;
 		spin_unlock(&notify->lock);
@@ -118,8 +143,12 @@ void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 	}
 }
 
-/* A record: hand the flag to the first parked wait, or set it. */
-void npuipc_notify_record(struct npuipc_notify *notify)
+/*
+ * A record: hand the flag to the first parked wait, or set it. Returns that
+ * wait's job if its stream was claimed here: the caller completes it once
+ * its own signalling is done (npuipc_completion_add_ready()).
+ */
+struct npuipc_job *npuipc_notify_record(struct npuipc_notify *notify)
 {
 	struct npuipc_job *job;
 	bool claimed = false;
@@ -138,10 +167,9 @@ void npuipc_notify_record(struct npuipc_notify *notify)
 		notify->set = true;
 	}
 	spin_unlock(&notify->lock);
-	if (claimed)
-		npuipc_stream_run_claimed(job);
-	else if (!job)
+	if (!job)
 		wake_up_interruptible_all(&notify->poll_wq);
+	return claimed ? job : NULL;
 }
 
 /* A reset: a record no wait has consumed yet is dropped. */
@@ -184,8 +212,9 @@ int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
 /*
  * A parked or satisfied job is being cancelled. A record it had already
  * been handed is not lost: it goes to the next waiter, or sets the flag.
+ * Returns a job to complete, as npuipc_notify_record() does.
  */
-void npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job)
+struct npuipc_job *npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job)
 {
 	bool pass_on;
 
@@ -197,8 +226,7 @@ void npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job)
 	pass_on = job->notify_satisfied;
 	job->notify_satisfied = false;
 	spin_unlock(&notify->lock);
-	if (pass_on)
-		npuipc_notify_record(notify);
+	return pass_on ? npuipc_notify_record(notify) : NULL;
 }
 
 static int npuipc_sync_file_release(struct inode *inode, struct file *file)

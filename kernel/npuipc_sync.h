@@ -48,11 +48,12 @@ struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner);
 void npuipc_notify_free(struct npuipc_notify *notify);
 bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nfile);
 void npuipc_notify_orphan_all(struct npuipc_file *nfile);
-void npuipc_notify_record(struct npuipc_notify *notify);
+struct npuipc_job *npuipc_notify_record(struct npuipc_notify *notify);
 void npuipc_notify_reset(struct npuipc_notify *notify);
 int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
 		       bool expired);
-void npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job);
+struct npuipc_job *npuipc_notify_unpark(struct npuipc_notify *notify,
+				       struct npuipc_job *job);
 
 struct file *npuipc_sync_export_file(struct npuipc_object *obj);
 struct npuipc_object *npuipc_sync_import_file(struct file *file);

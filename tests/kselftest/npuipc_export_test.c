@@ -524,6 +524,54 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	close(vgem);
 }
 
+/*
+ * Another exporter's memory is reached only through its own CPU-access
+ * protocol, which a job may not use: its fence must signal whatever the
+ * exporter's locks and fences do.
+ */
+TEST_F(export, engine_refuses_copy_and_fill_on_another_exporters_buffer)
+{
+	struct drm_mode_create_dumb dumb = { .width = 1024, .height = 16, .bpp = 32 };
+	struct drm_prime_handle prime = { 0 };
+	struct drm_npuipc_job job;
+	uint32_t imported, stream;
+	uint8_t *vp;
+	int vgem, status;
+
+	vgem = open_vgem_card();
+	if (vgem < 0)
+		SKIP(return, "vgem is not loaded (modprobe vgem)");
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
+	vp = vgem_mmap(vgem, dumb.handle, dumb.size, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, vp);
+	fill_pattern(vp, dumb.size, 5);
+	prime.handle = dumb.handle;
+	prime.flags = DRM_CLOEXEC | DRM_RDWR;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, prime.fd, 0, &imported));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
+
+	job = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_FILL, .dst = imported, .size = 4096,
+				       .value = 1 };
+	EXPECT_EQ(-EOPNOTSUPP, npuipc_submit(self->fd, stream, &job, 1, NULL));
+	job = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_COPY, .dst = self->handle,
+				       .src = imported, .size = 4096 };
+	EXPECT_EQ(-EOPNOTSUPP, npuipc_submit(self->fd, stream, &job, 1, NULL));
+	job = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_COPY, .dst = imported,
+				       .src = self->handle, .size = 4096 };
+	EXPECT_EQ(-EOPNOTSUPP, npuipc_submit(self->fd, stream, &job, 1, NULL));
+	/* Nothing ran: the stream is idle and vgem's bytes are as written. */
+	ASSERT_EQ(0, npuipc_wait(self->fd, stream, 0, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(has_pattern(vp, dumb.size, 0, 5));
+
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	munmap(vp, dumb.size);
+	close(prime.fd);
+	close(vgem);
+}
+
 TEST_F(export, drm_prime_ioctls_are_not_offered)
 {
 	struct drm_prime_handle prime = { .handle = self->handle, .flags = DRM_CLOEXEC };

@@ -8,7 +8,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 
 #include "kselftest_harness.h"
@@ -35,6 +38,19 @@ static struct drm_npuipc_job copy_job(uint32_t dst, uint64_t dst_offset, uint32_
 static struct drm_npuipc_job object_job(uint32_t kind, uint32_t object)
 {
 	return (struct drm_npuipc_job){ .kind = kind, .object = object };
+}
+
+/*
+ * A wait for @notify bounded by a timeout far past any test: the fences
+ * behind it may leave npuipc as sync_files, unlike those behind a wait
+ * without a timeout (-EDEADLK).
+ */
+static struct drm_npuipc_job gate_job(uint32_t notify)
+{
+	struct drm_npuipc_job job = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+
+	job.timeout_ns = 60 * SEC_NS;
+	return job;
 }
 
 /* Status of a sync_file: 1 signalled, 0 pending, <0 signalled with error. */
@@ -149,7 +165,7 @@ TEST_F(stream, out_fence_is_a_pollable_sync_file)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[0] = gate_job(notify);
 	jobs[1] = fill_job(self->a, 0, 4096, 1);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	pfd.fd = fence;
@@ -273,7 +289,7 @@ TEST_F(stream, fences_signal_in_submission_order_when_a_record_releases_the_stre
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &late));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
-				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_WAIT_NOTIFY, gate) },
+				   (struct drm_npuipc_job[]){ gate_job(gate) },
 				   1, &fences[0]));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
 				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_RECORD_EVENT, early) },
@@ -503,7 +519,7 @@ TEST_F(stream, destroying_a_stream_cancels_its_pending_jobs)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[0] = gate_job(notify);
 	jobs[1] = fill_job(self->a, 0, 4096, 5);
 	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 2, &fence));
 	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
@@ -579,7 +595,7 @@ TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stre
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gates[i]));
 		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-			object_job(NPUIPC_JOB_WAIT_NOTIFY, gates[i]),
+			gate_job(gates[i]),
 			fill_job(self->a, i * 4096, 4096, 0x31 + i) }, 2, &fences[i]));
 		ASSERT_EQ(0, timeline_add(self->fd, timeline.handle, i + 1, fences[i]));
 	}
@@ -599,6 +615,276 @@ TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stre
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b + 4096, 4096, 0x32));
 	for (i = 0; i < 2; i++)
 		close(fences[i]);
+}
+
+/*
+ * The fence export rule: a fence that may never signal (behind a wait
+ * without a timeout) never leaves npuipc as a sync_file.
+ */
+TEST_F(stream, out_fence_behind_a_wait_without_timeout_is_refused_and_nothing_is_queued)
+{
+	struct drm_npuipc_job jobs[2];
+	uint32_t notify;
+	int fence = -1, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = fill_job(self->a, 0, 4096, 1);
+	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
+	EXPECT_EQ(-1, fence);
+	/* Nothing was queued: work submitted now runs at once. */
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 2)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(2, self->map_a[0]);
+}
+
+TEST_F(stream, out_fence_of_later_work_is_refused_until_the_unbounded_wait_completes)
+{
+	uint32_t notify, releaser;
+	int fence = -1, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		fill_job(self->a, 0, 4096, 1) }, 1, &fence));
+	/* A bounded wait behind it does not make later work bounded. */
+	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		gate_job(notify) }, 1, &fence));
+	EXPECT_EQ(-1, fence);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	/* Signalled, the unbounded wait no longer holds anything back. */
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		fill_job(self->a, 0, 4096, 3) }, 1, &fence));
+	EXPECT_EQ(1, poll(&(struct pollfd){ .fd = fence, .events = POLLIN }, 1, 10000));
+	EXPECT_EQ(1, sync_file_status(fence));
+	EXPECT_EQ(3, self->map_a[0]);
+	close(fence);
+}
+
+TEST_F(stream, event_record_behind_an_unbounded_wait_exports_as_an_event_fd_not_a_sync_file)
+{
+	uint32_t notify, event, releaser;
+	int fd = -1, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		object_job(NPUIPC_JOB_WAIT_NOTIFY, notify),
+		object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+	EXPECT_EQ(-EDEADLK, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fd));
+	EXPECT_EQ(-1, fd);
+	/* npuipc's own event fd may wait forever, as an eventfd can. */
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &fd));
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0));
+	close(fd);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fd));
+	EXPECT_EQ(1, sync_file_status(fd));
+	close(fd);
+}
+
+/* B waits on A's event, recorded behind A's unbounded wait: B's fences are unbounded too. */
+TEST_F(stream, unbounded_wait_reaches_fences_of_another_process_through_an_event)
+{
+	int sv[2], status, efd;
+	uint32_t notify, event, releaser;
+	char ok;
+	pid_t child;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		object_job(NPUIPC_JOB_WAIT_NOTIFY, notify),
+		object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int fd = npuipc_open_device(0), in, out = -1, st;
+		struct drm_npuipc_job wait;
+		uint32_t ev, s, bounded;
+
+		in = npuipc_recv_fd(sv[1]);
+		if (fd < 0 || in < 0 || npuipc_obj_import(fd, in, &ev) ||
+		    npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s) ||
+		    npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &bounded))
+			_exit(1);
+		wait = object_job(NPUIPC_JOB_WAIT_EVENT, ev);
+		if (npuipc_submit(fd, s, &wait, 1, &out) != -EDEADLK || out != -1)
+			_exit(2);
+		if (npuipc_submit(fd, s, &wait, 1, NULL))
+			_exit(3);
+		/* With a timeout, the same wait is bounded and exports. */
+		wait.timeout_ns = 60 * SEC_NS;
+		if (npuipc_submit(fd, bounded, &wait, 1, &out) || out < 0)
+			_exit(5);
+		if (write(sv[1], "w", 1) != 1)
+			_exit(6);
+		if (npuipc_wait(fd, s, 10 * SEC_NS, 0, &st) || st)
+			_exit(7);
+		if (poll(&(struct pollfd){ .fd = out, .events = POLLIN }, 1, 10000) != 1 ||
+		    sync_file_status(out) != 1)
+			_exit(8);
+		_exit(0);
+	}
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &efd));
+	ASSERT_EQ(0, npuipc_send_fd(sv[0], efd));
+	close(efd);
+	ASSERT_EQ(1, read(sv[0], &ok, 1));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * A foreign waiter: a dma-buf holding a bounded npuipc fence as its write
+ * fence. The notify is never recorded; the wait times out, the fence
+ * signals with the error and the dma-buf's readers go on.
+ */
+TEST_F(stream, dma_buf_that_imported_a_bounded_fence_is_released_by_its_timeout)
+{
+	struct dma_buf_import_sync_file import = { .flags = DMA_BUF_SYNC_WRITE };
+	struct drm_npuipc_job wait;
+	uint32_t notify;
+	int fence, dmabuf, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	wait.timeout_ns = 200 * 1000 * 1000;
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, &wait, 1, &fence));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, 4096, 0, &dmabuf));
+	import.fd = fence;
+	ASSERT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &import));
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = dmabuf, .events = POLLIN }, 1, 0));
+	EXPECT_EQ(1, poll(&(struct pollfd){ .fd = dmabuf, .events = POLLIN }, 1, 10000));
+	EXPECT_EQ(-ETIMEDOUT, sync_file_status(fence));
+	close(dmabuf);
+	close(fence);
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM after @first_us, then every @every_us (0: once), with or without SA_RESTART. */
+static void alarm_in(long first_us, long every_us, int flags)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = flags };
+	struct itimerval it = {
+		.it_value = { .tv_sec = first_us / 1000000, .tv_usec = first_us % 1000000 },
+		.it_interval = { .tv_sec = every_us / 1000000, .tv_usec = every_us % 1000000 },
+	};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+TEST_F(stream, wait_interrupted_without_sa_restart_fails_with_eintr_and_keeps_the_rest_of_its_timeout)
+{
+	struct drm_npuipc_wait args = { .timeout_ns = 10 * SEC_NS };
+	uint32_t notify, releaser;
+	int ret, err;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	args.handle = self->stream;
+	alarm_in(100000, 0, 0);
+	ret = ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
+	err = errno;
+	alarm_in(0, 0, 0);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	EXPECT_LT(0, args.timeout_ns);
+	EXPECT_GT(10 * SEC_NS, args.timeout_ns);
+	EXPECT_EQ(0, args.status);
+	/* The largest timeout neither overflows nor returns at once. */
+	args.timeout_ns = INT64_MAX;
+	alarm_in(100000, 0, 0);
+	ret = ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
+	err = errno;
+	alarm_in(0, 0, 0);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	EXPECT_LT(0, args.timeout_ns);
+	EXPECT_GT(INT64_MAX, args.timeout_ns);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, INT64_MAX, 0, NULL));
+}
+
+/*
+ * With SA_RESTART the kernel restarts the interrupted call: with what was
+ * left of its timeout, so that signals every 20 ms cannot keep a 300 ms
+ * wait going. (Restarted with its full timeout, it would never end.)
+ */
+TEST_F(stream, wait_restarted_after_signals_keeps_its_first_deadline)
+{
+	struct drm_npuipc_wait args = { .timeout_ns = 300 * 1000 * 1000 };
+	uint32_t notify, releaser;
+	struct timespec start;
+	double took;
+	int ret, err;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	args.handle = self->stream;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	alarm_in(20000, 20000, SA_RESTART);
+	ret = ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
+	err = errno;
+	alarm_in(0, 0, 0);
+	took = seconds_since(&start);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(ETIME, err);
+	EXPECT_GT(10.0, took);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+}
+
+/* Destroyed mid-copy, a stream stops within a MiB: the copies left are cancelled. */
+TEST_F(stream, destroying_a_stream_during_long_copies_cancels_them)
+{
+	struct drm_npuipc_job jobs[32];
+	uint32_t big_a, big_b, doomed;
+	int fence, i;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_a));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
+	/* 2 GiB of copying: far longer than the 50 ms before the destroy. */
+	for (i = 0; i < 32; i++)
+		jobs[i] = copy_job(i % 2 ? big_a : big_b, 0, i % 2 ? big_b : big_a, 0, 64 * MIB);
+	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 32, &fence));
+	usleep(50000);
+	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
+	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	close(fence);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_b));
 }
 
 TEST_F(stream, copy_between_devices_through_a_peer_import)
@@ -758,7 +1044,7 @@ TEST_F(stream, killed_process_cancels_its_jobs_and_waiters_get_an_error)
 		    npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &ev) ||
 		    npuipc_bo_create(fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &bo))
 			_exit(1);
-		jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, n);	/* never recorded */
+		jobs[0] = gate_job(n);	/* never recorded */
 		jobs[1] = fill_job(bo, 0, 1 * MIB, 1);
 		jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, ev);
 		if (npuipc_submit(fd, s, jobs, 3, &out) || npuipc_obj_export(fd, ev, 0, &ev_fd))
@@ -846,7 +1132,7 @@ TEST_F(stream, submit_rejects_a_handle_that_is_not_a_stream)
 	uint32_t event;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
-	EXPECT_EQ(-ENOENT, npuipc_submit(self->fd, event, &job, 1, NULL));
+	EXPECT_EQ(-EINVAL, npuipc_submit(self->fd, event, &job, 1, NULL));
 }
 
 TEST_F(stream, submit_rejects_unknown_job_kind)
@@ -917,10 +1203,10 @@ TEST_F(stream, submit_rejects_unknown_objects_and_bad_fds)
 	int pipefd[2];
 
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_EVENT, 999), -ENOENT);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RECORD_EVENT, self->stream), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RECORD_EVENT, self->stream), -EINVAL);
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, 999), -ENOENT);
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, 999), -ENOENT);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, self->stream), -ENOENT);
+	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, self->stream), -EINVAL);
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, 999), -EBADF);
 	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
 	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, pipefd[0]), -EINVAL);

@@ -6,8 +6,9 @@
  * made of fixed-width fields, padded explicitly to a multiple of 8 bytes;
  * user pointers travel as __u64. Every ioctl rejects, with -EINVAL, flag bits
  * outside its *_FLAGS_VALID mask, non-zero padding and non-zero output fields,
- * and rejects unknown object handles with -ENOENT. An ioctl that fails
- * changes nothing.
+ * rejects unknown object handles with -ENOENT, and handles of another
+ * kind of object than expected with -EINVAL. An ioctl that fails changes
+ * nothing.
  *
  * The full reference, with each ioctl's errors, is Documentation/uapi.md.
  */
@@ -28,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 4
+#define NPUIPC_UAPI_VERSION 5
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -42,6 +43,12 @@ extern "C" {
 #define NPUIPC_CAP_RESET_NOTIFY		(1ULL << 4)
 /* GET_INFO reports caller_tgid (uapi version 4). */
 #define NPUIPC_CAP_CALLER_TGID		(1ULL << 5)
+/*
+ * The fence export rule (uapi version 5): a fence that may never signal
+ * never leaves as a sync_file (-EDEADLK); COPY and FILL refuse another
+ * exporter's buffers (-EOPNOTSUPP).
+ */
+#define NPUIPC_CAP_BOUNDED_FENCES	(1ULL << 6)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -230,8 +237,13 @@ struct drm_npuipc_bo_export {
  *	-EXDEV: @fd is memory of another npuipc device and
  *		NPUIPC_BO_IMPORT_PEER_ACCESS was not given.
  *	-EACCES: the exporter refuses the mapping this import needs.
+ *	-ENOSPC: the file holds NPUIPC_MAX_IMPORTS imports (of any dma-bufs,
+ *		the same one included): close some first.
  *	-ENOMEM: out of memory.
  */
+/* BO_IMPORT handles one DRM file may hold at once (uapi version 5). */
+#define NPUIPC_MAX_IMPORTS		16384
+
 struct drm_npuipc_bo_import {
 	__s32 fd;
 	__u32 flags;
@@ -294,9 +306,10 @@ struct drm_npuipc_obj_create {
  * @flags: in, must be 0.
  *
  * Destroying a stream cancels its jobs that have not run: their fences
- * signal with -ECANCELED; a running job finishes first (bounded by the
- * device's job timeout). Events and notifies live on while another handle,
- * exported fd or queued job holds them.
+ * signal with -ECANCELED; a running COPY or FILL stops within one MiB of
+ * work and signals -ECANCELED too. Events and notifies live on while
+ * another handle, exported fd or queued job holds them, and are freed
+ * with the last.
  *
  * Errors: -EINVAL (unknown flags), -ENOENT (no such handle).
  */
@@ -324,7 +337,8 @@ struct drm_npuipc_obj_destroy {
  * @pad: must be 0.
  *
  * Errors: -EINVAL (unknown flags, non-zero @pad or @fd, a stream, or
- *	SYNC_FILE on a notify), -ENOENT, -EMFILE, -ENOMEM.
+ *	SYNC_FILE on a notify), -ENOENT, -EMFILE, -ENOMEM, -EDEADLK (SYNC_FILE
+ *	of a record that may never complete: see NPUIPC_SUBMIT_OUT_FENCE).
  */
 struct drm_npuipc_obj_export {
 	__u32 handle;
@@ -400,8 +414,17 @@ struct drm_npuipc_job {
 };
 
 #define NPUIPC_MAX_JOBS_PER_SUBMIT	256
+/* Jobs submitted to one stream and not yet complete (uapi version 5). */
+#define NPUIPC_MAX_QUEUED_JOBS		16384
 
-/* Return a sync_file of the last job's fence in @out_fence_fd. */
+/*
+ * Return a sync_file of the last job's fence in @out_fence_fd. Refused
+ * (-EDEADLK, nothing queued) when that fence may never signal: the job, or
+ * one before it on the stream not yet complete, waits without a timeout
+ * for a notify or for such a fence (an event recorded behind one, in any
+ * process). Fences leaving npuipc must signal in bounded time, since other
+ * drivers wait for them; npuipc's own event and notify fds may wait forever.
+ */
 #define NPUIPC_SUBMIT_OUT_FENCE		(1U << 0)
 #define NPUIPC_SUBMIT_FLAGS_VALID	NPUIPC_SUBMIT_OUT_FENCE
 
@@ -423,11 +446,17 @@ struct drm_npuipc_job {
  *		fields, a bad @job_count or @job_size, a range outside its
  *		buffer (overflow-safe), a FILL value above 255, a sync_file fd
  *		that is not one, a syncobj point with no fence.
- *	-ENOENT: unknown stream, GEM, event, notify or syncobj handle.
+ *	-ENOENT: unknown stream, GEM, event, notify or syncobj handle; a
+ *		@stream or job object handle of the wrong kind gives -EINVAL.
  *	-EBADF: a WAIT_SYNC_FILE fd that is not open.
  *	-EACCES: a read-only buffer as COPY or FILL target.
+ *	-EOPNOTSUPP: a COPY or FILL buffer imported from another exporter
+ *		(NPUIPC_BO_FOREIGN): only its exporter may reach its memory.
+ *	-EDEADLK: NPUIPC_SUBMIT_OUT_FENCE on a fence that may never signal.
  *	-EPERM: WAIT_NOTIFY or RESET_NOTIFY on a notify this file does not own.
  *	-EIO: the stream is in error.
+ *	-ENOSPC: the stream would hold more than NPUIPC_MAX_QUEUED_JOBS jobs
+ *		not yet complete; retry once some have completed.
  *	-EFAULT, -ENOMEM, -EMFILE.
  */
 struct drm_npuipc_submit {
@@ -450,14 +479,22 @@ struct drm_npuipc_submit {
  *	recent record).
  * @flags: in, NPUIPC_WAIT_*; RECOVER only for streams.
  * @timeout_ns: in, relative; 0 polls, negative waits without limit (still
- *	interruptible by signals).
+ *	interruptible by signals). When a signal interrupts a positive
+ *	timeout, what is left of it is written back here (the one exception
+ *	to "a failing ioctl writes nothing"), so that the call the kernel
+ *	restarts (SA_RESTART) ends at the first deadline.
  * @status: out (must be 0 on entry): 0, or the negative errno the stream
  *	is in error with / the record's fence signalled with.
  * @pad: must be 0.
  *
- * Errors: -ETIME (not complete in time), -EINTR/-ERESTARTSYS (signal),
- *	-EINVAL (unknown flags, non-zero @pad or @status, RECOVER on an
- *	event, or a notify handle), -ENOENT, -EBUSY (RECOVER while jobs run).
+ * With NPUIPC_WAIT_RECOVER the wait covers, besides the jobs submitted so
+ * far, the ones still being cancelled after the stream failed; then the
+ * error is cleared and reported in @status. On a healthy stream RECOVER
+ * changes nothing.
+ *
+ * Errors: -ETIME (not complete in time), -EINTR (a signal, with a handler
+ *	installed without SA_RESTART), -EINVAL (unknown flags, non-zero @pad
+ *	or @status, RECOVER on an event, or a notify handle), -ENOENT.
  */
 struct drm_npuipc_wait {
 	__u32 handle;

@@ -86,6 +86,10 @@ aclError submit_on(Stream &stream, SharedObject &obj, uint32_t kind, uint64_t ti
 aclError record_time(Event &ev, uint64_t &ns)
 {
     Result<UniqueFd> fd = ev.dev->export_object(ev.home.get(), NPUIPC_OBJ_EXPORT_SYNC_FILE);
+    // EDEADLK: the record waits behind a wait without timeout, so it is
+    // pending; the driver keeps such a fence from leaving as a sync_file.
+    if (!fd.ok() && fd.error() == EDEADLK)
+        return fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "the event's record has not completed");
     if (!fd.ok())
         return fail_errno(fd.error(), Op::Generic, "reading the event's record");
     sync_fence_info fences[4] = {};

@@ -83,8 +83,9 @@ aclError fail_errno(int err, Op op, const char *what)
                : op == Op::CreateNotify ? ACL_ERROR_RT_NO_NOTIFY_RESOURCE
                                         : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
         break;
-    case ENOSPC:
-        code = op == Op::CreateStream   ? ACL_ERROR_RT_NO_STREAM_RESOURCE
+    case ENOSPC: // a driver limit; on submit, NPUIPC_MAX_QUEUED_JOBS tasks not yet done
+        code = op == Op::Submit         ? ACL_ERROR_RT_STREAM_TASK_FULL
+               : op == Op::CreateStream ? ACL_ERROR_RT_NO_STREAM_RESOURCE
                : op == Op::CreateEvent  ? ACL_ERROR_RT_NO_EVENT_RESOURCE
                : op == Op::CreateNotify ? ACL_ERROR_RT_NO_NOTIFY_RESOURCE
                                         : ACL_ERROR_RT_OVER_LIMIT;
