@@ -279,32 +279,24 @@ static long npuipc_wait_timeout_jiffies(s64 timeout_ns)
 		     MAX_SCHEDULE_TIMEOUT - 1);
 }
 
-/*
- * Waits for @fence as WAIT's @args ask: 0 once signalled, -ETIME, or
- * -ERESTARTSYS. Interrupted, a finite wait leaves in @args->timeout_ns what
- * is left of it, so that the restarted call does not start over (as
- * i915's wait does); the restart is then bounded by the first deadline.
- */
-static int npuipc_wait_fence(struct dma_fence *fence, struct drm_npuipc_wait *args)
+/* Waits for @fence up to @timeout_ns (0 polls, < 0 endless): 0, -ETIME or -ERESTARTSYS. */
+static int npuipc_wait_fence(struct dma_fence *fence, s64 timeout_ns)
 {
-	ktime_t start;
 	long left;
-	s64 spent;
 
-	if (!args->timeout_ns)
+	if (!timeout_ns)
 		return dma_fence_is_signaled(fence) ? 0 : -ETIME;
-	start = ktime_get();
-	left = dma_fence_wait_timeout(fence, true, npuipc_wait_timeout_jiffies(args->timeout_ns));
-	if (left > 0)
-		return 0;
-	if (!left)
-		return -ETIME;
-	if (args->timeout_ns > 0) {
-		spent = ktime_to_ns(ktime_sub(ktime_get(), start));
-		/* 0 would poll once: what is due when the time is up. */
-		args->timeout_ns = max_t(s64, args->timeout_ns - spent, 0);
-	}
-	return left;
+	left = dma_fence_wait_timeout(fence, true, npuipc_wait_timeout_jiffies(timeout_ns));
+	return left > 0 ? 0 : left ? left : -ETIME;
+}
+
+/* What is left of WAIT's timeout at @deadline (its timeout as is if not positive). */
+static s64 npuipc_wait_left(const struct drm_npuipc_wait *args, ktime_t deadline)
+{
+	if (args->timeout_ns <= 0)
+		return args->timeout_ns;
+	/* 0 would poll once: what is due when the time is up. */
+	return max_t(s64, ktime_to_ns(ktime_sub(deadline, ktime_get())), 0);
 }
 
 int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
@@ -315,6 +307,7 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	struct npuipc_object *obj;
 	struct dma_fence *fence;
 	int ret, status = 0;
+	ktime_t deadline = 0;
 
 	if (args->flags & ~NPUIPC_WAIT_FLAGS_VALID)
 		return -EINVAL;
@@ -323,6 +316,9 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	obj = npuipc_object_lookup(nfile, args->handle, 0);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
+	/* One deadline for every pass below; beyond 2^62 ns is endless anyway. */
+	if (args->timeout_ns > 0)
+		deadline = ktime_add_ns(ktime_get(), min_t(s64, args->timeout_ns, S64_MAX / 2));
 
 	switch (obj->type) {
 	case NPUIPC_OBJ_STREAM:
@@ -334,7 +330,7 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 			goto out_put;
 		}
 		fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
-		ret = fence ? npuipc_wait_fence(fence, args) : 0;
+		ret = fence ? npuipc_wait_fence(fence, npuipc_wait_left(args, deadline)) : 0;
 		if (fence && !ret)
 			status = fence->error;
 		dma_fence_put(fence);
@@ -347,24 +343,32 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	/*
 	 * A stream: everything submitted so far, then its error read again
 	 * (the jobs just waited for may have failed). RECOVER clears the
-	 * error once no job is queued; jobs submitted after the fence was
-	 * taken, and cancelled since the stream failed, are waited for too:
-	 * a failed stream takes no new ones, so this ends.
+	 * error once no job is queued, and reports the error it cleared; jobs
+	 * submitted after the fence was taken, and cancelled since the stream
+	 * failed, are waited for too: a failed stream takes no new ones, and
+	 * every pass ends at the same deadline.
 	 */
 	for (;;) {
 		fence = npuipc_stream_last(stream, &status);
-		ret = fence ? npuipc_wait_fence(fence, args) : 0;
+		ret = fence ? npuipc_wait_fence(fence, npuipc_wait_left(args, deadline)) : 0;
 		dma_fence_put(fence);
 		if (ret)
 			break;
 		dma_fence_put(npuipc_stream_last(stream, &status));
 		if (!(args->flags & NPUIPC_WAIT_RECOVER))
 			break;
-		ret = npuipc_stream_recover(stream);
+		ret = npuipc_stream_recover(stream, &status);
 		if (ret != -EBUSY)
 			break;
 	}
 out_status:
+	/*
+	 * Interrupted, a finite wait leaves in @timeout_ns what is left of it
+	 * (the DRM core copies the structure back even on failure), so that
+	 * the call the kernel restarts ends at the same deadline.
+	 */
+	if (ret == -ERESTARTSYS && args->timeout_ns > 0)
+		args->timeout_ns = npuipc_wait_left(args, deadline);
 	if (!ret)
 		args->status = status;
 out_put:

@@ -6,6 +6,7 @@
 #include <linux/dma-fence.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -46,7 +47,8 @@ struct npuipc_stream {
 	ktime_t last_signal;		/* the claim's holder's: latest fence timestamp */
 	struct dma_fence *last;	/* fence of the last submitted job */
 
-	struct work_struct work;
+	struct work_struct work;	/* on the engine's high-priority queue */
+	struct work_struct bulk_work;	/* COPY and FILL, at normal priority */
 	struct delayed_work timeout_work;
 };
 
@@ -56,6 +58,7 @@ struct npuipc_job {
 	/* Protects fence; per job, as the fence may outlive its stream. */
 	spinlock_t fence_lock;
 	struct list_head node;		/* in stream->queue, then a completion's done */
+	struct llist_node release_node;	/* in the engine's jobs to release */
 	/*
 	 * Waiters on this job's fence whose streams its callbacks claimed,
 	 * completed right after the signal; the signal's fence_lock protects it.
@@ -95,7 +98,7 @@ struct npuipc_stream *npuipc_stream_create(void);
 void npuipc_stream_shutdown(struct npuipc_stream *stream);
 void npuipc_stream_free(struct npuipc_stream *stream);
 struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error);
-int npuipc_stream_recover(struct npuipc_stream *stream);
+int npuipc_stream_recover(struct npuipc_stream *stream, int *cleared);
 void npuipc_stream_kick(struct npuipc_stream *stream);
 bool npuipc_stream_try_claim(struct npuipc_stream *stream);
 

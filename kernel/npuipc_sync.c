@@ -97,6 +97,8 @@ void npuipc_notify_free(struct npuipc_notify *notify)
 	if (owner) {
 		spin_lock(&owner->owned_lock);
 		list_del(&notify->owner_node);
+		/* Under the lock: once it is dropped, the owner may be gone. */
+		wake_up_var(&owner->owned_notifies);
 		spin_unlock(&owner->owned_lock);
 	}
 	kfree(notify);
@@ -110,6 +112,18 @@ bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nf
 	owned = notify->owner == nfile;
 	spin_unlock(&notify->lock);
 	return owned;
+}
+
+/* Whether @notify, being freed, has left @nfile's list (the file is closing: no new ones). */
+static bool npuipc_notify_left(struct npuipc_file *nfile, struct npuipc_notify *notify)
+{
+	bool left;
+
+	spin_lock(&nfile->owned_lock);
+	left = list_first_entry_or_null(&nfile->owned_notifies,
+					struct npuipc_notify, owner_node) != notify;
+	spin_unlock(&nfile->owned_lock);
+	return left;
 }
 
 /*
@@ -127,7 +141,7 @@ void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 						  struct npuipc_notify, owner_node);
 		if (notify && !kref_get_unless_zero(&notify->base.kref)) {
 			spin_unlock(&nfile->owned_lock);
-			cond_resched();
+			wait_var_event(&nfile->owned_notifies, npuipc_notify_left(nfile, notify));
 			continue;
 		}
 		if (notify)

@@ -154,7 +154,8 @@ TEST_F(limits, buffer_beyond_the_cgroup_limit_fails_with_enomem_and_keeps_the_bu
  * (kept, they would charge some 2.5 MiB; the slack is the per-CPU charge
  * batches of the memory controller).
  */
-TEST_F(limits, create_destroy_loops_keep_kernel_memory_flat)
+/* Minutes, not the default 30 s: KASAN slows these loops on the debug kernel. */
+TEST_F_TIMEOUT(limits, create_destroy_loops_keep_kernel_memory_flat, 600)
 {
 	static const uint32_t types[] = { NPUIPC_OBJ_NOTIFY, NPUIPC_OBJ_EVENT, NPUIPC_OBJ_STREAM };
 	long long warm, after;
@@ -177,7 +178,7 @@ TEST_F(limits, create_destroy_loops_keep_kernel_memory_flat)
 	}
 }
 
-TEST_F(limits, a_file_holds_at_most_max_imports_even_of_one_dma_buf)
+TEST_F_TIMEOUT(limits, a_file_holds_at_most_max_imports_even_of_one_dma_buf, 600)
 {
 	static uint32_t handles[NPUIPC_MAX_IMPORTS];
 	uint32_t bo, extra = 0;

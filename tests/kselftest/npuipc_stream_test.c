@@ -631,6 +631,9 @@ TEST_F(stream, out_fence_behind_a_wait_without_timeout_is_refused_and_nothing_is
 	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
 	jobs[1] = fill_job(self->a, 0, 4096, 1);
 	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
+	/* A timeout beyond 60 s is as good as none. */
+	jobs[0].timeout_ns = 61 * SEC_NS;
+	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	EXPECT_EQ(-1, fence);
 	/* Nothing was queued: work submitted now runs at once. */
 	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 2)));
@@ -870,18 +873,21 @@ TEST_F(stream, destroying_a_stream_during_long_copies_cancels_them)
 {
 	struct drm_npuipc_job jobs[32];
 	uint32_t big_a, big_b, doomed;
-	int fence, i;
+	int started, fence, i;
 
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_a));
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
-	/* 2 GiB of copying: far longer than the 50 ms before the destroy. */
+	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, (struct drm_npuipc_job[]){
+		fill_job(self->a, 0, 4096, 1) }, 1, &started));
+	/* 2 GiB of copying, started once the fill is done. */
 	for (i = 0; i < 32; i++)
 		jobs[i] = copy_job(i % 2 ? big_a : big_b, 0, i % 2 ? big_b : big_a, 0, 64 * MIB);
 	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 32, &fence));
-	usleep(50000);
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = started, .events = POLLIN }, 1, 10000));
 	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
 	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	close(started);
 	close(fence);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_b));

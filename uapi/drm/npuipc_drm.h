@@ -421,7 +421,7 @@ struct drm_npuipc_job {
  * Return a sync_file of the last job's fence in @out_fence_fd. Refused
  * (-EDEADLK, nothing queued) when that fence may never signal: the job, or
  * one before it on the stream not yet complete, waits without a timeout
- * for a notify or for such a fence (an event recorded behind one, in any
+ * (or one above 60 s) for a notify or for such a fence (an event recorded behind one, in any
  * process). Fences leaving npuipc must signal in bounded time, since other
  * drivers wait for them; npuipc's own event and notify fds may wait forever.
  */
