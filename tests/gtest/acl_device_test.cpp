@@ -559,18 +559,21 @@ TEST_F(AclDeviceTest, SynchronizeDeviceWaitsForEveryStream)
 {
     constexpr size_t kSize = 8 * kMiB;
     aclrtStream s1 = nullptr, s2 = nullptr;
-    void *a = nullptr, *b = nullptr;
+    void *a = nullptr, *b = nullptr, *c = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s1));
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s2));
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&a, kSize, ACL_MEM_MALLOC_HUGE_FIRST));
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&b, kSize, ACL_MEM_MALLOC_HUGE_FIRST));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&c, kSize, ACL_MEM_MALLOC_HUGE_FIRST));
+    // Three streams, three buffers: streams are not ordered among
+    // themselves (the default stream included), only by events.
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a, kSize, 0x3C, kSize, s1));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(b, kSize, 0xC3, kSize, s2));
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a, kSize, 0x3D, kSize, nullptr)); // default stream
-    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s1, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(c, kSize, 0x3D, kSize, nullptr)); // default stream
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeDevice());
-    EXPECT_TRUE(BytesAre(a, kSize, 0x3D));
+    EXPECT_TRUE(BytesAre(a, kSize, 0x3C));
     EXPECT_TRUE(BytesAre(b, kSize, 0xC3));
+    EXPECT_TRUE(BytesAre(c, kSize, 0x3D));
     aclrtStreamStatus status = ACL_STREAM_STATUS_NOT_READY;
     EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(s2, &status));
     EXPECT_EQ(ACL_STREAM_STATUS_COMPLETE, status);
@@ -578,6 +581,7 @@ TEST_F(AclDeviceTest, SynchronizeDeviceWaitsForEveryStream)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s2));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(a));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(c));
 }
 
 // ---- error messages and pids ----

@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -96,14 +97,22 @@ inline size_t DeviceTotalMem()
 }
 
 // Checks every byte; reports the first that differs.
+// A failure naming the first wrong byte. One string: AssertionResult
+// formats each << on its own, so std::hex would not reach the values.
+inline ::testing::AssertionResult WrongByte(size_t i, size_t size, uint8_t got, uint8_t expected)
+{
+    char what[96];
+    std::snprintf(what, sizeof(what), "byte %zu of %zu is 0x%02x, expected 0x%02x", i, size,
+                  unsigned(got), unsigned(expected));
+    return ::testing::AssertionFailure() << what;
+}
+
 inline ::testing::AssertionResult BytesAre(const void *p, size_t size, uint8_t value)
 {
     const uint8_t *b = static_cast<const uint8_t *>(p);
     for (size_t i = 0; i < size; i++)
         if (b[i] != value)
-            return ::testing::AssertionFailure()
-                   << "byte " << i << " of " << size << " is 0x" << std::hex << unsigned(b[i])
-                   << ", expected 0x" << unsigned(value);
+            return WrongByte(i, size, b[i], value);
     return ::testing::AssertionSuccess();
 }
 
@@ -125,9 +134,7 @@ inline ::testing::AssertionResult HasPattern(const void *p, size_t size, uint8_t
     const uint8_t *b = static_cast<const uint8_t *>(p);
     for (size_t i = 0; i < size; i++)
         if (b[i] != PatternByte(i, seed))
-            return ::testing::AssertionFailure()
-                   << "byte " << i << " of " << size << " is 0x" << std::hex << unsigned(b[i])
-                   << ", expected 0x" << unsigned(PatternByte(i, seed));
+            return WrongByte(i, size, b[i], PatternByte(i, seed));
     return ::testing::AssertionSuccess();
 }
 
