@@ -17,6 +17,7 @@
 #include "npuipc_bo.h"
 #include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
+#include "npuipc_fdinfo.h"
 #include "npuipc_object.h"
 #include "npuipc_stream.h"
 #include "drm/npuipc_drm.h"
@@ -115,7 +116,11 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_WAIT, npuipc_ioctl_wait, DRM_RENDER_ALLOW),
 };
 
-DEFINE_DRM_GEM_FOPS(npuipc_fops);
+static const struct file_operations npuipc_fops = {
+	.owner		= THIS_MODULE,
+	DRM_GEM_FOPS,
+	.show_fdinfo	= npuipc_show_fdinfo,
+};
 
 const struct drm_driver npuipc_drm_driver = {
 	.driver_features	= DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ |

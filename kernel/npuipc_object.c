@@ -11,6 +11,7 @@
 #include <drm/drm_file.h>
 
 #include "npuipc_drv.h"
+#include "npuipc_fdinfo.h"
 #include "npuipc_object.h"
 #include "npuipc_stream.h"
 #include "npuipc_sync.h"
@@ -68,6 +69,7 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 	if (!nfile)
 		return -ENOMEM;
 	nfile->ndev = to_npuipc(drm);
+	nfile->client_id = npuipc_fdinfo_new_client_id();
 	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
 	spin_lock_init(&nfile->owned_lock);
 	INIT_LIST_HEAD(&nfile->owned_notifies);
@@ -129,7 +131,7 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 
 	switch (args->type) {
 	case NPUIPC_OBJ_STREAM: {
-		struct npuipc_stream *stream = npuipc_stream_create();
+		struct npuipc_stream *stream = npuipc_stream_create(nfile);
 
 		obj = stream ? &stream->base : NULL;
 		break;

@@ -15,6 +15,8 @@ struct npuipc_device;
 /* What an open DRM file of npuipc holds besides GEM handles. */
 struct npuipc_file {
 	struct npuipc_device *ndev;
+	u64 client_id;			/* drm-client-id in fdinfo */
+	atomic64_t engine_copy_ns;	/* drm-engine-copy: its COPY and FILL jobs */
 	/* GEM handles of imports, at most NPUIPC_MAX_IMPORTS. */
 	atomic_t imports;
 	/* Streams, events and notifies by handle; the xarray locks itself. */

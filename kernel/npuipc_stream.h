@@ -25,6 +25,8 @@ enum {
 
 struct npuipc_stream {
 	struct npuipc_object base;
+	/* Its file: outlives every job, as closing the file shuts the stream. */
+	struct npuipc_file *nfile;
 	u64 fence_context;
 
 	/* Serializes submits, so that seqno order is queue order. */
@@ -94,7 +96,7 @@ extern unsigned int npuipc_job_timeout_ms;
 int npuipc_engine_init(void);
 void npuipc_engine_fini(void);
 
-struct npuipc_stream *npuipc_stream_create(void);
+struct npuipc_stream *npuipc_stream_create(struct npuipc_file *nfile);
 void npuipc_stream_shutdown(struct npuipc_stream *stream);
 void npuipc_stream_free(struct npuipc_stream *stream);
 struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error);

@@ -91,6 +91,77 @@ TEST_F(device, get_info_reports_the_initial_namespace_pid_from_a_pid_namespace)
 	close(pipefd[1]);
 }
 
+/* The value of "@key:" in /proc/self/fdinfo/@fd, as text; 0 or -1. */
+static int fdinfo_field(int fd, const char *key, char *out, size_t size)
+{
+	char path[64], buf[2048], *line;
+	size_t keylen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (npuipc_read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, key, keylen) || line[keylen] != ':')
+			continue;
+		line += keylen + 1;
+		line += strspn(line, " \t");
+		snprintf(out, size, "%s", line);
+		return 0;
+	}
+	return -1;
+}
+
+static long long fdinfo_number(int fd, const char *key)
+{
+	char value[64];
+
+	return fdinfo_field(fd, key, value, sizeof(value)) ? -1 : strtoll(value, NULL, 10);
+}
+
+/* Documentation/gpu/drm-usage-stats.rst: what tools such as gputop read. */
+TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
+{
+	struct drm_npuipc_job fill = { .kind = NPUIPC_JOB_FILL, .size = 1 << 20, .value = 7 };
+	char value[64];
+	uint32_t bo, imported, stream;
+	int other, dmabuf, status;
+
+	ASSERT_EQ(0, fdinfo_field(self->fd, "drm-driver", value, sizeof(value)));
+	EXPECT_STREQ("npuipc", value);
+	other = npuipc_open_device(0);
+	ASSERT_LE(0, other);
+	EXPECT_LT(0, fdinfo_number(self->fd, "drm-client-id"));
+	EXPECT_NE(fdinfo_number(self->fd, "drm-client-id"), fdinfo_number(other, "drm-client-id"));
+	ASSERT_EQ(0, fdinfo_field(self->fd, "drm-memory-device", value, sizeof(value)));
+	EXPECT_STREQ("0 KiB", value);
+	ASSERT_EQ(0, fdinfo_field(self->fd, "drm-engine-copy", value, sizeof(value)));
+	EXPECT_STREQ("0 ns", value);
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 << 20, NPUIPC_PAGE_CLASS_NORMAL, &bo));
+	EXPECT_EQ(2048, fdinfo_number(self->fd, "drm-memory-device"));
+	EXPECT_EQ(0, fdinfo_number(self->fd, "drm-memory-imported"));
+	/* The other file imports it: its own memory stays 0. */
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, bo, 0, 1 << 20, 0, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(other, dmabuf, 0, &imported));
+	EXPECT_EQ(0, fdinfo_number(other, "drm-memory-device"));
+	EXPECT_EQ(1024, fdinfo_number(other, "drm-memory-imported"));
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
+	fill.dst = bo;
+	ASSERT_EQ(0, npuipc_submit1(self->fd, stream, fill));
+	ASSERT_EQ(0, npuipc_wait(self->fd, stream, 10 * 1000000000LL, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_LT(0, fdinfo_number(self->fd, "drm-engine-copy"));
+	EXPECT_EQ(0, fdinfo_number(other, "drm-engine-copy"));
+
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
+	EXPECT_EQ(0, npuipc_gem_close(other, imported));
+	close(dmabuf);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, bo));
+	EXPECT_EQ(0, fdinfo_number(self->fd, "drm-memory-device"));
+	close(other);
+}
+
 TEST_F(device, get_info_of_the_40_byte_version_3_structure_still_works)
 {
 	/* An old binary: the structure before caller_tgid, its own ioctl number. */
