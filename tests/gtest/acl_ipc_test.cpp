@@ -481,6 +481,51 @@ TEST_F(AclIpcTest, ImportersKeepMemoryOfAnExporterKilledAfterTheImport)
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
 }
 
+// Whether `pid` sleeps in poll(): the importer waiting for its reply.
+bool InPoll(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
+    std::string wchan;
+    in >> wchan;
+    return wchan.find("poll") != std::string::npos;
+}
+
+// An importer killed with its import in flight (the exporter, stopped, has
+// not answered): resumed, the exporter drops the dead connection, goes on
+// serving the key, and its open fds come back to where they were.
+TEST_F(AclIpcTest, AnImporterKilledMidImportLeavesTheExporterServingWithoutLeaks)
+{
+    pid_t exporter = Start("mem-export-hold", 0, 0);
+    ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
+    ASSERT_EQ("0", Read("rc"));
+    std::string key = Read("key");
+    void *q = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0)); // both sides warm
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
+    const int exporter_fds = CountOpenFds(exporter);
+    ASSERT_LT(0, exporter_fds);
+
+    char padded[65] = {}; // the peer reads a key as the 65 bytes of its buffer
+    std::strncpy(padded, key.c_str(), sizeof(padded) - 1);
+    WriteKey(padded, sizeof(padded));
+    ASSERT_EQ(0, kill(exporter, SIGSTOP));
+    pid_t importer = Start("mem-import", 0, 0);
+    ASSERT_TRUE(WaitUntil([&] { return InPoll(importer); }, std::chrono::milliseconds(30000)))
+        << "the importer never waited for the exporter";
+    ASSERT_EQ(0, kill(importer, SIGKILL));
+    ASSERT_EQ(importer, waitpid(importer, nullptr, 0));
+    peers_.erase(std::find(peers_.begin(), peers_.end(), importer));
+    EXPECT_FALSE(Exists("seen"));
+    ASSERT_EQ(0, kill(exporter, SIGCONT));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+    EXPECT_TRUE(BytesAre(q, 2 * kMiB, 'E'));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
+    EXPECT_TRUE(WaitUntil([&] { return CountOpenFds(exporter) == exporter_fds; },
+                          std::chrono::milliseconds(10000)))
+        << "exporter fds " << CountOpenFds(exporter) << ", " << exporter_fds << " before";
+}
+
 // A record the exporter queued and never completed: when the exporter
 // dies, a stream waiting for it fails instead of hanging.
 TEST_F(AclIpcTest, AWaitOnTheRecordOfAProcessThatDiedFailsInsteadOfHanging)

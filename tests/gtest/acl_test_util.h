@@ -64,12 +64,14 @@ inline uint64_t DriverMemTotal(uint32_t index)
     return devices.value()[index].mem_total;
 }
 
-// Open file descriptors of this process; a leak shows as growth.
-inline int CountOpenFds()
+// Open file descriptors of process `pid` (0: this one); a leak shows as
+// growth.
+inline int CountOpenFds(pid_t pid = 0)
 {
-    DIR *dir = opendir("/proc/self/fd");
+    std::string path = pid ? "/proc/" + std::to_string(pid) + "/fd" : "/proc/self/fd";
+    DIR *dir = opendir(path.c_str());
     if (!dir) {
-        ADD_FAILURE() << "opendir(/proc/self/fd): " << strerror(errno);
+        ADD_FAILURE() << "opendir(" << path << "): " << strerror(errno);
         return -1;
     }
     int n = 0;
@@ -77,7 +79,7 @@ inline int CountOpenFds()
         if (e->d_name[0] != '.')
             n++;
     closedir(dir);
-    return n - 1; // the directory's own fd
+    return pid ? n : n - 1; // our own listing holds the directory open
 }
 
 // Free bytes of the current device's budget, as aclrtGetMemInfo reports them.
