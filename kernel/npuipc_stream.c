@@ -131,8 +131,9 @@ static const struct dma_fence_ops npuipc_job_fence_ops = {
 /*
  * Set on a job's fence, at submit, when it may never signal: the job, or
  * one before it on its stream, waits without a timeout (or with one above
- * NPUIPC_MAX_BOUNDED_WAIT_NS) for a notify or for a fence with this flag. Flagged fences stay inside npuipc (see
- * npuipc_fence_unbounded()); every other fence is bounded by timeouts.
+ * NPUIPC_MAX_BOUNDED_WAIT_NS) for a notify or for a fence with this flag.
+ * Flagged fences stay inside npuipc (see npuipc_fence_unbounded()); every
+ * other fence is bounded by timeouts.
  */
 #define NPUIPC_FENCE_FLAG_UNBOUNDED	DMA_FENCE_FLAG_USER_BITS
 
@@ -266,9 +267,9 @@ static void npuipc_completion_init(struct npuipc_completion *c)
 
 /*
  * Signals @job's fence; the waiters its callbacks claimed become ready.
- * What the job holds is dropped later, outside the signalling section
- * (npuipc_completion_release()): freeing a buffer may take locks that
- * others hold while they wait for fences.
+ * What the job holds is dropped later, by the release work, outside the
+ * signalling section (npuipc_completion_release()): freeing a buffer may
+ * take locks that others hold while they wait for fences.
  * The completion's time may predate the stream's previous signal (a job
  * claimed by a hand-off was armed after it was read): a stream's fences
  * never go back in time. Only the claim's holder signals, so it may.
