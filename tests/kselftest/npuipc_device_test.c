@@ -91,31 +91,11 @@ TEST_F(device, get_info_reports_the_initial_namespace_pid_from_a_pid_namespace)
 	close(pipefd[1]);
 }
 
-/* The value of "@key:" in /proc/self/fdinfo/@fd, as text; 0 or -1. */
-static int fdinfo_field(int fd, const char *key, char *out, size_t size)
-{
-	char path[64], buf[2048], *line;
-	size_t keylen = strlen(key);
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (npuipc_read_file(path, buf, sizeof(buf)))
-		return -1;
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		if (strncmp(line, key, keylen) || line[keylen] != ':')
-			continue;
-		line += keylen + 1;
-		line += strspn(line, " \t");
-		snprintf(out, size, "%s", line);
-		return 0;
-	}
-	return -1;
-}
-
 static long long fdinfo_number(int fd, const char *key)
 {
 	char value[64];
 
-	return fdinfo_field(fd, key, value, sizeof(value)) ? -1 : strtoll(value, NULL, 10);
+	return npuipc_fdinfo_value(fd, key, value, sizeof(value)) ? -1 : strtoll(value, NULL, 10);
 }
 
 /* Documentation/gpu/drm-usage-stats.rst: what tools such as gputop read. */
@@ -126,15 +106,15 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 	uint32_t bo, imported, stream;
 	int other, dmabuf, status;
 
-	ASSERT_EQ(0, fdinfo_field(self->fd, "drm-driver", value, sizeof(value)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(self->fd, "drm-driver", value, sizeof(value)));
 	EXPECT_STREQ("npuipc", value);
 	other = npuipc_open_device(0);
 	ASSERT_LE(0, other);
 	EXPECT_LT(0, fdinfo_number(self->fd, "drm-client-id"));
 	EXPECT_NE(fdinfo_number(self->fd, "drm-client-id"), fdinfo_number(other, "drm-client-id"));
-	ASSERT_EQ(0, fdinfo_field(self->fd, "drm-memory-device", value, sizeof(value)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(self->fd, "drm-memory-device", value, sizeof(value)));
 	EXPECT_STREQ("0 KiB", value);
-	ASSERT_EQ(0, fdinfo_field(self->fd, "drm-engine-copy", value, sizeof(value)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(self->fd, "drm-engine-copy", value, sizeof(value)));
 	EXPECT_STREQ("0 ns", value);
 
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 << 20, NPUIPC_PAGE_CLASS_NORMAL, &bo));

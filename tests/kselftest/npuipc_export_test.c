@@ -42,26 +42,6 @@ static off_t dmabuf_size(int fd)
 }
 
 /* Reads the value of "key:" in /proc/self/fdinfo/<fd> into @out. */
-static int fdinfo_value(int fd, const char *key, char *out, size_t size)
-{
-	char path[64], buf[1024], *line;
-	size_t keylen = strlen(key);
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (npuipc_read_file(path, buf, sizeof(buf)))
-		return -1;
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		if (!strncmp(line, key, keylen) && line[keylen] == ':') {
-			line += keylen + 1;
-			while (*line == ' ' || *line == '\t')
-				line++;
-			snprintf(out, size, "%s", line);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 FIXTURE(export) {
 	int fd;		/* device 0 */
 	int peer_fd;	/* device 1, or -1 */
@@ -283,14 +263,14 @@ TEST_F(export, fdinfo_and_debugfs_show_device_class_pid_and_importers)
 	int dmabuf;
 
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 4 * MIB, 0, &dmabuf));
-	ASSERT_EQ(0, fdinfo_value(dmabuf, "size", name, sizeof(name)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "size", name, sizeof(name)));
 	EXPECT_STREQ("4194304", name);
-	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "name", name, sizeof(name)));
 	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=0", getpid());
 	EXPECT_STREQ(expected, name);
 
 	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
-	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "name", name, sizeof(name)));
 	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=1", getpid());
 	EXPECT_STREQ(expected, name);
 
@@ -302,7 +282,7 @@ TEST_F(export, fdinfo_and_debugfs_show_device_class_pid_and_importers)
 	TH_LOG("npuipc_exports:\n%s", listing);
 
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
-	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "name", name, sizeof(name)));
 	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=0", getpid());
 	EXPECT_STREQ(expected, name);
 	close(dmabuf);
@@ -448,6 +428,26 @@ static void *vgem_mmap(int vgem, uint32_t handle, size_t size, int prot)
 	return mmap(NULL, size, prot, MAP_SHARED, vgem, map.offset);
 }
 
+/*
+ * A vgem dumb buffer, mapped at *@map and filled with pattern @seed, as a
+ * read-write dma-buf fd; -1 on failure.
+ */
+static int vgem_dmabuf(int vgem, struct drm_mode_create_dumb *dumb, uint8_t seed, uint8_t **map)
+{
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR };
+
+	if (npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, dumb))
+		return -1;
+	*map = vgem_mmap(vgem, dumb->handle, dumb->size, PROT_READ | PROT_WRITE);
+	if (*map == MAP_FAILED)
+		return -1;
+	fill_pattern(*map, dumb->size, seed);
+	prime.handle = dumb->handle;
+	if (npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime))
+		return -1;
+	return prime.fd;
+}
+
 static int same_file(int a, int b)
 {
 	struct stat sa, sb;
@@ -473,13 +473,8 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 		SKIP(return, "vgem is not loaded (modprobe vgem)");
 
 	/* vgem -> npuipc */
-	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
-	vp = vgem_mmap(vgem, dumb.handle, dumb.size, PROT_READ | PROT_WRITE);
-	ASSERT_NE(MAP_FAILED, vp);
-	fill_pattern(vp, dumb.size, 3);
-	prime.handle = dumb.handle;
-	prime.flags = DRM_CLOEXEC | DRM_RDWR;
-	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	prime.fd = vgem_dmabuf(vgem, &dumb, 3, &vp);
+	ASSERT_LE(0, prime.fd);
 	ASSERT_EQ(0, npuipc_bo_import(self->fd, prime.fd, 0, &imported));
 	ASSERT_EQ(0, npuipc_bo_info(self->fd, imported, &info));
 	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_FOREIGN, info.bo_flags);
@@ -500,7 +495,7 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &dmabuf));
 	prime = (struct drm_prime_handle){ .fd = dmabuf };
 	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
-	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "name", name, sizeof(name)));
 	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=1", getpid());
 	EXPECT_STREQ(expected, name);
 	back.handle = prime.handle;
@@ -510,7 +505,7 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	close(back.fd);
 	gem_close.handle = prime.handle;
 	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &gem_close));
-	ASSERT_EQ(0, fdinfo_value(dmabuf, "name", name, sizeof(name)));
+	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "name", name, sizeof(name)));
 	snprintf(expected, sizeof(expected), "npuipc dev=0 class=huge pid=%d importers=0", getpid());
 	EXPECT_STREQ(expected, name);
 	close(dmabuf);
@@ -532,23 +527,17 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 TEST_F(export, engine_refuses_copy_and_fill_on_another_exporters_buffer)
 {
 	struct drm_mode_create_dumb dumb = { .width = 1024, .height = 16, .bpp = 32 };
-	struct drm_prime_handle prime = { 0 };
 	struct drm_npuipc_job job;
 	uint32_t imported, stream;
 	uint8_t *vp;
-	int vgem, status;
+	int vgem, dmabuf, status;
 
 	vgem = open_vgem_card();
 	if (vgem < 0)
 		SKIP(return, "vgem is not loaded (modprobe vgem)");
-	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
-	vp = vgem_mmap(vgem, dumb.handle, dumb.size, PROT_READ | PROT_WRITE);
-	ASSERT_NE(MAP_FAILED, vp);
-	fill_pattern(vp, dumb.size, 5);
-	prime.handle = dumb.handle;
-	prime.flags = DRM_CLOEXEC | DRM_RDWR;
-	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
-	ASSERT_EQ(0, npuipc_bo_import(self->fd, prime.fd, 0, &imported));
+	dmabuf = vgem_dmabuf(vgem, &dumb, 5, &vp);
+	ASSERT_LE(0, dmabuf);
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
 
 	job = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_FILL, .dst = imported, .size = 4096,
@@ -568,7 +557,7 @@ TEST_F(export, engine_refuses_copy_and_fill_on_another_exporters_buffer)
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
 	munmap(vp, dumb.size);
-	close(prime.fd);
+	close(dmabuf);
 	close(vgem);
 }
 

@@ -123,6 +123,26 @@ static inline long long npuipc_debugfs_value(int fd, const char *key)
 	return -1;
 }
 
+/* The value of "@key:" in /proc/self/fdinfo/@fd, as text, into @out; 0 or -1. */
+static inline int npuipc_fdinfo_value(int fd, const char *key, char *out, size_t size)
+{
+	char path[64], buf[2048], *line;
+	size_t keylen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (npuipc_read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, key, keylen) && line[keylen] == ':') {
+			line += keylen + 1;
+			line += strspn(line, " \t");
+			snprintf(out, size, "%s", line);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* Module parameter as an integer list; returns how many values were read. */
 static inline int npuipc_module_param(const char *name, long *values, int max)
 {
