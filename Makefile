@@ -54,7 +54,7 @@ check-debug: setup-debug all
 	tools/check-debug
 
 bench: all
-	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench && $(BUILD)/cmake/tests/bench/aclrt_ipc_bench'
+	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench && $(BUILD)/cmake/tests/bench/aclrt_ipc_bench && $(BUILD)/cmake/tests/bench/aclrt_hop_bench'
 
 clean:
 	$(MAKE) -C kernel clean

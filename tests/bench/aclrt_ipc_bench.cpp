@@ -11,14 +11,9 @@
  *   first import: aclrtIpcMemImportByKey + aclrtIpcMemClose (goal <= 3x);
  *   repeated import of a key the process holds (goal <= 0.1x);
  *   first import with 10,000 live keys in the exporter, against the same
- *   with one (goal <= 1.2x);
- *   notify: a ping-pong between two processes through imported notifies
- *   (record in one, the other's stream wait returns to its synchronize),
- *   against an eventfd ping-pong between the same two processes
- *   (goal <= 2x per hop).
+ *   with one (goal <= 1.2x).
+ * Notify and event hops between processes are aclrt_hop_bench's.
  */
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -218,107 +213,11 @@ void report(const char *what, const Series &subject, const Series &floor, const 
                 lo, hi, goal);
 }
 
-constexpr int kPongRounds = 200;
-
-// One side of the notify ping-pong: `mine` is this process's notify, the
-// other's is imported from `theirs_key`. The initiator records first.
-void notify_player(bool initiator, int key_out, int key_in, int go_fd)
-{
-    check(aclrtSetDevice(0), "pong set device");
-    aclrtStream wait_stream, record_stream;
-    aclrtNotify mine, theirs;
-    check(aclrtCreateStream(&wait_stream), "stream");
-    check(aclrtCreateStream(&record_stream), "stream");
-    check(aclrtCreateNotify(&mine, ACL_NOTIFY_DEFAULT), "notify");
-    char key[65];
-    check(aclrtNotifyGetExportKey(mine, key, sizeof(key), ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION),
-          "notify key");
-    (void)!write(key_out, key, sizeof(key));
-    if (read(key_in, key, sizeof(key)) != sizeof(key))
-        die("pong key");
-    check(aclrtNotifyImportByKey(&theirs, key, 0), "notify import");
-    char go;
-    if (read(go_fd, &go, 1) != 1)
-        die("pong go");
-    for (int i = 0; i < kPongRounds; i++) {
-        if (initiator) {
-            check(aclrtRecordNotify(theirs, record_stream), "record");
-            check(aclrtWaitAndResetNotify(mine, wait_stream, 10), "wait");
-            check(aclrtSynchronizeStream(wait_stream), "sync");
-        } else {
-            check(aclrtWaitAndResetNotify(mine, wait_stream, 10), "wait");
-            check(aclrtSynchronizeStream(wait_stream), "sync");
-            check(aclrtRecordNotify(theirs, record_stream), "record");
-        }
-    }
-    check(aclrtSynchronizeStream(record_stream), "sync");
-    _exit(0);
-}
-
-// Both ping-pongs, interleaved: returns per-hop microseconds of each batch.
-void ping_pong(std::vector<double> &floor_us, std::vector<double> &notify_us)
-{
-    // The floor: two eventfds between two processes.
-    int efd_a = eventfd(0, EFD_CLOEXEC), efd_b = eventfd(0, EFD_CLOEXEC);
-    for (int b = 0; b < kBatches; b++) {
-        pid_t child = fork();
-        if (child == 0) {
-            uint64_t v;
-            for (int i = 0; i < kPongRounds; i++) {
-                (void)!read(efd_b, &v, sizeof(v));
-                v = 1;
-                (void)!write(efd_a, &v, sizeof(v));
-            }
-            _exit(0);
-        }
-        double t0 = bench_now_us();
-        for (int i = 0; i < kPongRounds; i++) {
-            uint64_t v = 1;
-            (void)!write(efd_b, &v, sizeof(v));
-            (void)!read(efd_a, &v, sizeof(v));
-        }
-        floor_us.push_back((bench_now_us() - t0) / (2 * kPongRounds));
-        waitpid(child, nullptr, 0);
-
-        // The notify ping-pong: two fresh processes (the runtime is not
-        // used across fork).
-        int a2b[2], b2a[2], go_a[2], go_b[2];
-        if (pipe(a2b) || pipe(b2a) || pipe(go_a) || pipe(go_b))
-            die("pipe");
-        pid_t pa = fork();
-        if (pa == 0)
-            notify_player(true, a2b[1], b2a[0], go_a[0]);
-        pid_t pb = fork();
-        if (pb == 0)
-            notify_player(false, b2a[1], a2b[0], go_b[0]);
-        // Both have imported the other's notify once keys crossed; start
-        // them together and time the whole exchange from here.
-        usleep(300000);
-        double t1 = bench_now_us();
-        (void)!write(go_b[1], "g", 1);
-        (void)!write(go_a[1], "g", 1);
-        int st_a = 0, st_b = 0;
-        waitpid(pa, &st_a, 0);
-        waitpid(pb, &st_b, 0);
-        if (!WIFEXITED(st_a) || WEXITSTATUS(st_a) || !WIFEXITED(st_b) || WEXITSTATUS(st_b))
-            die("notify ping-pong");
-        notify_us.push_back((bench_now_us() - t1) / (2 * kPongRounds));
-        for (int *p : {a2b, b2a, go_a, go_b}) {
-            close(p[0]);
-            close(p[1]);
-        }
-    }
-    close(efd_a);
-    close(efd_b);
-}
-
 } // namespace
 
 int main()
 {
     // Every process that uses the runtime is forked before this one does.
-    Series pong_floor, pong_notify;
-    ping_pong(pong_floor.v, pong_notify.v);
     std::string key_one, key_many;
     int in_one, in_many;
     pid_t one = start_exporter(0, key_one, in_one);
@@ -355,9 +254,6 @@ int main()
     report("first ImportByKey+Close vs socket+SCM_RIGHTS+mmap memfd", first, floor, "<= 3.00x");
     report("repeated ImportByKey+Close vs the same floor", repeated, floor, "<= 0.10x");
     report("first import, 10,000 live keys vs 1 live key", first_many, first, "<= 1.20x");
-    report("notify hop between processes vs eventfd hop", pong_notify, pong_floor, "<= 2.00x");
-    std::printf("(a notify hop: one process records, the other's stream wait completes and its\n"
-                " aclrtSynchronizeStream returns; start-up and key exchange are not timed)\n");
 
     close(in_one);
     close(in_many);

@@ -623,6 +623,7 @@ enum ForkStep {
     kForkGetDeviceNotUninit,
     kForkMallocNotUninit,
     kForkInitFailed,
+    kForkParentStreamNotInvalid,
     kForkSetDeviceFailed,
     kForkMallocFailed,
     kForkStreamFailed,
@@ -631,7 +632,8 @@ enum ForkStep {
     kForkCleanupFailed,
 };
 
-int ForkChild()
+// `parent_stream` is the parent's, used by the forking thread just before.
+int ForkChild(aclrtStream parent_stream)
 {
     int32_t device = -1;
     uint32_t count = 0;
@@ -648,6 +650,8 @@ int ForkChild()
         return kForkInitFailed;
     if (aclrtSetDevice(0) != ACL_SUCCESS)
         return kForkSetDeviceFailed;
+    if (aclrtSynchronizeStream(parent_stream) != ACL_ERROR_RT_INVALID_HANDLE)
+        return kForkParentStreamNotInvalid;
     if (aclrtMalloc(&p, 4096, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS)
         return kForkMallocFailed;
     aclrtStream stream = nullptr;
@@ -676,10 +680,11 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
 
     // As every CANN program does: the child's aclInit must still succeed.
     ASSERT_EQ(ACL_SUCCESS, aclInit(nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream));
     pid_t pid = fork();
     ASSERT_GE(pid, 0) << strerror(errno);
     if (pid == 0)
-        _exit(ForkChild());
+        _exit(ForkChild(stream));
 
     // Bounded wait for the child; a hung child is killed and reported.
     int status = 0;

@@ -91,6 +91,29 @@ TEST_F(AclStreamTest, DestroyedStreamIsInvalidHandle)
     ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, stream);
 }
 
+// The thread looked this stream up last (a per-thread cache in the library).
+TEST_F(AclStreamTest, AStreamThisThreadJustUsedIsInvalidHandleOnceDestroyed)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    ExpectEveryStreamCallGives(ACL_ERROR_RT_INVALID_HANDLE, stream);
+}
+
+TEST_F(AclStreamTest, AStreamThisThreadUsedIsInvalidHandleOnceAnotherThreadDestroysIt)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream));
+    aclError destroyed = ACL_ERROR_INTERNAL_ERROR;
+    std::thread([&] { destroyed = aclrtDestroyStream(stream); }).join();
+    ASSERT_EQ(ACL_SUCCESS, destroyed);
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtSynchronizeStream(stream));
+    aclrtStreamStatus status;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
+}
+
 TEST_F(AclStreamTest, PointerToALocalAsStreamIsInvalidHandle)
 {
     int local = 0;

@@ -67,6 +67,7 @@ void destroy_stream_locked(Runtime &rt, uint64_t token)
     if (it == rt.objects.end())
         return;
     auto stream = std::static_pointer_cast<Stream>(it->second);
+    stream->listed.store(false, std::memory_order_release);
     rt.objects.erase(it);
     drop_callbacks_locked(rt, *stream);
 }

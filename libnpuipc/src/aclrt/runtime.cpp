@@ -118,6 +118,8 @@ void Runtime::release_device(uint32_t index)
     std::vector<std::shared_ptr<Object>> dropped;
     for (auto o = objects.begin(); o != objects.end();) {
         if (o->second->device == index) {
+            if (o->second->kind == Kind::Stream)
+                static_cast<Stream &>(*o->second).listed.store(false, std::memory_order_release);
             dropped.push_back(o->second);
             o = objects.erase(o);
         } else {
@@ -275,6 +277,8 @@ void Runtime::discard_after_fork()
     for (auto &entry : objects) {
         if (entry.second->kind != Kind::Stream)
             continue;
+        // The parent's streams: no cached lookup may find them again.
+        static_cast<Stream &>(*entry.second).listed.store(false, std::memory_order_relaxed);
         for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
             ::close(task.reached->fd.release());
     }
@@ -402,11 +406,17 @@ aclError create_in_context(Runtime &rt, uint32_t type, Op op, const char *what,
     return ACL_SUCCESS;
 }
 
-aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
+aclError find_stream_locked(aclrtStream handle, std::shared_ptr<Stream> &out)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
-    return rt.resolve_stream(handle, out);
+    aclError err = rt.resolve_stream(handle, out);
+    if (err == ACL_SUCCESS && handle) {
+        StreamCache &cache = stream_cache();
+        cache.token = reinterpret_cast<uintptr_t>(handle);
+        cache.stream = out;
+    }
+    return err;
 }
 
 aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count)
@@ -422,9 +432,8 @@ aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count)
     return ACL_SUCCESS;
 }
 
-aclError synchronize(Stream &stream, int64_t timeout_ns)
+aclError synchronize_failed(Stream &stream, const Result<int> &r)
 {
-    Result<int> r = stream.dev->wait(stream.handle.get(), timeout_ns);
     if (!r.ok()) {
         if (r.error() == ETIME)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the stream did not finish in time");
