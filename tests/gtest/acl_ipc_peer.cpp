@@ -16,6 +16,11 @@
 //   event-hold     create an IPC event, record it behind a wait that nothing
 //                  releases, write its handle to DIR/key, then stay (until
 //                  killed: its pending record must then fail, not hang)
+//   mem-export-listed    export 2 MiB filled with 'E' with PID validation on,
+//                  write DIR/key and DIR/rc, then wait for DIR/pid (30 s), list
+//                  that PID (aclrtIpcMemSetImportPid), write DIR/listed with
+//                  its aclError, and stay (until killed)
+//   notify-export-listed likewise with a notify (aclrtNotifySetImportPid)
 //   bare-tgid      write aclrtDeviceGetBareTgid's PID to DIR/seen
 //   fail-once      make one call fail (aclrtFree(NULL)), for its log line
 //   vmm-export-hold export 4 KiB of VMM memory filled with 'M' (validation
@@ -47,20 +52,37 @@ void write_text(const char *name, const std::string &text)
     std::rename(tmp.c_str(), path.c_str());
 }
 
-bool read_key(char *buf, size_t len)
+// Waits (30 s) for DIR/name and reads up to `len` bytes of it; true if it
+// held at least `min`.
+bool read_file(const char *name, char *buf, size_t len, size_t min)
 {
-    std::string path = dir + "/key";
+    std::string path = dir + "/" + name;
     for (int i = 0; i < 3000; i++) {
         FILE *f = std::fopen(path.c_str(), "rb");
         if (f) {
             // A key file holds 65 bytes, an event handle file 64.
             size_t n = std::fread(buf, 1, len, f);
             std::fclose(f);
-            return n >= 64;
+            return n >= min;
         }
         usleep(10000);
     }
     return false;
+}
+
+// A key file holds 65 bytes, an event handle file 64.
+bool read_key(char *buf, size_t len)
+{
+    return read_file("key", buf, len, 64);
+}
+
+// The PID the test writes to DIR/pid, as text; 0 if none came.
+int32_t read_pid()
+{
+    char text[16] = {};
+    if (!read_file("pid", text, sizeof(text) - 1, 1))
+        return 0;
+    return static_cast<int32_t>(std::atoi(text));
 }
 
 int finish(aclError rc)
@@ -154,6 +176,31 @@ int main(int argc, char **argv)
             aclrtIpcGetEventHandle(event, &handle) != ACL_SUCCESS)
             return 8;
         write_text("key", std::string(handle.reserved));
+        for (;;)
+            pause();
+    }
+    if (cmd == "mem-export-listed" || cmd == "notify-export-listed") {
+        const bool memory = cmd == "mem-export-listed";
+        void *p = nullptr;
+        aclrtNotify notify = nullptr;
+        aclError rc;
+        if (memory) {
+            if (aclrtMalloc(&p, 2 << 20, ACL_MEM_MALLOC_HUGE_ONLY) != ACL_SUCCESS)
+                return 5;
+            std::memset(p, 'E', 2 << 20);
+            rc = aclrtIpcMemGetExportKey(p, 2 << 20, key, sizeof(key), 0);
+        } else {
+            if (aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT) != ACL_SUCCESS)
+                return 5;
+            rc = aclrtNotifyGetExportKey(notify, key, sizeof(key), 0);
+        }
+        write_text("key", key);
+        write_text("rc", std::to_string(rc));
+        int32_t pid = read_pid();
+        if (pid == 0)
+            return 6;
+        rc = memory ? aclrtIpcMemSetImportPid(key, &pid, 1) : aclrtNotifySetImportPid(notify, &pid, 1);
+        write_text("listed", std::to_string(rc));
         for (;;)
             pause();
     }

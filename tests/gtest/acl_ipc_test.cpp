@@ -2,11 +2,13 @@
 // IPC by key between separate processes: the seed's memory, event and
 // notify scenarios, access control, lifetimes and the failure codes of
 // Documentation/ipc.md. The other process is acl_ipc_peer, started with
-// fork+exec; the two exchange keys and results through files.
+// fork+exec; the two exchange keys and results through files. Every test
+// must leave this process with the open fds it started with.
 #include "acl_test_util.h"
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -20,9 +22,22 @@ protected:
     void SetUp() override
     {
         AclTest::SetUp();
+        if (IsSkipped() || HasFatalFailure())
+            return;
         char tmpl[] = "/tmp/acl_ipc_test.XXXXXX";
         ASSERT_NE(nullptr, mkdtemp(tmpl));
         dir_ = tmpl;
+        // This process's endpoint (a socket, an event loop, a thread) comes
+        // with its first export and lives as long as the process: started
+        // before the count.
+        void *p = nullptr;
+        char key[65];
+        ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                       ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+        ASSERT_EQ(ACL_SUCCESS, aclrtFree(p));
+        fds_at_start_ = CountOpenFds();
     }
     void TearDown() override
     {
@@ -30,8 +45,16 @@ protected:
             kill(pid, SIGKILL);
             waitpid(pid, nullptr, 0);
         }
-        std::string cmd = "rm -rf '" + dir_ + "'";
-        (void)!system(cmd.c_str());
+        if (!dir_.empty()) {
+            std::string cmd = "rm -rf '" + dir_ + "'";
+            (void)!system(cmd.c_str());
+        }
+        // The endpoint closes a finished connection on its own thread.
+        if (fds_at_start_ >= 0) {
+            EXPECT_TRUE(WaitUntil([&] { return CountOpenFds() == fds_at_start_; },
+                                  std::chrono::milliseconds(5000)))
+                << "open fds: " << CountOpenFds() << ", " << fds_at_start_ << " at the start";
+        }
         AclTest::TearDown();
     }
 
@@ -88,8 +111,17 @@ protected:
         ASSERT_EQ(0, rename(tmp.c_str(), path.c_str()));
     }
 
+    // Waits (bounded) for the peer `pid` to be gone, and forgets it.
+    void Kill(pid_t pid)
+    {
+        ASSERT_EQ(0, kill(pid, SIGKILL));
+        ASSERT_EQ(pid, waitpid(pid, nullptr, 0));
+        peers_.erase(std::find(peers_.begin(), peers_.end(), pid));
+    }
+
     std::string dir_;
     std::vector<pid_t> peers_;
+    int fds_at_start_ = -1;
 };
 
 constexpr size_t k2M = 2 * kMiB;
@@ -458,9 +490,7 @@ TEST_F(AclIpcTest, AKeyOfAnExporterKilledAfterExportingIsIpcError)
     ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
     EXPECT_EQ("0", Read("rc"));
     std::string key = Read("key");
-    kill(exporter, SIGKILL);
-    waitpid(exporter, nullptr, 0);
-    peers_.erase(std::find(peers_.begin(), peers_.end(), exporter));
+    Kill(exporter);
     void *q = nullptr;
     EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
 }
@@ -472,19 +502,19 @@ TEST_F(AclIpcTest, ImportersKeepMemoryOfAnExporterKilledAfterTheImport)
     std::string key = Read("key");
     void *q = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
-    kill(exporter, SIGKILL);
-    waitpid(exporter, nullptr, 0);
-    peers_.erase(std::find(peers_.begin(), peers_.end(), exporter));
+    Kill(exporter);
     EXPECT_TRUE(BytesAre(q, 2 * kMiB, 'E'));
     static_cast<char *>(q)[0] = 'x';
     EXPECT_EQ('x', static_cast<char *>(q)[0]);
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
 }
 
-// Whether `pid` sleeps in poll(): the importer waiting for its reply.
-bool InPoll(pid_t pid)
+// Whether process `pid` (or its thread `tid`) sleeps in poll(): an
+// importer waiting for its reply.
+bool InPoll(pid_t pid, pid_t tid = 0)
 {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
+    std::string task = tid ? "/task/" + std::to_string(tid) : "";
+    std::ifstream in("/proc/" + std::to_string(pid) + task + "/wchan");
     std::string wchan;
     in >> wchan;
     return wchan.find("poll") != std::string::npos;
@@ -526,6 +556,119 @@ TEST_F(AclIpcTest, AnImporterKilledMidImportLeavesTheExporterServingWithoutLeaks
         << "exporter fds " << CountOpenFds(exporter) << ", " << exporter_fds << " before";
 }
 
+// ---- the exporter killed at each step of the handshake ----
+//
+// With PID validation on, the handshake is: the exporter makes a key and
+// hands it over (a file here), the importer tells it its PID, the exporter
+// lists it, the importer imports. Killed at any step before the import
+// completes, the importer's import fails with ACL_ERROR_RT_IPC_ERROR ("the
+// exporting process is gone") at once: never ACL_ERROR_RT_TIMEOUT (an
+// exporter that is alive but does not answer), never a hang.
+
+enum class Shared { Memory, Notify };
+enum class KilledAt { Exported, Listed, Serving };
+
+// The import of `key` as `kind`, undone if it succeeded.
+aclError ImportOnce(Shared kind, const std::string &key)
+{
+    if (kind == Shared::Memory) {
+        void *q = nullptr;
+        aclError rc = aclrtIpcMemImportByKey(&q, key.c_str(), 0);
+        if (rc == ACL_SUCCESS) {
+            EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
+        }
+        return rc;
+    }
+    aclrtNotify notify = nullptr;
+    aclError rc = aclrtNotifyImportByKey(&notify, key.c_str(), 0);
+    if (rc == ACL_SUCCESS) {
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    }
+    return rc;
+}
+
+class AclIpcHandshakeTest : public AclIpcTest {
+protected:
+    void KillExporterAt(Shared kind, KilledAt step)
+    {
+        pid_t exporter = Start(kind == Shared::Memory ? "mem-export-listed" : "notify-export-listed", 0, 0);
+        ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
+        ASSERT_EQ("0", Read("rc"));
+        const std::string key = Read("key");
+        // Not listed yet: refused, which also proves the key is live.
+        ASSERT_EQ(ACL_ERROR_RT_NO_PERMISSION, ImportOnce(kind, key));
+        if (step == KilledAt::Exported) {
+            Kill(exporter);
+            EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, ImportOnce(kind, key));
+            return;
+        }
+        int32_t me = 0;
+        ASSERT_EQ(ACL_SUCCESS, aclrtDeviceGetBareTgid(&me));
+        std::string pid_text = std::to_string(me);
+        std::string tmp = dir_ + "/.pid";
+        FILE *f = fopen(tmp.c_str(), "w");
+        ASSERT_NE(nullptr, f);
+        fputs(pid_text.c_str(), f);
+        fclose(f);
+        ASSERT_EQ(0, rename(tmp.c_str(), (dir_ + "/pid").c_str()));
+        ASSERT_TRUE(AppearsWithin(dir_ + "/listed", 30000));
+        ASSERT_EQ("0", Read("listed"));
+        if (step == KilledAt::Listed) {
+            Kill(exporter);
+            EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, ImportOnce(kind, key));
+            return;
+        }
+        // Serving: the request is on the exporter's socket when it dies.
+        ASSERT_EQ(0, kill(exporter, SIGSTOP));
+        std::atomic<pid_t> tid{0};
+        aclError rc = ACL_ERROR_INTERNAL_ERROR;
+        aclrtContext context = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&context));
+        std::thread importer([&] {
+            tid = static_cast<pid_t>(syscall(SYS_gettid));
+            rc = aclrtSetCurrentContext(context);
+            if (rc == ACL_SUCCESS)
+                rc = ImportOnce(kind, key);
+        });
+        bool waiting = WaitUntil([&] { return tid != 0 && InPoll(getpid(), tid); },
+                                 std::chrono::milliseconds(30000));
+        Kill(exporter);
+        importer.join();
+        ASSERT_TRUE(waiting) << "the import never waited for the exporter";
+        EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, rc);
+    }
+};
+
+TEST_F(AclIpcHandshakeTest, MemoryExporterKilledAfterMakingTheKeyIsIpcError)
+{
+    KillExporterAt(Shared::Memory, KilledAt::Exported);
+}
+
+TEST_F(AclIpcHandshakeTest, MemoryExporterKilledAfterListingTheImporterIsIpcError)
+{
+    KillExporterAt(Shared::Memory, KilledAt::Listed);
+}
+
+TEST_F(AclIpcHandshakeTest, MemoryExporterKilledWithTheImportInFlightIsIpcError)
+{
+    KillExporterAt(Shared::Memory, KilledAt::Serving);
+}
+
+TEST_F(AclIpcHandshakeTest, NotifyExporterKilledAfterMakingTheKeyIsIpcError)
+{
+    KillExporterAt(Shared::Notify, KilledAt::Exported);
+}
+
+TEST_F(AclIpcHandshakeTest, NotifyExporterKilledAfterListingTheImporterIsIpcError)
+{
+    KillExporterAt(Shared::Notify, KilledAt::Listed);
+}
+
+TEST_F(AclIpcHandshakeTest, NotifyExporterKilledWithTheImportInFlightIsIpcError)
+{
+    KillExporterAt(Shared::Notify, KilledAt::Serving);
+}
+
 // A record the exporter queued and never completed: when the exporter
 // dies, a stream waiting for it fails instead of hanging.
 TEST_F(AclIpcTest, AWaitOnTheRecordOfAProcessThatDiedFailsInsteadOfHanging)
@@ -542,9 +685,7 @@ TEST_F(AclIpcTest, AWaitOnTheRecordOfAProcessThatDiedFailsInsteadOfHanging)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(stream, event));
     EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 200));
-    kill(exporter, SIGKILL);
-    waitpid(exporter, nullptr, 0);
-    peers_.erase(std::find(peers_.begin(), peers_.end(), exporter));
+    Kill(exporter);
     EXPECT_EQ(ACL_ERROR_RT_STREAM_ABORT, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     // Reported once; the stream works again.
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
