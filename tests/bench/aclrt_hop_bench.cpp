@@ -57,7 +57,8 @@ void pin_to_cpu(int cpu)
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
+    if (sched_setaffinity(0, sizeof(set), &set))
+        die("sched_setaffinity");
 }
 
 // What one side owns and imported.
@@ -112,8 +113,8 @@ void setup(Side &s)
 void eventfd_batch(const Side &s, double *samples)
 {
     uint64_t v = 1;
-    sync_peer(s);
     for (int i = 0; i < kBatchRounds; i++) {
+        sync_peer(s); // as before each round of the others
         double t0 = bench_now_us();
         if (s.initiator && write(s.efd_out, &v, 8) != 8)
             die("eventfd write");
@@ -200,6 +201,8 @@ int main()
     Side s;
     std::vector<double> floor, notify, event;
     if (child == 0) {
+        // A side that dies closes its end: the other's next read fails.
+        close(sv[0]);
         pin_to_cpu(1);
         s.sock = sv[1];
         s.efd_out = ba;
@@ -208,6 +211,7 @@ int main()
         run(s, floor, notify, event);
         _exit(aclrtResetDeviceForce(0) == ACL_SUCCESS && aclFinalize() == ACL_SUCCESS ? 0 : 1);
     }
+    close(sv[1]);
     pin_to_cpu(0);
     s.sock = sv[0];
     s.initiator = true;

@@ -509,6 +509,20 @@ TEST_F(AclIpcTest, ImportersKeepMemoryOfAnExporterKilledAfterTheImport)
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
 }
 
+// Waits (bounded) until `pid` is stopped (state T): kill(SIGSTOP) returns
+// before the signal has taken effect.
+bool StoppedWithin(pid_t pid, int ms)
+{
+    return WaitUntil(
+        [&] {
+            std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+            std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            size_t paren = stat.rfind(')');
+            return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+        },
+        std::chrono::milliseconds(ms));
+}
+
 // Whether process `pid` (or its thread `tid`) sleeps in poll(): an
 // importer waiting for its reply.
 bool InPoll(pid_t pid, pid_t tid = 0)
@@ -539,6 +553,7 @@ TEST_F(AclIpcTest, AnImporterKilledMidImportLeavesTheExporterServingWithoutLeaks
     std::strncpy(padded, key.c_str(), sizeof(padded) - 1);
     WriteKey(padded, sizeof(padded));
     ASSERT_EQ(0, kill(exporter, SIGSTOP));
+    ASSERT_TRUE(StoppedWithin(exporter, 30000));
     pid_t importer = Start("mem-import", 0, 0);
     ASSERT_TRUE(WaitUntil([&] { return InPoll(importer); }, std::chrono::milliseconds(30000)))
         << "the importer never waited for the exporter";
@@ -566,6 +581,14 @@ TEST_F(AclIpcTest, AnImporterKilledMidImportLeavesTheExporterServingWithoutLeaks
 // exporter that is alive but does not answer), never a hang.
 
 enum class Shared { Memory, Notify };
+
+// The thread's last error message says the exporter is gone (not another
+// cause of ACL_ERROR_RT_IPC_ERROR: a broken protocol, an overloaded one).
+bool SaysExporterGone()
+{
+    const char *msg = aclGetRecentErrMsg();
+    return msg && std::strstr(msg, "the exporting process is gone");
+}
 enum class KilledAt { Exported, Listed, Serving };
 
 // The import of `key` as `kind`, undone if it succeeded.
@@ -600,6 +623,7 @@ protected:
         if (step == KilledAt::Exported) {
             Kill(exporter);
             EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, ImportOnce(kind, key));
+            EXPECT_TRUE(SaysExporterGone()) << aclGetRecentErrMsg();
             return;
         }
         int32_t me = 0;
@@ -616,12 +640,16 @@ protected:
         if (step == KilledAt::Listed) {
             Kill(exporter);
             EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, ImportOnce(kind, key));
+            EXPECT_TRUE(SaysExporterGone()) << aclGetRecentErrMsg();
             return;
         }
-        // Serving: the request is on the exporter's socket when it dies.
+        // In flight: the request waits on the stopped exporter's socket
+        // when it dies.
         ASSERT_EQ(0, kill(exporter, SIGSTOP));
+        ASSERT_TRUE(StoppedWithin(exporter, 30000));
         std::atomic<pid_t> tid{0};
         aclError rc = ACL_ERROR_INTERNAL_ERROR;
+        bool gone = false;
         aclrtContext context = nullptr;
         ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&context));
         std::thread importer([&] {
@@ -629,6 +657,7 @@ protected:
             rc = aclrtSetCurrentContext(context);
             if (rc == ACL_SUCCESS)
                 rc = ImportOnce(kind, key);
+            gone = SaysExporterGone();
         });
         bool waiting = WaitUntil([&] { return tid != 0 && InPoll(getpid(), tid); },
                                  std::chrono::milliseconds(30000));
@@ -636,6 +665,7 @@ protected:
         importer.join();
         ASSERT_TRUE(waiting) << "the import never waited for the exporter";
         EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, rc);
+        EXPECT_TRUE(gone) << "another cause than the exporter gone";
     }
 };
 

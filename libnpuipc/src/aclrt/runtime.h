@@ -79,7 +79,7 @@ struct Stream : Object {
     std::mutex mu;
     std::deque<HostTask> callbacks;
     uint64_t subscriber = 0; // pthread_t of the thread running its callbacks
-    // In Runtime::objects. Cleared with mu held when it leaves the table,
+    // In Runtime::objects. Cleared with Runtime::mu held when it leaves the table,
     // read without mu by find_stream()'s per-thread cache.
     std::atomic<bool> listed{true};
 };

@@ -31,6 +31,18 @@ int remaining(int64_t deadline_ms)
     return static_cast<int>(std::max<int64_t>(0, deadline_ms - detail::now_ms()));
 }
 
+// How long a connection closed without a reply may wait to learn whether
+// its exporter is dying (exporter_exited()): a short bound within the
+// deadline. A dying process takes milliseconds; a live one that hung up
+// costs its importer this much before EPROTO.
+constexpr int kExitWaitMs = 250;
+
+int exit_wait_ms(int64_t deadline_ms)
+{
+    int left = remaining(deadline_ms);
+    return left < 0 ? kExitWaitMs : std::min(left, kExitWaitMs);
+}
+
 // Waits for `events` on fd until the deadline: 0, ETIMEDOUT or an errno.
 int wait_for(int fd, short events, int64_t deadline_ms)
 {
@@ -197,11 +209,14 @@ int receive_reply(int s, int64_t deadline_ms, Reply *out)
 #endif
 
 // Whether the process listening on the socket s is connected to (pid, by
-// SO_PEERCRED) has exited. A dead exporter's socket may accept connections
-// for a few milliseconds after its process has gone (an io_uring loop's
-// ring, which holds the listener, is torn down asynchronously), and then
-// resets them.
-bool exporter_exited(int s, pid_t pid)
+// SO_PEERCRED) has exited, waiting up to wait_ms for it. A dead exporter's
+// socket may accept connections for a few milliseconds after its process
+// has gone (an io_uring loop's ring, which holds the listener, is torn down
+// asynchronously), and then resets them. And a dying exporter closes its
+// sockets (exit_files) before it counts as exited (exit_notify): an
+// importer woken by that close must wait a moment to tell it from a live
+// peer that hung up.
+bool exporter_exited(int s, pid_t pid, int wait_ms)
 {
     int raw = -1;
     socklen_t len = sizeof(raw);
@@ -214,7 +229,11 @@ bool exporter_exited(int s, pid_t pid)
     }
     UniqueFd pidfd(raw);
     struct pollfd p = {pidfd.get(), POLLIN, 0};
-    return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+    int n;
+    do
+        n = ::poll(&p, 1, wait_ms);
+    while (n < 0 && errno == EINTR);
+    return n == 1 && (p.revents & POLLIN);
 }
 
 bool known_refusal(int status)
@@ -274,7 +293,7 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name, con
         Reply reply;
         err = receive_reply(s.get(), deadline_ms, &reply);
         if ((err == ECONNRESET || (!err && reply.size == 0 && reply.fds.empty())) &&
-            exporter_exited(s.get(), cred.pid)) {
+            exporter_exited(s.get(), cred.pid, exit_wait_ms(deadline_ms))) {
             log(LogLevel::Warning,
                 "importer: %s: the exporter is gone (it exited before answering on %s)",
                 name.c_str(), path.c_str());
