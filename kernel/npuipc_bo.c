@@ -65,39 +65,65 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only)
 	return ret;
 }
 
+/* The pages a fault maps and where, for npuipc_fault_pte(). */
+struct npuipc_fault_map {
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+	struct page **pages;
+	pgoff_t first;		/* index in @pages of the page at @start */
+	unsigned long start;
+	pgprot_t prot;
+};
+
+static int npuipc_fault_pte(pte_t *pte, unsigned long addr, void *data)
+{
+	struct npuipc_fault_map *map = data;
+	pgoff_t i = map->first + ((addr - map->start) >> PAGE_SHIFT);
+
+	/* What a racing fault mapped is the same page: leave it. */
+	if (pte_none(*pte)) {
+		set_pte_at(map->mm, addr, pte,
+			   pte_mkspecial(pfn_pte(page_to_pfn(map->pages[i]), map->prot)));
+		update_mmu_cache(map->vma, addr, pte);
+	}
+	return 0;
+}
+
 /*
- * Maps page @index of @pages at the faulting address. For huge classes the
- * whole 2 MiB chunk around it is mapped at once: 6.1 does not let a PFN map
- * take PMD entries (VM_NO_KHUGEPAGED), so this is how touching 2 MiB costs
- * one fault rather than 512.
+ * Maps page @index of @pages at the faulting address, and with it the rest
+ * of its 2 MiB window (NPUIPC_CHUNK_PAGES, within the VMA and @npages), as
+ * the page cache maps pages around a fault. 6.1 gives a PFN map no PMD
+ * entries, so this is how touching 2 MiB costs one fault rather than 512;
+ * and the window's entries are written in one page-table walk under one
+ * lock (apply_to_page_range()), not one vmf_insert_pfn() each. They are
+ * special entries, as vmf_insert_pfn() writes them: no struct page is
+ * referenced, and every page of a buffer is ordinary write-back RAM.
  */
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
-			      pgoff_t npages, pgoff_t index, u32 page_class)
+			      pgoff_t npages, pgoff_t index)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	pgoff_t chunk = 1UL << npuipc_chunk_order(page_class);
-	pgoff_t first, last, i;
-	vm_fault_t ret;
+	pgoff_t before = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
+	pgoff_t after = (vma->vm_end - vmf->address) >> PAGE_SHIFT;
+	struct npuipc_fault_map map = {
+		.vma = vma,
+		.mm = vma->vm_mm,
+		.pages = pages,
+		.prot = vma->vm_page_prot,
+	};
+	pgoff_t last;
 
 	if (index >= npages)
 		return VM_FAULT_SIGBUS;
 
-	ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(pages[index]));
-	if (chunk == 1 || (ret & VM_FAULT_ERROR))
-		return ret;
-
-	first = max(round_down(index, chunk),
-		    index - ((vmf->address - vma->vm_start) >> PAGE_SHIFT));
-	last = min3(round_down(index, chunk) + chunk, npages,
-		    index + ((vma->vm_end - vmf->address) >> PAGE_SHIFT));
-	for (i = first; i < last; i++) {
-		unsigned long addr = vmf->address + (i - index) * PAGE_SIZE;
-
-		/* Best effort: a page that fails here faults on its own later. */
-		if (i != index)
-			vmf_insert_pfn(vma, addr, page_to_pfn(pages[i]));
-	}
-	return ret;
+	map.first = max(round_down(index, NPUIPC_CHUNK_PAGES), index - before);
+	last = min3(round_down(index, NPUIPC_CHUNK_PAGES) + NPUIPC_CHUNK_PAGES,
+		    npages, index + after);
+	map.start = vmf->address - ((index - map.first) << PAGE_SHIFT);
+	if (apply_to_page_range(map.mm, map.start, (last - map.first) << PAGE_SHIFT,
+				npuipc_fault_pte, &map))
+		return VM_FAULT_OOM;
+	return VM_FAULT_NOPAGE;
 }
 
 static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
@@ -106,8 +132,7 @@ static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
 	return npuipc_fault_pages(vmf, bo->pages, obj->size >> PAGE_SHIFT,
-				  vmf->pgoff - drm_vma_node_start(&obj->vma_node),
-				  bo->page_class);
+				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
 }
 
 static const struct vm_operations_struct npuipc_bo_vm_ops = {
@@ -165,7 +190,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
 	if (bo->dmabuf) {
-		dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
+		if (bo->sgt)
+			dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
 	} else {
@@ -394,18 +420,22 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		ret = PTR_ERR(bo->attach);
 		goto err_free_bo;
 	}
-	bo->sgt = dma_buf_map_attachment_unlocked(bo->attach, bo->dir);
-	if (IS_ERR(bo->sgt)) {
-		ret = PTR_ERR(bo->sgt);
-		goto err_detach;
-	}
 	/*
-	 * Only npuipc memory is reached through its pages. Another exporter's
-	 * scatterlist is for DMA: its pages are not ours to touch (sg_page()
-	 * of an import is off limits; DMABUF_DEBUG mangles it).
+	 * Only npuipc memory is reached through its pages, so it needs no
+	 * device mapping (the virtual device does no DMA). Another exporter's
+	 * memory is mapped, which pins it; that scatterlist is for DMA alone:
+	 * its pages are not ours to touch (sg_page() of an import is off
+	 * limits; DMABUF_DEBUG mangles it).
 	 */
-	if (exp)
+	if (exp) {
 		bo->pages = exp->bo->pages + exp->first_page;
+	} else {
+		bo->sgt = dma_buf_map_attachment_unlocked(bo->attach, bo->dir);
+		if (IS_ERR(bo->sgt)) {
+			ret = PTR_ERR(bo->sgt);
+			goto err_detach;
+		}
+	}
 	bo->dmabuf = dmabuf;
 
 	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);

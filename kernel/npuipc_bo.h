@@ -33,7 +33,11 @@ struct npuipc_bo {
 	 */
 	struct page **pages;
 
-	/* Imports: the dma-buf, this device's attachment and its mapping. */
+	/*
+	 * Imports: the dma-buf, this device's attachment and, for a foreign
+	 * dma-buf, its mapping (which makes the exporter pin its memory).
+	 * npuipc's own memory is reached through @pages: no mapping is made.
+	 */
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attach;
 	struct sg_table *sgt;
@@ -49,7 +53,7 @@ u64 npuipc_page_class_size(u32 page_class);
 
 int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only);
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
-			      pgoff_t npages, pgoff_t index, u32 page_class);
+			      pgoff_t npages, pgoff_t index);
 
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);

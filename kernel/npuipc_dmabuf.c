@@ -38,43 +38,30 @@ static struct npuipc_device *npuipc_export_device(struct npuipc_export *exp)
 }
 
 /*
- * The dma-buf's name is what its fdinfo shows: keep it describing the
- * export, importer count included. Counted and named under exp->lock, so
- * that concurrent attach and detach leave the last word to the last one.
+ * Importers are counted for debugfs (npuipc_exports). The dma-buf's name is
+ * left to userspace (DMA_BUF_SET_NAME): any holder of the fd may set it, so
+ * it cannot carry the driver's word, and a PID in it would be a global PID
+ * shown inside containers.
  */
-static void npuipc_export_update_name(struct npuipc_export *exp, int delta)
-{
-	struct dma_buf *dmabuf = exp->dmabuf;
-	const char *old;
-	char *name;
-
-	mutex_lock(&exp->lock);
-	exp->importers += delta;
-	name = kasprintf(GFP_KERNEL, "npuipc dev=%u class=%s pid=%d importers=%d",
-			 npuipc_export_device(exp)->index,
-			 npuipc_page_class_names[exp->bo->page_class],
-			 exp->exporter_pid, exp->importers);
-	if (name) {
-		spin_lock(&dmabuf->name_lock);
-		old = dmabuf->name;
-		dmabuf->name = name;
-		spin_unlock(&dmabuf->name_lock);
-		kfree(old);
-	}
-	mutex_unlock(&exp->lock);
-}
-
 static int npuipc_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
 {
-	npuipc_export_update_name(dmabuf->priv, 1);
+	struct npuipc_export *exp = dmabuf->priv;
+
+	mutex_lock(&exp->lock);
+	WRITE_ONCE(exp->importers, exp->importers + 1);
+	mutex_unlock(&exp->lock);
 	return 0;
 }
 
 static void npuipc_dmabuf_detach(struct dma_buf *dmabuf,
 				 struct dma_buf_attachment *attach)
 {
-	npuipc_export_update_name(dmabuf->priv, -1);
+	struct npuipc_export *exp = dmabuf->priv;
+
+	mutex_lock(&exp->lock);
+	WRITE_ONCE(exp->importers, exp->importers - 1);
+	mutex_unlock(&exp->lock);
 }
 
 /* One device mapping of an export: what CPU-access syncs must sync. */
@@ -196,7 +183,7 @@ static vm_fault_t npuipc_dmabuf_vm_fault(struct vm_fault *vmf)
 	struct npuipc_export *exp = vmf->vma->vm_private_data;
 
 	return npuipc_fault_pages(vmf, npuipc_export_pages(exp), exp->npages,
-				  vmf->pgoff, exp->bo->page_class);
+				  vmf->pgoff);
 }
 
 /* The mapping holds the dma-buf's file, and so the export, alive. */
@@ -270,7 +257,6 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	drm_gem_object_get(&bo->base);
 	drm_dev_get(&ndev->drm);
 	exp->dmabuf = dmabuf;
-	npuipc_export_update_name(exp, 0);
 
 	mutex_lock(&ndev->exports_lock);
 	list_add_tail(&exp->node, &ndev->exports);

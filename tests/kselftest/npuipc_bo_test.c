@@ -174,7 +174,12 @@ TEST_F(bo, mapping_keeps_the_buffer_alive_after_its_handle_is_closed)
 	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
-TEST_F(bo, touching_2mib_of_huge_memory_costs_one_fault)
+/*
+ * A fault maps its whole 2 MiB window: the chunk of a huge class, and the
+ * pages around it in the normal class, as the page cache maps around a
+ * fault (changed on purpose: normal memory used to cost a fault per page).
+ */
+TEST_F(bo, touching_2mib_costs_one_fault_in_every_class)
 {
 	uint32_t huge, normal;
 	long huge_faults, normal_faults, before;
@@ -202,7 +207,7 @@ TEST_F(bo, touching_2mib_of_huge_memory_costs_one_fault)
 
 	TH_LOG("faults touching 2 MiB: huge %ld, normal %ld", huge_faults, normal_faults);
 	EXPECT_LE(huge_faults, 2);
-	EXPECT_GE(normal_faults, 512);
+	EXPECT_LE(normal_faults, 2);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, huge));
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
 }
