@@ -81,7 +81,7 @@ static int npuipc_fault_pte(pte_t *pte, unsigned long addr, void *data)
 	pgoff_t i = map->first + ((addr - map->start) >> PAGE_SHIFT);
 
 	/* What a racing fault mapped is the same page: leave it. */
-	if (pte_none(*pte)) {
+	if (pte_none(ptep_get(pte))) {
 		set_pte_at(map->mm, addr, pte,
 			   pte_mkspecial(pfn_pte(page_to_pfn(map->pages[i]), map->prot)));
 		update_mmu_cache(map->vma, addr, pte);
@@ -112,6 +112,7 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
 		.prot = vma->vm_page_prot,
 	};
 	pgoff_t last;
+	int ret;
 
 	if (index >= npages)
 		return VM_FAULT_SIGBUS;
@@ -120,9 +121,10 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
 	last = min3(round_down(index, NPUIPC_CHUNK_PAGES) + NPUIPC_CHUNK_PAGES,
 		    npages, index + after);
 	map.start = vmf->address - ((index - map.first) << PAGE_SHIFT);
-	if (apply_to_page_range(map.mm, map.start, (last - map.first) << PAGE_SHIFT,
-				npuipc_fault_pte, &map))
-		return VM_FAULT_OOM;
+	ret = apply_to_page_range(map.mm, map.start, (last - map.first) << PAGE_SHIFT,
+				  npuipc_fault_pte, &map);
+	if (ret)
+		return ret == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
 	return VM_FAULT_NOPAGE;
 }
 
@@ -190,6 +192,7 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
 	if (bo->dmabuf) {
+		atomic_dec(&ndev->live_imports);
 		if (bo->sgt)
 			dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
@@ -205,8 +208,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 }
 
 /*
- * A handle to an import costs kernel memory (the object, an attachment, a
- * scatterlist as long as the buffer): a file holds NPUIPC_MAX_IMPORTS at
+ * A handle to an import costs kernel memory (the object, an attachment and,
+ * for a foreign dma-buf, a scatterlist as long as the buffer): a file holds NPUIPC_MAX_IMPORTS at
  * most, whatever it imports, so that importing one dma-buf over and over
  * cannot grow it without bound.
  */
@@ -437,6 +440,7 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 		}
 	}
 	bo->dmabuf = dmabuf;
+	atomic_inc(&to_npuipc(drm)->live_imports);
 
 	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);
 	if (!ret)

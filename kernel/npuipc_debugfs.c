@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * debugfs, in /sys/kernel/debug/dri/<minor>/ of each DRM minor:
- *   npuipc_state    "key: value" lines that tests and npuipc-smi parse;
+ *   npuipc_state    "key: value" lines that tests and npuipc-smi parse: the
+ *                   device's memory and GEM objects, then live objects of
+ *                   the whole module by kind;
  *   npuipc_exports  one line per live dma-buf exported from the device.
  */
 #include <linux/seq_file.h>
@@ -26,6 +28,14 @@ static int npuipc_state_show(struct seq_file *m, void *unused)
 	seq_printf(m, "mem_used: %llu\n", used);
 	seq_printf(m, "mem_free: %llu\n", ndev->mem_total - used);
 	seq_printf(m, "live_objects: %d\n", atomic_read(&ndev->live_objects));
+	seq_printf(m, "imports: %d\n", atomic_read(&ndev->live_imports));
+	/* Module-wide (see enum npuipc_kind). */
+	seq_printf(m, "streams: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_STREAM]));
+	seq_printf(m, "events: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_EVENT]));
+	seq_printf(m, "notifies: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_NOTIFY]));
+	seq_printf(m, "jobs: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_JOB]));
+	seq_printf(m, "dmabufs: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_DMABUF]));
+	seq_printf(m, "object_files: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_OBJECT_FILE]));
 	return 0;
 }
 

@@ -132,6 +132,7 @@ static void npuipc_dmabuf_release(struct dma_buf *dmabuf)
 	drm_dev_put(&ndev->drm);
 	mutex_destroy(&exp->lock);
 	kfree(exp);
+	npuipc_live_dec(NPUIPC_KIND_DMABUF);
 }
 
 /*
@@ -256,6 +257,7 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	 */
 	drm_gem_object_get(&bo->base);
 	drm_dev_get(&ndev->drm);
+	npuipc_live_inc(NPUIPC_KIND_DMABUF);
 	exp->dmabuf = dmabuf;
 
 	mutex_lock(&ndev->exports_lock);

@@ -31,6 +31,8 @@ static unsigned int mem_mib_count;
 module_param_array(mem_mib, uint, &mem_mib_count, 0444);
 MODULE_PARM_DESC(mem_mib, "Device-memory budget of each virtual device in MiB, comma separated (default 256 each; the last value given applies to the devices after it)");
 
+atomic_t npuipc_live[NPUIPC_KIND_COUNT];
+
 void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 		       u64 mem_total, u64 caps)
 {
@@ -42,6 +44,7 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);
+	atomic_set(&ndev->live_imports, 0);
 	mutex_init(&ndev->exports_lock);
 	INIT_LIST_HEAD(&ndev->exports);
 }

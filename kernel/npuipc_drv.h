@@ -29,14 +29,43 @@ struct npuipc_device {
 	spinlock_t mem_lock;
 	u64 mem_used;
 
-	/* GEM objects of this device that are still alive. */
+	/* GEM objects of this device that are still alive, and imports among them. */
 	atomic_t live_objects;
+	atomic_t live_imports;
 
 	/* Protects exports */
 	struct mutex exports_lock;
 	/* Live dma-bufs exported from this device's buffers. */
 	struct list_head exports;
 };
+
+/*
+ * Objects alive in the whole module, by kind, for debugfs (npuipc_state)
+ * and the tests' leak checks. Module-wide rather than per device: events,
+ * notifies and fences travel between devices and outlive files.
+ */
+enum npuipc_kind {
+	NPUIPC_KIND_STREAM,
+	NPUIPC_KIND_EVENT,
+	NPUIPC_KIND_NOTIFY,
+	/* A job and its fence, freed an RCU grace period after the last put. */
+	NPUIPC_KIND_JOB,
+	NPUIPC_KIND_DMABUF,		/* exported dma-bufs */
+	NPUIPC_KIND_OBJECT_FILE,	/* exported event and notify fds */
+	NPUIPC_KIND_COUNT,
+};
+
+extern atomic_t npuipc_live[NPUIPC_KIND_COUNT];
+
+static inline void npuipc_live_inc(enum npuipc_kind kind)
+{
+	atomic_inc(&npuipc_live[kind]);
+}
+
+static inline void npuipc_live_dec(enum npuipc_kind kind)
+{
+	atomic_dec(&npuipc_live[kind]);
+}
 
 static inline struct npuipc_device *to_npuipc(struct drm_device *drm)
 {

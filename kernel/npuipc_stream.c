@@ -109,6 +109,7 @@ static const char *npuipc_fence_timeline_name(struct dma_fence *fence)
 static void npuipc_job_free_rcu(struct rcu_head *rcu)
 {
 	kfree(container_of(rcu, struct npuipc_job, fence.rcu));
+	npuipc_live_dec(NPUIPC_KIND_JOB);
 	module_put(THIS_MODULE);
 }
 
@@ -631,6 +632,7 @@ struct npuipc_stream *npuipc_stream_create(struct npuipc_file *nfile)
 
 	if (!stream)
 		return NULL;
+	npuipc_live_inc(NPUIPC_KIND_STREAM);
 	stream->nfile = nfile;
 	stream->base.type = NPUIPC_OBJ_STREAM;
 	kref_init(&stream->base.kref);
@@ -715,6 +717,7 @@ void npuipc_stream_free(struct npuipc_stream *stream)
 	dma_fence_put(stream->last);
 	mutex_destroy(&stream->submit_lock);
 	kfree(stream);
+	npuipc_live_dec(NPUIPC_KIND_STREAM);
 }
 
 struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error)
@@ -795,6 +798,23 @@ static int npuipc_job_wait_sync_file(struct npuipc_job *job, int fd)
 	return job->wait_fence ? 0 : -EINVAL;
 }
 
+/*
+ * The fence at @point of syncobj @handle. On failure 6.1's
+ * drm_syncobj_find_fence() can leave the fence it already put in its
+ * out-parameter (a timeline point past the last one), so only a success
+ * is stored in the job, whose release puts it.
+ */
+static int npuipc_job_wait_syncobj(struct npuipc_job *job, struct drm_file *file,
+				   u32 handle, u64 point)
+{
+	struct dma_fence *fence = NULL;
+	int ret = drm_syncobj_find_fence(file, handle, point, 0, &fence);
+
+	if (!ret)
+		job->wait_fence = fence;
+	return ret;
+}
+
 /* Checks one job and takes what it refers to; all or nothing is the caller's. */
 static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 			    struct drm_file *file)
@@ -851,7 +871,7 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 		ret = npuipc_job_wait_sync_file(job, in->object);
 		break;
 	case NPUIPC_JOB_WAIT_SYNCOBJ:
-		ret = drm_syncobj_find_fence(file, in->object, in->value, 0, &job->wait_fence);
+		ret = npuipc_job_wait_syncobj(job, file, in->object, in->value);
 		break;
 	case NPUIPC_JOB_WAIT_EVENT:
 		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_EVENT, &obj);
@@ -895,6 +915,8 @@ static void npuipc_jobs_discard(struct npuipc_job **jobs, unsigned int count,
 			dma_fence_put(&jobs[i]->fence);
 		else
 			kfree(jobs[i]);
+		if (!fences_initialized)
+			npuipc_live_dec(NPUIPC_KIND_JOB);
 	}
 }
 
@@ -947,6 +969,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 			ret = -ENOMEM;
 			goto err_discard;
 		}
+		npuipc_live_inc(NPUIPC_KIND_JOB);
 		jobs[parsed] = job;
 		job->stream = stream;
 		spin_lock_init(&job->fence_lock);

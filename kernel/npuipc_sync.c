@@ -13,6 +13,7 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 
+#include "npuipc_drv.h"
 #include "npuipc_stream.h"
 #include "npuipc_sync.h"
 #include "drm/npuipc_drm.h"
@@ -23,6 +24,7 @@ struct npuipc_event *npuipc_event_create(void)
 
 	if (!event)
 		return NULL;
+	npuipc_live_inc(NPUIPC_KIND_EVENT);
 	event->base.type = NPUIPC_OBJ_EVENT;
 	kref_init(&event->base.kref);
 	spin_lock_init(&event->lock);
@@ -38,6 +40,7 @@ void npuipc_event_free(struct npuipc_event *event)
 	}
 	dma_fence_put(event->last);
 	kfree(event);
+	npuipc_live_dec(NPUIPC_KIND_EVENT);
 }
 
 /* The most recent record's fence, referenced; NULL if never recorded. */
@@ -68,6 +71,7 @@ struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
 
 	if (!notify)
 		return NULL;
+	npuipc_live_inc(NPUIPC_KIND_NOTIFY);
 	notify->base.type = NPUIPC_OBJ_NOTIFY;
 	kref_init(&notify->base.kref);
 	spin_lock_init(&notify->lock);
@@ -102,6 +106,7 @@ void npuipc_notify_free(struct npuipc_notify *notify)
 		spin_unlock(&owner->owned_lock);
 	}
 	kfree(notify);
+	npuipc_live_dec(NPUIPC_KIND_NOTIFY);
 }
 
 bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nfile)
@@ -246,6 +251,7 @@ struct npuipc_job *npuipc_notify_unpark(struct npuipc_notify *notify, struct npu
 static int npuipc_sync_file_release(struct inode *inode, struct file *file)
 {
 	npuipc_object_put(file->private_data);
+	npuipc_live_dec(NPUIPC_KIND_OBJECT_FILE);
 	return 0;
 }
 
@@ -329,6 +335,8 @@ struct file *npuipc_sync_export_file(struct npuipc_object *obj)
 	file = anon_inode_getfile(name, fops, obj, O_RDWR | O_CLOEXEC);
 	if (IS_ERR(file))
 		npuipc_object_put(obj);
+	else
+		npuipc_live_inc(NPUIPC_KIND_OBJECT_FILE);
 	return file;
 }
 

@@ -40,6 +40,8 @@ FIXTURE_TEARDOWN(device)
 {
 	if (self->fd >= 0)
 		close(self->fd);
+	/* Nothing a test made may outlive it. */
+	EXPECT_TRUE(npuipc_device_is_idle(0));
 }
 
 TEST_F(device, get_info_reports_version_index_budget_and_caps)
@@ -61,6 +63,19 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	/* The tests run in the initial PID namespace. */
 	EXPECT_EQ(getpid(), info.caller_tgid);
 	EXPECT_EQ(0, info.pad2);
+}
+
+/* 0 is never a handle: the first buffer and the first object of a file get 1. */
+TEST_F(device, handles_of_a_new_file_start_at_1)
+{
+	uint32_t buffer = 0, stream = 0;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4096, NPUIPC_PAGE_CLASS_NORMAL, &buffer));
+	EXPECT_EQ(1, buffer);
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
+	EXPECT_EQ(1, stream);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, buffer));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
 }
 
 TEST_F(device, get_info_reports_the_initial_namespace_pid_from_a_pid_namespace)

@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <sys/wait.h>
 #include <linux/dma-buf.h>
@@ -595,6 +596,51 @@ static void expect_export_rejected(struct __test_metadata *_metadata, int fd,
 				   struct drm_npuipc_bo_export args, int err)
 {
 	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_EXPORT, &args));
+}
+
+/* A dma-buf maps only shared, and only within its size: -EINVAL otherwise. */
+TEST_F(export, dmabuf_mmap_private_or_past_the_end_is_einval)
+{
+	void *p;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &dmabuf));
+	p = mmap(NULL, 2 * MIB, PROT_READ, MAP_PRIVATE, dmabuf, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 4 * MIB, PROT_READ, MAP_SHARED, dmabuf, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, dmabuf, 2 * MIB);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* The last page is inside. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, dmabuf, 2 * MIB - 4096);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, 4096, 4 * MIB - 4096, 7));
+	munmap(p, 4096);
+	close(dmabuf);
+}
+
+/* BO_EXPORT at RLIMIT_NOFILE: -EMFILE, and no export is left behind. */
+TEST_F(export, export_at_the_fd_limit_fails_with_emfile_and_leaves_no_export)
+{
+	struct rlimit lim = { .rlim_cur = 32, .rlim_max = 32 };
+	int fillers[64], n = 0, fd = -1;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	while (n < 64 && (fillers[n] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		n++;
+	ASSERT_EQ(EMFILE, errno);
+	EXPECT_EQ(-EMFILE, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &fd));
+	EXPECT_EQ(-1, fd);
+	/* debugfs takes an fd to read: counted once the table has room. */
+	while (n > 0)
+		close(fillers[--n]);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &fd));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "dmabufs"));
+	close(fd);
 }
 
 TEST_F(export, export_rejects_zero_size)

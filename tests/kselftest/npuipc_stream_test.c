@@ -8,6 +8,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,6 +98,73 @@ FIXTURE_TEARDOWN(stream)
 		close(self->fd);
 	EXPECT_TRUE(npuipc_device_is_idle(0));
 	EXPECT_TRUE(npuipc_device_is_idle(1));
+}
+
+/* Polls (2 s at most) until debugfs @key of @fd reads @value; returns it. */
+static long long counter_settles_at(int fd, const char *key, long long value)
+{
+	long long now = npuipc_debugfs_value(fd, key);
+	int i;
+
+	for (i = 0; i < 200 && now != value; i++) {
+		usleep(10000);
+		now = npuipc_debugfs_value(fd, key);
+	}
+	return now;
+}
+
+/*
+ * The leak oracle itself: every kind is counted from its creation to its
+ * free. The fixture holds one stream and two buffers.
+ */
+TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
+{
+	uint32_t s2, event, notify, imported;
+	int event_fd, dmabuf, status;
+
+	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "imports"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "streams"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "events"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "notifies"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "jobs"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "object_files"));
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &s2));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, s2, object_job(NPUIPC_JOB_RECORD_EVENT, event)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, s2, 10 * SEC_NS, 0, &status));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &event_fd));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, self->size, 0, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
+	EXPECT_EQ(3, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "imports"));
+	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "streams"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "events"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "notifies"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "jobs"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "dmabufs"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "object_files"));
+
+	close(event_fd);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "object_files"));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "imports"));
+	close(dmabuf);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+	/* Done jobs let go of their objects on a work item: polled. */
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
+	EXPECT_EQ(0, counter_settles_at(self->fd, "notifies", 0));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+	EXPECT_EQ(0, counter_settles_at(self->fd, "events", 0));
+	/* The stream holds its last job's fence until it goes. */
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "jobs"));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, s2));
+	EXPECT_EQ(1, counter_settles_at(self->fd, "streams", 1));
+	EXPECT_EQ(0, counter_settles_at(self->fd, "jobs", 0));
+	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
 TEST_F(stream, fill_then_copy_run_in_order)
@@ -615,6 +684,146 @@ TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stre
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b + 4096, 4096, 0x32));
 	for (i = 0; i < 2; i++)
 		close(fences[i]);
+}
+
+/* WAIT itself: a timeout that expires, and a negative one (no limit). */
+TEST_F(stream, wait_with_an_expiring_timeout_is_etime_and_a_negative_one_waits_until_done)
+{
+	uint32_t gate, releaser;
+	int status = -1000;
+	pid_t child;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		gate_job(gate), fill_job(self->a, 0, 4096, 9) }, 2, NULL));
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 50 * 1000 * 1000, 0, &status));
+	EXPECT_EQ(0, self->map_a[0]);
+
+	/* The child shares the DRM file: it opens the gate 200 ms from now. */
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		usleep(200 * 1000);
+		_exit(npuipc_submit1(self->fd, releaser,
+				     object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)) ? 1 : 0);
+	}
+	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, -1, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(9, self->map_a[0]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * A WAIT_EVENT, WAIT_SYNC_FILE or WAIT_SYNCOBJ job whose fence does not
+ * signal within its timeout_ns fails with -ETIMEDOUT and puts its stream in
+ * error; the fence waited for is left as it was.
+ */
+TEST_F(stream, wait_jobs_on_an_event_a_sync_file_and_a_syncobj_time_out)
+{
+	struct drm_syncobj_create create = { 0 };
+	struct drm_syncobj_handle import = { .flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE };
+	struct drm_npuipc_job waits[3];
+	uint32_t gate, event, waiter, releaser;
+	int fence, status, i;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		gate_job(gate), object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, &fence));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &create));
+	import.handle = create.handle;
+	import.fd = fence;
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &import));
+
+	waits[0] = object_job(NPUIPC_JOB_WAIT_EVENT, event);
+	waits[1] = object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence);
+	waits[2] = object_job(NPUIPC_JOB_WAIT_SYNCOBJ, create.handle);
+	for (i = 0; i < 3; i++) {
+		waits[i].timeout_ns = 50 * 1000 * 1000;
+		ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
+			waits[i], fill_job(self->b, 0, 4096, 1) }, 2, NULL));
+		ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
+		EXPECT_EQ(-ETIMEDOUT, status) TH_LOG("wait job %d", i);
+		EXPECT_EQ(0, self->map_b[0]) TH_LOG("wait job %d", i);
+		ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 0, NPUIPC_WAIT_RECOVER, &status));
+		EXPECT_EQ(-ETIMEDOUT, status);
+	}
+	EXPECT_EQ(0, sync_file_status(fence));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(1, sync_file_status(fence));
+	close(fence);
+}
+
+/* A timeline point nothing was put at: refused at submit, nothing queued. */
+TEST_F(stream, wait_on_a_timeline_point_without_a_fence_is_refused)
+{
+	struct drm_syncobj_create timeline = { 0 };
+	struct drm_npuipc_job jobs[2];
+	int fence, status;
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &timeline));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		fill_job(self->a, 0, 4096, 5) }, 1, &fence));
+	ASSERT_EQ(0, timeline_add(self->fd, timeline.handle, 1, fence));
+	close(fence);
+	jobs[0] = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_WAIT_SYNCOBJ,
+					   .object = timeline.handle, .value = 2 };
+	jobs[1] = fill_job(self->b, 0, 4096, 6);
+	EXPECT_EQ(-EINVAL, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	jobs[0].value = 1;
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(5, self->map_a[0]);
+	EXPECT_EQ(6, self->map_b[0]);
+}
+
+/* Lowers RLIMIT_NOFILE and fills the table: the next new fd is -EMFILE. */
+static int fill_fd_table(int *fillers, int max)
+{
+	struct rlimit lim = { .rlim_cur = 32, .rlim_max = 32 };
+	int n = 0, fd;
+
+	if (setrlimit(RLIMIT_NOFILE, &lim))
+		return -1;
+	while (n < max && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fillers[n++] = fd;
+	return errno == EMFILE ? n : -1;
+}
+
+static void empty_fd_table(const int *fillers, int n)
+{
+	while (n > 0)
+		close(fillers[--n]);
+}
+
+/* OBJ_EXPORT and SUBMIT with OUT_FENCE at RLIMIT_NOFILE: -EMFILE, nothing queued. */
+TEST_F(stream, fd_returning_ioctls_at_the_fd_limit_fail_with_emfile_and_change_nothing)
+{
+	uint32_t event;
+	int fillers[64], n, fd = -1, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	n = fill_fd_table(fillers, 64);
+	ASSERT_LT(0, n);
+	EXPECT_EQ(-EMFILE, npuipc_obj_export(self->fd, event, 0, &fd));
+	EXPECT_EQ(-EMFILE, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		fill_job(self->a, 0, 4096, 8) }, 1, &fd));
+	EXPECT_EQ(-1, fd);
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, self->map_a[0]);
+	/* debugfs takes an fd to read: counted once the table has room. */
+	empty_fd_table(fillers, n);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "object_files"));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &fd));
+	close(fd);
 }
 
 /*

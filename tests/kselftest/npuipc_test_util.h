@@ -296,22 +296,50 @@ static inline int npuipc_all_bytes_are(const uint8_t *p, size_t size, uint8_t va
 }
 
 /*
- * True once device @index holds no object and no memory. Objects of exited
- * processes go when their files are released, which may trail the exit a
- * little, so this waits up to two seconds.
+ * What the leak check counts (debugfs npuipc_state): the device's memory
+ * and GEM objects (buffers and imports), then live objects of the whole
+ * module by kind.
+ */
+static const char *const npuipc_leak_counters[] = {
+	"mem_used", "live_objects", "imports", "streams", "events",
+	"notifies", "jobs", "dmabufs", "object_files",
+};
+
+/* True when every leak counter of the device behind @fd reads 0. */
+static inline int npuipc_counters_are_zero(int fd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(npuipc_leak_counters) / sizeof(npuipc_leak_counters[0]); i++)
+		if (npuipc_debugfs_value(fd, npuipc_leak_counters[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * True once device @index holds no memory and the module no object of any
+ * kind. Objects of exited processes go when their files are released, which
+ * may trail the exit a little, done jobs are let go by a work item, and
+ * fences freed an RCU grace period after their last reference (thousands
+ * of them after the limits tests, under KASAN), so this polls for up to
+ * ten seconds; then it prints what is left.
  */
 static inline int npuipc_device_is_idle(unsigned int index)
 {
 	int fd = npuipc_open_device(index), i, idle = 0;
+	size_t k;
 
 	if (fd < 0)
 		return 1;
-	for (i = 0; i < 200 && !idle; i++) {
-		idle = npuipc_debugfs_value(fd, "live_objects") == 0 &&
-		       npuipc_debugfs_value(fd, "mem_used") == 0;
+	for (i = 0; i < 1000 && !idle; i++) {
+		idle = npuipc_counters_are_zero(fd);
 		if (!idle)
 			usleep(10000);
 	}
+	if (!idle)
+		for (k = 0; k < sizeof(npuipc_leak_counters) / sizeof(npuipc_leak_counters[0]); k++)
+			fprintf(stderr, "# device %u: %s %lld\n", index, npuipc_leak_counters[k],
+				(long long)npuipc_debugfs_value(fd, npuipc_leak_counters[k]));
 	close(fd);
 	return idle;
 }
