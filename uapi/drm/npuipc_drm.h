@@ -193,8 +193,9 @@ struct drm_npuipc_bo_info {
  *
  * The dma-buf reaches exactly [@offset, @offset + @size) of the buffer,
  * through mmap, import, device mapping and later copy jobs alike, and keeps
- * the buffer alive until the dma-buf itself is released. Its fdinfo "name"
- * line reads "npuipc dev=D class=C pid=P importers=N".
+ * the buffer alive until the dma-buf itself is released. Its name
+ * (DMA_BUF_SET_NAME, the fdinfo "name" line) is left to userspace; debugfs
+ * npuipc_exports lists each live export with its importers.
  *
  * Errors:
  *	-EINVAL: unknown flags, non-zero @pad or @fd, size zero, a range not
