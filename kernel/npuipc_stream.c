@@ -616,6 +616,21 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk)
 	spin_unlock(&stream->lock);
 }
 
+/*
+ * Runs an idle stream's new jobs in the submitting thread, as the worker
+ * would (npuipc_submit_direct()). The caller holds a reference on the
+ * stream, so it may touch it after giving the claim back: it wakes a
+ * shutdown that may be waiting for the claim, which only a work item's
+ * cancel_work_sync() would otherwise cover.
+ */
+static void npuipc_stream_run_direct(struct npuipc_stream *stream)
+{
+	npuipc_stream_run(stream, false);
+	/* The claim's release must be visible before wake_up_var() looks. */
+	smp_mb();
+	wake_up_var(&stream->claim);
+}
+
 static void npuipc_stream_work(struct work_struct *work)
 {
 	npuipc_stream_run(container_of(work, struct npuipc_stream, work), false);
@@ -934,7 +949,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	struct npuipc_object *obj;
 	struct dma_fence *old_last;
 	unsigned int i, parsed = 0;
-	bool unbounded;
+	bool unbounded, direct;
 	int ret, fd = -1;
 
 	if (args->flags & ~NPUIPC_SUBMIT_FLAGS_VALID)
@@ -1032,6 +1047,14 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		ret = -ENOENT;
 		goto err_unlock_fences;
 	}
+	/*
+	 * Direct submission: on an idle stream, a first job that only waits
+	 * (arming a callback) or signals runs here, sparing the hop to a
+	 * worker thread on the way from a record to its waiter (the notify
+	 * and event latencies). COPY and FILL always go to the engine.
+	 */
+	direct = !stream->queued && !npuipc_job_is_bulk(jobs[0]) &&
+		 atomic_read(&stream->claim) == NPUIPC_STREAM_IDLE;
 	for (i = 0; i < parsed; i++) {
 		/* Records publish in submission order, before anyone can wait. */
 		if (jobs[i]->kind == NPUIPC_JOB_RECORD_EVENT)
@@ -1042,10 +1065,18 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	old_last = stream->last;
 	stream->last = dma_fence_get(&jobs[parsed - 1]->fence);
 	/* Under the lock: shutdown cancels the work only after seeing it. */
-	npuipc_stream_kick(stream);
+	if (!direct)
+		npuipc_stream_kick(stream);
 	spin_unlock(&stream->lock);
 	mutex_unlock(&stream->submit_lock);
 	dma_fence_put(old_last);
+	/*
+	 * If a worker or a hand-off claimed the stream meanwhile, it runs
+	 * these jobs too: a worker loops until the queue is empty, a hand-off
+	 * kicks the worker when it gives the claim back.
+	 */
+	if (direct)
+		npuipc_stream_run_direct(stream);
 
 	if (sync_file) {
 		fd_install(fd, sync_file->file);

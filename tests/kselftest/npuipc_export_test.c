@@ -342,6 +342,7 @@ TEST_F(export, importer_reads_what_an_exporter_that_already_exited_wrote)
 	}
 	close(sv[1]);
 	ASSERT_EQ(exporter, waitpid(exporter, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 
 	dmabuf = npuipc_recv_fd(sv[0]);
@@ -631,7 +632,8 @@ TEST_F(export, export_at_the_fd_limit_fails_with_emfile_and_leaves_no_export)
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
 	while (n < 64 && (fillers[n] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
 		n++;
-	ASSERT_EQ(EMFILE, errno);
+	/* No ASSERT while the table is full: teardown needs fds. */
+	EXPECT_EQ(EMFILE, errno);
 	EXPECT_EQ(-EMFILE, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &fd));
 	EXPECT_EQ(-1, fd);
 	/* debugfs takes an fd to read: counted once the table has room. */

@@ -94,10 +94,13 @@ else
 	cat "$out/stress.log" "$out/fuzz.log"
 fi
 
+# Every leak counter (tests/kselftest/npuipc_test_util.h) of every device.
 idle=0
 for d in /sys/kernel/debug/dri/*/npuipc_state; do
 	[ -e "$d" ] || continue
-	grep -qx 'live_objects: 0' "$d" && grep -qx 'mem_used: 0' "$d" || idle=1
+	for key in mem_used live_objects imports streams events notifies jobs dmabufs object_files; do
+		grep -qx "$key: 0" "$d" || { idle=1; grep "^$key:" "$d"; }
+	done
 done
 result $idle "$mode: every npuipc device idle at the end"
 
