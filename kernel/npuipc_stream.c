@@ -3,7 +3,9 @@
  * Streams and the engine that runs their jobs.
  *
  * Each stream is a FIFO of jobs run in order by a work item on the engine's
- * workqueue, never by the submitting thread. A job that must wait (for a
+ * workqueue, or, when a submit finds its stream idle and its first job is
+ * not a COPY or FILL, by the submitting thread (direct submission; COPY
+ * and FILL always go to the engine's bulk queue). A job that must wait (for a
  * fence or a notify) does not block the worker: it arms a callback (and a
  * deadline, if it has a timeout) that kicks the stream again. Every job
  * completes its dma_fence exactly once: with success, its error, or
@@ -167,7 +169,8 @@ static void npuipc_stream_timeout_work(struct work_struct *work)
 
 /*
  * A fence a job waits for has signalled. An npuipc job's fence signals only
- * by the engine's worker, hand-offs and shutdown, in process context, which take
+ * by the engine's worker, a direct submission, hand-offs and shutdown, in
+ * process context, which take
  * over the waiters claimed here once the signal is over; any other fence
  * may signal from any context, so its waiters always go through the
  * worker. Nothing but the claim's atomic is touched here: fence locks may
@@ -550,7 +553,7 @@ static bool npuipc_job_is_bulk(const struct npuipc_job *job)
  * the high-priority queue, a COPY or FILL to run sends the stream to the
  * bulk queue instead; the bulk worker runs whatever follows.
  */
-static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk)
+static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool direct)
 {
 	struct npuipc_completion c;
 	struct npuipc_job *job, *handed;
@@ -610,22 +613,35 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk)
 	 * worker takes over. Queued under the lock, after dying was checked:
 	 * shutdown cancels the bulk work only after setting it.
 	 */
-	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
-	if (to_bulk)
+	if (to_bulk) {
+		atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
 		queue_work(npuipc_bulk_wq, &stream->bulk_work);
+	} else if (bulk || direct) {
+		/*
+		 * A callback, record or deadline that fired for the waiting
+		 * head while we held the claim kicked the worker, which found
+		 * the claim taken and left. The worker's own work item would
+		 * run again after such a kick; the bulk worker and a direct
+		 * submission are not that item, so they kick it themselves
+		 * when jobs are left (and wake a shutdown waiting for the claim).
+		 */
+		npuipc_stream_release_claim_locked(stream);
+	} else {
+		atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
+	}
 	spin_unlock(&stream->lock);
 }
 
 /*
  * Runs an idle stream's new jobs in the submitting thread, as the worker
- * would (npuipc_submit_direct()). The caller holds a reference on the
- * stream, so it may touch it after giving the claim back: it wakes a
- * shutdown that may be waiting for the claim, which only a work item's
- * cancel_work_sync() would otherwise cover.
+ * would. The caller holds a reference on the stream, so it may touch it
+ * after giving the claim back: it wakes a shutdown that may be waiting for
+ * the claim (also when the run handed the stream to the bulk queue), which
+ * only a work item's cancel_work_sync() would otherwise cover.
  */
 static void npuipc_stream_run_direct(struct npuipc_stream *stream)
 {
-	npuipc_stream_run(stream, false);
+	npuipc_stream_run(stream, false, true);
 	/* The claim's release must be visible before wake_up_var() looks. */
 	smp_mb();
 	wake_up_var(&stream->claim);
@@ -633,12 +649,12 @@ static void npuipc_stream_run_direct(struct npuipc_stream *stream)
 
 static void npuipc_stream_work(struct work_struct *work)
 {
-	npuipc_stream_run(container_of(work, struct npuipc_stream, work), false);
+	npuipc_stream_run(container_of(work, struct npuipc_stream, work), false, false);
 }
 
 static void npuipc_stream_bulk_work(struct work_struct *work)
 {
-	npuipc_stream_run(container_of(work, struct npuipc_stream, bulk_work), true);
+	npuipc_stream_run(container_of(work, struct npuipc_stream, bulk_work), true, false);
 }
 
 struct npuipc_stream *npuipc_stream_create(struct npuipc_file *nfile)

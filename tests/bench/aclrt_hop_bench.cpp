@@ -126,18 +126,25 @@ void eventfd_batch(const Side &s, double *samples)
     }
 }
 
+// One timed round trip, halved: the initiator releases the other side's
+// queued wait, whose stream completes; the other releases back.
+template <typename Release> double timed_hop(const Side &s, Release release)
+{
+    double t0 = bench_now_us();
+    if (s.initiator)
+        release();
+    check(aclrtSynchronizeStream(s.waits), "aclrtSynchronizeStream");
+    if (!s.initiator)
+        release();
+    return (bench_now_us() - t0) / 2;
+}
+
 void notify_batch(const Side &s, double *samples)
 {
     for (int i = 0; i < kBatchRounds; i++) {
         check(aclrtWaitAndResetNotify(s.my_notify, s.waits, kGateTimeoutS), "aclrtWaitAndResetNotify");
         sync_peer(s); // both waits are queued
-        double t0 = bench_now_us();
-        if (s.initiator)
-            check(aclrtRecordNotify(s.peer_notify, s.records), "aclrtRecordNotify");
-        check(aclrtSynchronizeStream(s.waits), "aclrtSynchronizeStream");
-        if (!s.initiator)
-            check(aclrtRecordNotify(s.peer_notify, s.records), "aclrtRecordNotify");
-        samples[i] = (bench_now_us() - t0) / 2;
+        samples[i] = timed_hop(s, [&] { check(aclrtRecordNotify(s.peer_notify, s.records), "aclrtRecordNotify"); });
     }
 }
 
@@ -149,13 +156,7 @@ void event_batch(const Side &s, double *samples)
         sync_peer(s); // both records are queued
         check(aclrtStreamWaitEvent(s.waits, s.peer_event), "aclrtStreamWaitEvent");
         sync_peer(s); // both waits are queued
-        double t0 = bench_now_us();
-        if (s.initiator)
-            check(aclrtRecordNotify(s.gate, s.opener), "open the gate");
-        check(aclrtSynchronizeStream(s.waits), "aclrtSynchronizeStream");
-        if (!s.initiator)
-            check(aclrtRecordNotify(s.gate, s.opener), "open the gate");
-        samples[i] = (bench_now_us() - t0) / 2;
+        samples[i] = timed_hop(s, [&] { check(aclrtRecordNotify(s.gate, s.opener), "open the gate"); });
         check(aclrtSynchronizeStream(s.gated), "drain the record");
     }
 }

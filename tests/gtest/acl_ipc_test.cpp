@@ -669,35 +669,29 @@ protected:
     }
 };
 
-TEST_F(AclIpcHandshakeTest, MemoryExporterKilledAfterMakingTheKeyIsIpcError)
+struct HandshakeStep {
+    Shared kind;
+    KilledAt step;
+    const char *name;
+};
+
+class AclIpcKilledExporterTest : public AclIpcHandshakeTest,
+                                 public ::testing::WithParamInterface<HandshakeStep> {};
+
+TEST_P(AclIpcKilledExporterTest, ImportFailsWithIpcErrorSayingTheExporterIsGone)
 {
-    KillExporterAt(Shared::Memory, KilledAt::Exported);
+    KillExporterAt(GetParam().kind, GetParam().step);
 }
 
-TEST_F(AclIpcHandshakeTest, MemoryExporterKilledAfterListingTheImporterIsIpcError)
-{
-    KillExporterAt(Shared::Memory, KilledAt::Listed);
-}
-
-TEST_F(AclIpcHandshakeTest, MemoryExporterKilledWithTheImportInFlightIsIpcError)
-{
-    KillExporterAt(Shared::Memory, KilledAt::Serving);
-}
-
-TEST_F(AclIpcHandshakeTest, NotifyExporterKilledAfterMakingTheKeyIsIpcError)
-{
-    KillExporterAt(Shared::Notify, KilledAt::Exported);
-}
-
-TEST_F(AclIpcHandshakeTest, NotifyExporterKilledAfterListingTheImporterIsIpcError)
-{
-    KillExporterAt(Shared::Notify, KilledAt::Listed);
-}
-
-TEST_F(AclIpcHandshakeTest, NotifyExporterKilledWithTheImportInFlightIsIpcError)
-{
-    KillExporterAt(Shared::Notify, KilledAt::Serving);
-}
+INSTANTIATE_TEST_SUITE_P(
+    EachStep, AclIpcKilledExporterTest,
+    ::testing::Values(HandshakeStep{Shared::Memory, KilledAt::Exported, "MemoryAfterMakingTheKey"},
+                      HandshakeStep{Shared::Memory, KilledAt::Listed, "MemoryAfterListingTheImporter"},
+                      HandshakeStep{Shared::Memory, KilledAt::Serving, "MemoryWithTheImportInFlight"},
+                      HandshakeStep{Shared::Notify, KilledAt::Exported, "NotifyAfterMakingTheKey"},
+                      HandshakeStep{Shared::Notify, KilledAt::Listed, "NotifyAfterListingTheImporter"},
+                      HandshakeStep{Shared::Notify, KilledAt::Serving, "NotifyWithTheImportInFlight"}),
+    [](const ::testing::TestParamInfo<HandshakeStep> &info) { return std::string(info.param.name); });
 
 // A record the exporter queued and never completed: when the exporter
 // dies, a stream waiting for it fails instead of hanging.

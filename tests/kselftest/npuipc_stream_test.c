@@ -689,6 +689,58 @@ TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stre
 		close(fences[i]);
 }
 
+/*
+ * A wait submitted to an idle stream runs in the submitting thread; a
+ * record racing it may come while that thread still holds the stream, and
+ * must not be lost (the wait would then never complete). 300 rounds, each
+ * record released into the submit of its wait. The window is a few
+ * instructions wide: without the fix (the direct run kicking the worker
+ * when it gives the claim back) this did not strand a wait in one try
+ * under TCG; it guards the path, it does not prove the race absent.
+ */
+TEST_F(stream, a_record_racing_the_direct_submission_of_its_wait_is_never_lost)
+{
+	uint32_t notify, recorder;
+	int go[2], done[2], i, status = -1000;
+	char c;
+	pid_t child;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &recorder));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		/* Shares the DRM file: records the parent's notify each round. */
+		close(go[1]);
+		close(done[0]);
+		while (read(go[0], &c, 1) == 1) {
+			if (npuipc_submit1(self->fd, recorder,
+					   object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)) ||
+			    write(done[1], "d", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(1, write(go[1], "g", 1));
+		ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream,
+					    object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+		ASSERT_EQ(1, read(done[0], &c, 1));
+		ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 5 * SEC_NS, 0, &status))
+			TH_LOG("round %d: the wait was stranded", i);
+		ASSERT_EQ(0, status);
+	}
+	close(go[1]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(done[0]);
+}
+
 /* WAIT itself: a timeout that expires, and a negative one (no limit). */
 TEST_F(stream, wait_with_an_expiring_timeout_is_etime_and_a_negative_one_waits_until_done)
 {
