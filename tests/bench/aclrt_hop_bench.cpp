@@ -15,8 +15,9 @@
  *           IPC event (aclrtIpcOpenEventHandle), whose record is queued
  *           behind a gate; the initiator opens its gate, the other opens
  *           its own once its wait returns (goal <= 2.5x the floor).
- * The ratios compare the medians of all rounds; like npuipc_sync_bench,
- * which times the same hops through the bare ioctls.
+ * Each ratio is the median of the per-batch ratios (of per-round medians),
+ * printed with their spread; like npuipc_sync_bench, which times the same
+ * hops through the bare ioctls.
  */
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -180,12 +181,12 @@ double median(std::vector<double> v)
     return bench_median(v.data(), static_cast<int>(v.size()));
 }
 
-void report(const char *what, const std::vector<double> &subject, const std::vector<double> &floor,
-            double goal)
+void report(const char *what, std::vector<double> subject, std::vector<double> floor, double goal)
 {
-    double ratio = median(subject) / median(floor);
-    std::printf("%-44s %7.1f us vs %7.1f us: %.2fx  goal <= %.2fx: %s\n", what, median(subject),
-                median(floor), ratio, goal, ratio <= goal ? "met" : "MISSED");
+    double lo, hi;
+    double ratio = bench_batch_ratio(subject.data(), floor.data(), kBatches, kBatchRounds, &lo, &hi);
+    std::printf("%-36s %7.1f us vs %7.1f us: %.2fx (spread %.2f-%.2f)  goal <= %.2fx: %s\n", what,
+                median(subject), median(floor), ratio, lo, hi, goal, ratio <= goal ? "met" : "MISSED");
 }
 
 } // namespace
@@ -223,9 +224,9 @@ int main()
     int status = 0;
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
         die("the peer process failed");
-    std::printf("aclrt_hop_bench: one-way hops between two processes, medians of %d rounds in "
-                "%d interleaved batches\n",
-                kBatches * kBatchRounds, kBatches);
+    std::printf("aclrt_hop_bench: one-way hops between two processes, %d interleaved batches of "
+                "%d rounds; ratio: the median of the per-batch ratios\n",
+                kBatches, kBatchRounds);
     report("notify hop (aclrt) vs eventfd hop", notify, floor, 2.0);
     report("event hop (aclrt) vs eventfd hop", event, floor, 2.5);
     check(aclrtResetDeviceForce(0), "aclrtResetDeviceForce");

@@ -28,4 +28,30 @@ static inline double bench_median(double *v, int n)
 	return v[n / 2];
 }
 
+/*
+ * The ratio @subject / @floor measured in @batches interleaved batches of
+ * @rounds samples each (batch b at [b * @rounds]): per batch, the ratio of
+ * the two medians. Returns the median of those ratios, the verdict's
+ * figure, and sets *@lo and *@hi to their spread. Reorders the samples
+ * within each batch. At most 64 batches.
+ */
+static inline double bench_batch_ratio(double *subject, double *floor, int batches, int rounds,
+				       double *lo, double *hi)
+{
+	double ratios[64];
+	int b;
+
+	*lo = 1e300;
+	*hi = 0;
+	for (b = 0; b < batches && b < 64; b++) {
+		ratios[b] = bench_median(subject + b * rounds, rounds) /
+			    bench_median(floor + b * rounds, rounds);
+		if (ratios[b] < *lo)
+			*lo = ratios[b];
+		if (ratios[b] > *hi)
+			*hi = ratios[b];
+	}
+	return bench_median(ratios, b);
+}
+
 #endif /* NPUIPC_BENCH_UTIL_H */
