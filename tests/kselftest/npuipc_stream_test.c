@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -840,25 +839,6 @@ TEST_F(stream, wait_on_a_timeline_point_without_a_fence_is_refused)
 	EXPECT_EQ(6, self->map_b[0]);
 }
 
-/* Lowers RLIMIT_NOFILE and fills the table: the next new fd is -EMFILE. */
-static int fill_fd_table(int *fillers, int max)
-{
-	struct rlimit lim = { .rlim_cur = 32, .rlim_max = 32 };
-	int n = 0, fd;
-
-	if (setrlimit(RLIMIT_NOFILE, &lim))
-		return -1;
-	while (n < max && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
-		fillers[n++] = fd;
-	return errno == EMFILE ? n : -1;
-}
-
-static void empty_fd_table(const int *fillers, int n)
-{
-	while (n > 0)
-		close(fillers[--n]);
-}
-
 /* OBJ_EXPORT and SUBMIT with OUT_FENCE at RLIMIT_NOFILE: -EMFILE, nothing queued. */
 TEST_F(stream, fd_returning_ioctls_at_the_fd_limit_fail_with_emfile_and_change_nothing)
 {
@@ -866,7 +846,7 @@ TEST_F(stream, fd_returning_ioctls_at_the_fd_limit_fail_with_emfile_and_change_n
 	int fillers[64], n, fd = -1, status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
-	n = fill_fd_table(fillers, 64);
+	n = npuipc_fill_fd_table(fillers, 64);
 	ASSERT_LT(0, n);
 	EXPECT_EQ(-EMFILE, npuipc_obj_export(self->fd, event, 0, &fd));
 	EXPECT_EQ(-EMFILE, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
@@ -876,7 +856,7 @@ TEST_F(stream, fd_returning_ioctls_at_the_fd_limit_fail_with_emfile_and_change_n
 	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, self->map_a[0]);
 	/* debugfs takes an fd to read: counted once the table has room. */
-	empty_fd_table(fillers, n);
+	npuipc_empty_fd_table(fillers, n);
 	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "object_files"));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &fd));
 	close(fd);

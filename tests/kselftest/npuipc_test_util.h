@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -282,6 +283,33 @@ static inline int npuipc_recv_fd_flags(int sock, int flags)
 static inline int npuipc_recv_fd(int sock)
 {
 	return npuipc_recv_fd_flags(sock, 0);
+}
+
+/*
+ * Lowers RLIMIT_NOFILE to 32 and fills the fd table with up to @max fds of
+ * /dev/null, kept in @fillers: the next new fd is -EMFILE. Returns how many
+ * it opened, or -1 (with none left open) if the table did not fill.
+ */
+static inline int npuipc_fill_fd_table(int *fillers, int max)
+{
+	struct rlimit lim = { .rlim_cur = 32, .rlim_max = 32 };
+	int n = 0, fd;
+
+	if (setrlimit(RLIMIT_NOFILE, &lim))
+		return -1;
+	while (n < max && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fillers[n++] = fd;
+	if (n < max && errno == EMFILE)
+		return n;
+	while (n > 0)
+		close(fillers[--n]);
+	return -1;
+}
+
+static inline void npuipc_empty_fd_table(const int *fillers, int n)
+{
+	while (n > 0)
+		close(fillers[--n]);
 }
 
 /* True when all @size bytes at @p are @value. */
