@@ -27,6 +27,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -79,6 +80,16 @@ void capture_log(ipc::LogLevel level, const char *message)
         std::fprintf(stderr, "[%d] ipc %d: %s\n", getpid(), static_cast<int>(level), message);
     std::lock_guard<std::mutex> lock(g_log_mu);
     g_log.emplace_back(message);
+}
+
+// The exporter's thread may hold g_log_mu when a test forks; a child that
+// then logged would wait on it forever. Registered before the exporter's own
+// handlers, so prepare takes the transport's lock first, then this one (the
+// order in which the exporter's thread takes them).
+void hold_log_across_fork()
+{
+    pthread_atfork([] { g_log_mu.lock(); }, [] { g_log_mu.unlock(); },
+                   [] { g_log_mu.unlock(); });
 }
 
 void clear_log()
@@ -418,6 +429,7 @@ class IpcEnvironment : public ::testing::Environment {
 public:
     void SetUp() override
     {
+        hold_log_across_fork();
         ipc::set_log_hook(capture_log);
         g_process_dir = MakeTempDir();
         setenv("NPUIPC_IPC_DIR", g_process_dir.c_str(), 1);

@@ -187,7 +187,9 @@ void unname(uint64_t name);
 // default, 4 none). A hook replaces that and gets every message, whatever
 // the level; it is called from any thread, including the exporter's,
 // sometimes with the transport's lock held: it must be thread-safe and
-// must not call the transport's functions nor fork. Messages never contain
+// must not call the transport's functions nor fork. A lock it takes must be
+// released in a forked child (pthread_atfork registered before the first
+// export), or a child that logs can wait on it forever. Messages never contain
 // a key's secret. nullptr restores the default.
 enum class LogLevel { Debug = 0, Info = 1, Warning = 2, Error = 3 };
 using LogHook = void (*)(LogLevel level, const char *message);
