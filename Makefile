@@ -9,11 +9,18 @@
 #   make check-debug  the VM suites, stress and fuzzer on a KASAN, lockdep,
 #                 kmemleak and failslab kernel (built once, ~26 min, cached)
 #   make setup    install the Debian packages the build and the VM need
+#   make install  install libnpuipc, headers, npuipc.pc, the CMake package,
+#                 the CANN-compatible root, tools and man pages under
+#                 $(DESTDIR)$(PREFIX) (PREFIX default /usr/local);
+#                 make uninstall removes exactly that
+#   make dkms-install / dkms-uninstall  the module through DKMS for the
+#                 installed Debian kernel
 #
 # KVER/KDIR select the kernel (default: see kernel/Makefile); BUILD the
 # userspace build directory (anywhere the host can see; the VM sees it too).
 
 BUILD ?= $(CURDIR)/build
+PREFIX ?= /usr/local
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 LINUX_SOURCE_TARBALL ?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
 KSFT_DIR := $(BUILD)/kselftest
@@ -35,7 +42,7 @@ $(KSFT_HEADERS):
 	touch $(KSFT_HEADERS)
 
 userspace: $(KSFT_HEADERS)
-	cmake -S . -B $(BUILD)/cmake -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DKSELFTEST_DIR=$(KSFT_DIR) > /dev/null
+	cmake -S . -B $(BUILD)/cmake -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DKSELFTEST_DIR=$(KSFT_DIR) > /dev/null
 	cmake --build $(BUILD)/cmake -j2
 
 setup:
@@ -56,9 +63,22 @@ check-debug: setup-debug all
 bench: all
 	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench && $(BUILD)/cmake/tests/bench/aclrt_ipc_bench && $(BUILD)/cmake/tests/bench/aclrt_hop_bench'
 
+install: userspace
+	tools/install install $(BUILD)/cmake
+
+uninstall:
+	tools/install uninstall $(PREFIX)
+
+dkms-install:
+	tools/dkms install $(KVER)
+
+dkms-uninstall:
+	tools/dkms uninstall
+
 clean:
 	$(MAKE) -C kernel clean
 	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module clean
 	rm -rf $(BUILD)
 
-.PHONY: all module userspace setup setup-debug demo check check-debug bench clean
+.PHONY: all module userspace setup setup-debug demo check check-debug bench install uninstall \
+	dkms-install dkms-uninstall clean

@@ -49,6 +49,40 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 	INIT_LIST_HEAD(&ndev->exports);
 }
 
+/*
+ * /sys/devices/.../npuipc_index on the device a driver of ours binds: the
+ * device index, so that udev can name the render node by it (/dev/npuipc/N)
+ * and tools can find it without opening the node.
+ */
+static ssize_t npuipc_index_show(struct device *dev, struct device_attribute *attr,
+				 char *buf)
+{
+	struct npuipc_device *ndev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", ndev->index);
+}
+static DEVICE_ATTR_RO(npuipc_index);
+
+static struct attribute *npuipc_dev_attrs[] = {
+	&dev_attr_npuipc_index.attr,
+	NULL,
+};
+
+static const struct attribute_group npuipc_dev_group = {
+	.attrs = npuipc_dev_attrs,
+};
+
+/*
+ * Called by a bus driver's probe once its drvdata is the npuipc_device and
+ * before drm_dev_register(): udev reads the attribute when the render
+ * node's uevent comes, which a driver's dev_groups (added after probe)
+ * would race with. Removed with the driver's other managed resources.
+ */
+int npuipc_device_add_sysfs(struct npuipc_device *ndev)
+{
+	return devm_device_add_group(ndev->drm.dev, &npuipc_dev_group);
+}
+
 /* Reserves @bytes of the device's budget; -ENOMEM when it does not fit. */
 int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes)
 {
@@ -175,5 +209,5 @@ module_exit(npuipc_exit);
 MODULE_AUTHOR("npuipc developers");
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(NPUIPC_VERSION);
 MODULE_IMPORT_NS(DMA_BUF);

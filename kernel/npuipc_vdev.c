@@ -43,6 +43,9 @@ static int npuipc_vdev_probe(struct platform_device *pdev)
 
 	npuipc_device_init(ndev, cfg->index, cfg->mem_total, NPUIPC_CAP_VIRTUAL);
 	platform_set_drvdata(pdev, ndev);
+	ret = npuipc_device_add_sysfs(ndev);
+	if (ret)
+		return ret;
 
 	return drm_dev_register(&ndev->drm, 0);
 }

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -235,6 +236,22 @@ Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t flags) co
             continue;
         return Status::from_errno(errno);
     }
+}
+
+std::vector<std::string> inaccessible_nodes()
+{
+    std::vector<std::string> nodes;
+    for (int minor = kRenderMinorFirst; minor <= kRenderMinorLast; minor++) {
+        std::string name = "renderD" + std::to_string(minor);
+        // The driver puts npuipc_index on each device it binds, whatever the bus.
+        std::string index = "/sys/class/drm/" + name + "/device/npuipc_index";
+        if (::access(index.c_str(), F_OK) != 0)
+            continue;
+        std::string node = "/dev/dri/" + name;
+        if (::access(node.c_str(), R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM))
+            nodes.push_back(node);
+    }
+    return nodes;
 }
 
 Result<std::vector<DeviceInfo>> list_devices()

@@ -109,6 +109,36 @@ TEST_F(device, render_nodes_carry_each_index_once_in_minor_order)
 	EXPECT_EQ((unsigned int)num, expected);
 }
 
+/* udev names nodes by it (/dev/npuipc/N); it must be there before the node. */
+TEST_F(device, sysfs_npuipc_index_of_each_node_is_its_get_info_index)
+{
+	unsigned int seen = 0;
+	long num;
+	int minor;
+
+	ASSERT_EQ(1, npuipc_module_param("num_devices", &num, 1));
+	for (minor = NPUIPC_RENDER_MINOR_FIRST; minor <= NPUIPC_RENDER_MINOR_LAST; minor++) {
+		struct drm_npuipc_get_info info = { 0 };
+		char path[96], text[32], expected[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (npuipc_is_npuipc_fd(fd)) {
+			ASSERT_EQ(0, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+			snprintf(path, sizeof(path), "/sys/class/drm/renderD%d/device/npuipc_index", minor);
+			ASSERT_EQ(0, npuipc_read_file(path, text, sizeof(text))) TH_LOG("%s", path);
+			snprintf(expected, sizeof(expected), "%u\n", info.device_index);
+			EXPECT_STREQ(expected, text);
+			seen++;
+		}
+		close(fd);
+	}
+	EXPECT_EQ((unsigned int)num, seen);
+}
+
 TEST_F(device, get_info_reports_the_initial_namespace_pid_from_a_pid_namespace)
 {
 	int pipefd[2], status;
@@ -185,6 +215,60 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 	close(dmabuf);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, bo));
 	EXPECT_EQ(0, fdinfo_number(self->fd, "drm-memory-device"));
+	close(other);
+}
+
+/*
+ * npuipc's own fdinfo keys: what a user's npuipc-smi shows of its own
+ * processes without debugfs. Jobs count until they complete: a wait behind
+ * no record yet and the two jobs behind it are three.
+ */
+TEST_F(device, fdinfo_counts_the_files_buffers_objects_and_pending_jobs)
+{
+	struct drm_npuipc_job jobs[3] = {
+		{ .kind = NPUIPC_JOB_WAIT_NOTIFY, .timeout_ns = 60000000000LL },
+		{ .kind = NPUIPC_JOB_FILL, .size = 4096, .value = 1 },
+		{ .kind = NPUIPC_JOB_FILL, .size = 4096, .value = 2 },
+	};
+	struct drm_npuipc_job record = { .kind = NPUIPC_JOB_RECORD_NOTIFY };
+	uint32_t bo, streams[2], event, notify;
+	int other, i;
+
+	other = npuipc_open_device(0);
+	ASSERT_LE(0, other);
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, fdinfo_number(self->fd, (const char *[]){ "npuipc-buffers",
+			"npuipc-streams", "npuipc-events", "npuipc-notifies", "npuipc-jobs" }[i]));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4096, NPUIPC_PAGE_CLASS_NORMAL, &bo));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &streams[i]));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	jobs[0].object = record.object = notify;
+	jobs[1].dst = jobs[2].dst = bo;
+	ASSERT_EQ(0, npuipc_submit(self->fd, streams[0], jobs, 3, NULL));
+	EXPECT_EQ(1, fdinfo_number(self->fd, "npuipc-buffers"));
+	EXPECT_EQ(2, fdinfo_number(self->fd, "npuipc-streams"));
+	EXPECT_EQ(1, fdinfo_number(self->fd, "npuipc-events"));
+	EXPECT_EQ(1, fdinfo_number(self->fd, "npuipc-notifies"));
+	EXPECT_EQ(3, fdinfo_number(self->fd, "npuipc-jobs"));
+	/* Another file of the same process counts its own. */
+	EXPECT_EQ(0, fdinfo_number(other, "npuipc-streams"));
+	EXPECT_EQ(0, fdinfo_number(other, "npuipc-jobs"));
+
+	ASSERT_EQ(0, npuipc_submit(self->fd, streams[1], &record, 1, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, streams[0], 10000000000LL, 0, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, streams[1], 10000000000LL, 0, NULL));
+	EXPECT_EQ(0, fdinfo_number(self->fd, "npuipc-jobs"));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, streams[0]));
+	EXPECT_EQ(1, fdinfo_number(self->fd, "npuipc-streams"));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, streams[1]));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, bo));
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, fdinfo_number(self->fd, (const char *[]){ "npuipc-buffers",
+			"npuipc-streams", "npuipc-events", "npuipc-notifies", "npuipc-jobs" }[i]));
 	close(other);
 }
 

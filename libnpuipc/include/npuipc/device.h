@@ -80,6 +80,11 @@ private:
 // not loaded.
 Result<std::vector<DeviceInfo>> list_devices();
 
+// npuipc render nodes (e.g. /dev/dri/renderD128) that this process may not
+// open, which list_devices() therefore leaves out: a user outside the
+// group owning them (usually "render").
+std::vector<std::string> inaccessible_nodes();
+
 // A handle in one device's file, released on destruction by `Release`:
 // GEM_CLOSE for buffers, OBJ_DESTROY for streams, events and notifies.
 // Move-only; it keeps its device open.

@@ -21,9 +21,17 @@ aclError check_device_id(Runtime &rt, int32_t id)
     if (!rt.device_count_known || static_cast<uint32_t>(id) >= rt.device_count)
         if (aclError err = rt.refresh_device_count())
             return err;
-    if (static_cast<uint32_t>(id) >= rt.device_count)
+    if (static_cast<uint32_t>(id) >= rt.device_count) {
+        std::vector<std::string> denied = inaccessible_nodes();
+        if (!denied.empty())
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                        "no device %d (there are %u): %zu npuipc device node(s) such as %s "
+                        "are not accessible to this user (join the group owning them, usually "
+                        "'render')",
+                        id, rt.device_count, denied.size(), denied.front().c_str());
         return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %d (there are %u)", id,
                     rt.device_count);
+    }
     return ACL_SUCCESS;
 }
 
