@@ -24,7 +24,7 @@ PREFIX ?= /usr/local
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 LINUX_SOURCE_TARBALL ?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
 KSFT_DIR := $(BUILD)/kselftest
-KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
+KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h $(KSFT_DIR)/vgem_drm.h
 
 all: module userspace
 
@@ -33,12 +33,14 @@ module:
 	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module
 
 # kselftest_harness.h comes from Debian's linux-source package at build time;
-# it is not copied into this tree.
+# it is not copied into this tree. So does vgem's uapi header (not in
+# linux-libc-dev), for the tests that make vgem fences.
 $(KSFT_HEADERS):
 	@test -n "$(LINUX_SOURCE_TARBALL)" || { echo "linux-source-*.tar.xz not found: run 'make setup'" >&2; exit 1; }
 	mkdir -p $(KSFT_DIR)
 	tar -xJf $(LINUX_SOURCE_TARBALL) -C $(KSFT_DIR) --strip-components=4 --wildcards \
-		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
+		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h' \
+		'*/include/uapi/drm/vgem_drm.h'
 	touch $(KSFT_HEADERS)
 
 userspace: $(KSFT_HEADERS)

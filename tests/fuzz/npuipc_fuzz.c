@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * npuipc_fuzz: random and mutated arguments for every npuipc ioctl, on
- * random fds (npuipc, vgem, dma-bufs, sync files, event and notify fds,
- * plain files), in random sequences across processes that are killed at
- * random. Run in the guest, ideally on the debug kernel (make check-debug):
- * the kernel log must stay clean and every device must end idle.
+ * npuipc_fuzz: random and mutated arguments for every npuipc ioctl (SUBMIT's
+ * header included), on random fds (npuipc, vgem, dma-bufs, sync files,
+ * event and notify fds, plain files), in random sequences from two threads
+ * of each process sharing its fds and handles, across processes that are
+ * killed at random. Run in the guest, ideally on the debug kernel (make
+ * check-debug): the kernel log must stay clean, every device must end idle,
+ * every error an npuipc device fd returns must be one the uapi documents
+ * for that ioctl, and the run must have done enough to count.
  *
  * usage: npuipc_fuzz [--procs N] [--seconds S] [--seed X]
  * Prints TAP and the seed; --seed X replays the same choices.
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -18,10 +22,16 @@
 
 #define POOL 24
 
+/* What the threads of one process share; their races are part of the fuzz. */
+struct pool {
+	_Atomic int fds[POOL];		/* -1: empty; 0 and 1 are the devices, never closed */
+	_Atomic uint32_t handles[16];	/* recently returned handles */
+	double end;
+};
+
 struct fuzzer {
 	uint64_t rng;
-	int fds[POOL];		/* -1: empty */
-	uint32_t handles[16];	/* recently returned handles */
+	struct pool *pool;
 };
 
 static uint64_t rnd(struct fuzzer *f)
@@ -39,13 +49,13 @@ static uint32_t pick(struct fuzzer *f, uint32_t n)
 
 static void pool_add(struct fuzzer *f, int fd)
 {
-	int slot = pick(f, POOL);
+	int slot = 2 + pick(f, POOL - 2), old;
 
 	if (fd < 0)
 		return;
-	if (f->fds[slot] >= 0)
-		close(f->fds[slot]);
-	f->fds[slot] = fd;
+	old = atomic_exchange(&f->pool->fds[slot], fd);
+	if (old >= 0)
+		close(old);	/* the other thread may be using it: so be it */
 }
 
 static int pool_fd(struct fuzzer *f)
@@ -53,11 +63,17 @@ static int pool_fd(struct fuzzer *f)
 	int i, fd;
 
 	for (i = 0; i < 4; i++) {
-		fd = f->fds[pick(f, POOL)];
+		fd = atomic_load(&f->pool->fds[pick(f, POOL)]);
 		if (fd >= 0)
 			return fd;
 	}
-	return pick(f, 8) ? f->fds[0] : (int)pick(f, 64) - 2;	/* device 0, or a random number */
+	/* device 0, or a random number */
+	return pick(f, 8) ? atomic_load(&f->pool->fds[0]) : (int)pick(f, 64) - 2;
+}
+
+static int is_device_fd(struct fuzzer *f, int fd)
+{
+	return fd >= 0 && (fd == atomic_load(&f->pool->fds[0]) || fd == atomic_load(&f->pool->fds[1]));
 }
 
 /* A handle that is likely real, sometimes not. */
@@ -69,7 +85,7 @@ static uint32_t some_handle(struct fuzzer *f)
 	case 1:
 		return pick(f, 4);
 	default:
-		return f->handles[pick(f, 16)];
+		return atomic_load(&f->pool->handles[pick(f, 16)]);
 	}
 }
 
@@ -89,7 +105,43 @@ static uint64_t some_size(struct fuzzer *f)
 
 static void remember(struct fuzzer *f, uint32_t handle)
 {
-	f->handles[pick(f, 16)] = handle;
+	atomic_store(&f->pool->handles[pick(f, 16)], handle);
+}
+
+/*
+ * The errors the uapi documents for each ioctl (uapi/drm/npuipc_drm.h),
+ * plus EFAULT (a mutated user pointer) and ENODEV (an unplugged device) for
+ * all; GEM_CLOSE is the DRM core's (EINVAL for an unknown handle).
+ */
+static int documented(unsigned long request, int err)
+{
+	static const struct {
+		unsigned long request;
+		int errs[12];
+	} table[] = {
+		{ DRM_IOCTL_NPUIPC_GET_INFO, { EINVAL } },
+		{ DRM_IOCTL_NPUIPC_BO_CREATE, { EINVAL, ENOMEM, EINTR } },
+		{ DRM_IOCTL_NPUIPC_BO_INFO, { EINVAL, ENOENT } },
+		{ DRM_IOCTL_NPUIPC_BO_EXPORT, { EINVAL, ENOENT, EMFILE, ENOMEM } },
+		{ DRM_IOCTL_NPUIPC_BO_IMPORT, { EINVAL, EBADF, EXDEV, EACCES, ENOSPC, ENOMEM } },
+		{ DRM_IOCTL_NPUIPC_OBJ_CREATE, { EINVAL, ENOMEM, ENOSPC } },
+		{ DRM_IOCTL_NPUIPC_OBJ_DESTROY, { EINVAL, ENOENT } },
+		{ DRM_IOCTL_NPUIPC_OBJ_EXPORT, { EINVAL, ENOENT, EMFILE, ENOMEM, EDEADLK } },
+		{ DRM_IOCTL_NPUIPC_OBJ_IMPORT, { EINVAL, EBADF, ENOMEM, ENOSPC } },
+		{ DRM_IOCTL_NPUIPC_SUBMIT, { EINVAL, ENOENT, EBADF, EACCES, EOPNOTSUPP, EDEADLK,
+					     EPERM, EIO, ENOSPC, ENOMEM, EMFILE } },
+		{ DRM_IOCTL_NPUIPC_WAIT, { ETIME, EINTR, EINVAL, ENOENT } },
+		{ DRM_IOCTL_GEM_CLOSE, { EINVAL } },
+	};
+	unsigned int i, j;
+
+	if (err == EFAULT || err == ENODEV)
+		return 1;
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		for (j = 0; table[i].request == request && j < 12 && table[i].errs[j]; j++)
+			if (table[i].errs[j] == err)
+				return 1;
+	return 0;
 }
 
 /* Flips a few random bits: the mutation half of the fuzzer. */
@@ -227,25 +279,31 @@ static void fuzz_one(struct fuzzer *f)
 
 		poll(&pfd, 1, 0);
 		if (pick(f, 4) == 0) {
-			int slot = pick(f, POOL);
+			int old = atomic_exchange(&f->pool->fds[2 + pick(f, POOL - 2)], -1);
 
-			if (slot > 1 && f->fds[slot] >= 0) {
-				close(f->fds[slot]);
-				f->fds[slot] = -1;
-			}
+			if (old >= 0)
+				close(old);
 		}
 		return;
 	}
 	}
-	if (request != DRM_IOCTL_NPUIPC_SUBMIT)
-		mutate(f, &a, _IOC_SIZE(request));
+	/* SUBMIT's header too: its count, size, flags and jobs pointer. */
+	mutate(f, &a, _IOC_SIZE(request));
 	/* Host waits are bounded: the fuzzer must never hang itself. */
 	if (request == DRM_IOCTL_NPUIPC_WAIT)
 		a.wait.timeout_ns = pick(f, 20 * 1000 * 1000);
 
 	ret = ioctl(fd, request, &a);
-	if (ret)
+	atomic_fetch_add(&npuipc_chaos_stats->ops, 1);
+	if (ret) {
+		int err = errno;
+
+		if (is_device_fd(f, fd) && !documented(request, err))
+			npuipc_chaos_fail("ioctl %#lx on a device fd failed with %d (%s), not documented",
+					  request, err, strerror(err));
 		return;
+	}
+	atomic_fetch_add(&npuipc_chaos_stats->checks, 1);
 	switch (request) {
 	case DRM_IOCTL_NPUIPC_BO_CREATE:
 		remember(f, a.create.handle);
@@ -272,27 +330,43 @@ static void fuzz_one(struct fuzzer *f)
 	}
 }
 
+static void *fuzz_thread(void *arg)
+{
+	struct fuzzer *f = arg;
+
+	while (npuipc_chaos_now() < f->pool->end)
+		fuzz_one(f);
+	return NULL;
+}
+
 static void fuzz_process(unsigned int id, uint64_t seed, double end)
 {
-	struct fuzzer f = { .rng = seed | 1 };
+	static struct pool pool;
+	struct fuzzer threads[2] = { { .rng = seed | 1, .pool = &pool },
+				     { .rng = (seed * 31) | 1, .pool = &pool } };
 	int i, pipefd[2];
+	pthread_t other;
 
+	pool.end = end;
 	for (i = 0; i < POOL; i++)
-		f.fds[i] = -1;
+		atomic_store(&pool.fds[i], -1);
 	/* Workers start on alternate devices; either may be the "home" one. */
-	f.fds[0] = npuipc_open_device(id % 2);
-	f.fds[1] = npuipc_open_device((id + 1) % 2);
-	if (f.fds[0] < 0)
-		f.fds[0] = npuipc_open_device(0);
-	f.fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
-	f.fds[3] = memfd_create("fuzz", MFD_CLOEXEC);
+	pool.fds[0] = npuipc_open_device(id % 2);
+	pool.fds[1] = npuipc_open_device((id + 1) % 2);
+	if (pool.fds[0] < 0)
+		pool.fds[0] = npuipc_open_device(0);
+	pool.fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	pool.fds[3] = memfd_create("fuzz", MFD_CLOEXEC);
 	if (!pipe2(pipefd, O_CLOEXEC)) {
-		f.fds[4] = pipefd[0];
-		f.fds[5] = pipefd[1];
+		pool.fds[4] = pipefd[0];
+		pool.fds[5] = pipefd[1];
 	}
-	f.fds[6] = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
-	while (npuipc_chaos_now() < end)
-		fuzz_one(&f);
+	pool.fds[6] = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
+	/* Two threads of one process: one file's handles and fds raced. */
+	if (pthread_create(&other, NULL, fuzz_thread, &threads[1]))
+		npuipc_chaos_fail("fuzzer %u: pthread_create failed", id);
+	fuzz_thread(&threads[0]);
+	pthread_join(other, NULL);
 }
 
 int main(int argc, char **argv)
@@ -302,7 +376,7 @@ int main(int argc, char **argv)
 		.min_pause_us = 100000, .max_pause_us = 500000,
 	};
 	unsigned int kills;
-	int idle, status = npuipc_chaos_start(&chaos, argc, argv);
+	int idle, worked, status = npuipc_chaos_start(&chaos, argc, argv);
 
 	if (status >= 0)
 		return status;
@@ -311,5 +385,7 @@ int main(int argc, char **argv)
 	idle = npuipc_all_devices_idle();
 	printf("%s 1 fuzz: %u s, %u SIGKILLs, devices idle afterwards (seed %llu)\n",
 	       idle ? "ok" : "not ok", chaos.seconds, kills, (unsigned long long)chaos.seed);
-	return idle ? 0 : 1;
+	/* Measured: thousands of calls per process-second; a few hundred count. */
+	worked = npuipc_chaos_report(2, "fuzz", "calls that succeeded", 300UL * chaos.procs * chaos.seconds);
+	return idle && worked ? 0 : 1;
 }

@@ -60,10 +60,6 @@ static uint64_t mem_free(int fd)
 	return info.mem_free;
 }
 
-static struct drm_npuipc_job object_job(uint32_t kind, uint32_t object)
-{
-	return (struct drm_npuipc_job){ .kind = kind, .object = object };
-}
 
 /* Each test runs in a memory cgroup of its own (the harness forks per test). */
 FIXTURE(limits) {
@@ -214,7 +210,7 @@ TEST_F(limits, a_stream_holds_at_most_max_queued_jobs)
 	for (i = 0; i < NPUIPC_MAX_JOBS_PER_SUBMIT; i++)
 		jobs[i] = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_FILL, .dst = bo,
 						   .dst_offset = i, .size = 1, .value = 1 };
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
 	for (i = 0; i < NPUIPC_MAX_QUEUED_JOBS / NPUIPC_MAX_JOBS_PER_SUBMIT; i++) {
 		ASSERT_EQ(0, npuipc_submit(self->fd, stream, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL))
 			TH_LOG("submit %d", i);
@@ -222,7 +218,7 @@ TEST_F(limits, a_stream_holds_at_most_max_queued_jobs)
 	}
 	EXPECT_EQ(-ENOSPC, npuipc_submit(self->fd, stream, jobs, 1, NULL));
 	/* A full stream refuses work; others take it. */
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, stream, 60 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	ASSERT_EQ(0, npuipc_submit(self->fd, stream, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL));

@@ -22,48 +22,6 @@
 #define MIB (1024ULL * KIB)
 #define SEC_NS 1000000000LL
 
-static struct drm_npuipc_job fill_job(uint32_t dst, uint64_t offset, uint64_t size, uint8_t value)
-{
-	return (struct drm_npuipc_job){ .kind = NPUIPC_JOB_FILL, .dst = dst,
-					.dst_offset = offset, .size = size, .value = value };
-}
-
-static struct drm_npuipc_job copy_job(uint32_t dst, uint64_t dst_offset, uint32_t src,
-				      uint64_t src_offset, uint64_t size)
-{
-	return (struct drm_npuipc_job){ .kind = NPUIPC_JOB_COPY, .dst = dst, .src = src,
-					.dst_offset = dst_offset, .src_offset = src_offset,
-					.size = size };
-}
-
-static struct drm_npuipc_job object_job(uint32_t kind, uint32_t object)
-{
-	return (struct drm_npuipc_job){ .kind = kind, .object = object };
-}
-
-/*
- * A wait for @notify bounded by a timeout far past any test: the fences
- * behind it may leave npuipc as sync_files, unlike those behind a wait
- * without a timeout (-EDEADLK).
- */
-static struct drm_npuipc_job gate_job(uint32_t notify)
-{
-	struct drm_npuipc_job job = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-
-	job.timeout_ns = 60 * SEC_NS;
-	return job;
-}
-
-/* Status of a sync_file: 1 signalled, 0 pending, <0 signalled with error. */
-static int sync_file_status(int fd)
-{
-	struct sync_file_info info = { 0 };
-
-	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
-		return -1000;
-	return info.status;
-}
-
 FIXTURE(stream) {
 	int fd;
 	uint32_t stream;
@@ -100,22 +58,6 @@ FIXTURE_TEARDOWN(stream)
 }
 
 /*
- * Polls (10 s at most, as npuipc_device_is_idle() does) until debugfs @key
- * of @fd reads @value; returns it.
- */
-static long long counter_settles_at(int fd, const char *key, long long value)
-{
-	long long now = npuipc_debugfs_value(fd, key);
-	int i;
-
-	for (i = 0; i < 1000 && now != value; i++) {
-		usleep(10000);
-		now = npuipc_debugfs_value(fd, key);
-	}
-	return now;
-}
-
-/*
  * The leak oracle itself: every kind is counted from its creation to its
  * free. The fixture holds one stream and two buffers.
  */
@@ -136,7 +78,7 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &s2));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, s2, object_job(NPUIPC_JOB_RECORD_EVENT, event)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, s2, npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, s2, 10 * SEC_NS, 0, &status));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &event_fd));
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, self->size, 0, &dmabuf));
@@ -158,22 +100,22 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
 	/* Done jobs let go of their objects on a work item: polled. */
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
-	EXPECT_EQ(0, counter_settles_at(self->fd, "notifies", 0));
+	EXPECT_EQ(0, npuipc_debugfs_settles_at(self->fd, "notifies", 0));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
-	EXPECT_EQ(0, counter_settles_at(self->fd, "events", 0));
+	EXPECT_EQ(0, npuipc_debugfs_settles_at(self->fd, "events", 0));
 	/* The stream holds its last job's fence until it goes. */
 	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "jobs"));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, s2));
-	EXPECT_EQ(1, counter_settles_at(self->fd, "streams", 1));
-	EXPECT_EQ(0, counter_settles_at(self->fd, "jobs", 0));
+	EXPECT_EQ(1, npuipc_debugfs_settles_at(self->fd, "streams", 1));
+	EXPECT_EQ(0, npuipc_debugfs_settles_at(self->fd, "jobs", 0));
 	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
 TEST_F(stream, fill_then_copy_run_in_order)
 {
 	struct drm_npuipc_job jobs[] = {
-		fill_job(self->a, 0, 1 * MIB, 0x5a),
-		copy_job(self->b, 4096, self->a, 0, 64 * KIB),
+		npuipc_fill_job(self->a, 0, 1 * MIB, 0x5a),
+		npuipc_copy_job(self->b, 4096, self->a, 0, 64 * KIB),
 	};
 	int status;
 
@@ -195,9 +137,9 @@ TEST_F(stream, many_jobs_run_in_submission_order)
 	for (round = 0; round < 4; round++) {
 		for (i = 0; i < NPUIPC_MAX_JOBS_PER_SUBMIT; i++) {
 			if (i % 2 == 0)
-				jobs[i] = fill_job(self->a, 0, 4096, (uint8_t)(round * 128 + i / 2));
+				jobs[i] = npuipc_fill_job(self->a, 0, 4096, (uint8_t)(round * 128 + i / 2));
 			else
-				jobs[i] = copy_job(self->b, (i / 2) * 4096, self->a, 0, 4096);
+				jobs[i] = npuipc_copy_job(self->b, (i / 2) * 4096, self->a, 0, 4096);
 		}
 		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL));
 		ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, NULL));
@@ -213,14 +155,14 @@ TEST_F(stream, submit_returns_before_the_jobs_run)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = fill_job(self->a, 0, 4096, 0x77);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 0x77);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	usleep(100000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_EQ(0, self->map_a[0]);
 
-	ASSERT_EQ(0, npuipc_submit1(self->fd, other, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, other, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0x77, self->map_a[0]);
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, other));
@@ -236,15 +178,15 @@ TEST_F(stream, out_fence_is_a_pollable_sync_file)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
-	jobs[0] = gate_job(notify);
-	jobs[1] = fill_job(self->a, 0, 4096, 1);
+	jobs[0] = npuipc_gate_job(notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 1);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	pfd.fd = fence;
 	EXPECT_EQ(0, poll(&pfd, 1, 50));
-	EXPECT_EQ(0, sync_file_status(fence));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, other, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	EXPECT_EQ(0, npuipc_sync_file_status(fence));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, other, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	EXPECT_EQ(1, poll(&pfd, 1, 10000));
-	EXPECT_EQ(1, sync_file_status(fence));
+	EXPECT_EQ(1, npuipc_sync_file_status(fence));
 	close(fence);
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, other));
 }
@@ -258,16 +200,16 @@ TEST_F(stream, event_orders_work_across_streams)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = fill_job(self->a, 0, 1 * MIB, 0x42);
-	jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 1 * MIB, 0x42);
+	jobs[2] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_EVENT, event);
-	jobs[1] = copy_job(self->b, 0, self->a, 0, 1 * MIB);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event);
+	jobs[1] = npuipc_copy_job(self->b, 0, self->a, 0, 1 * MIB);
 	ASSERT_EQ(0, npuipc_submit(self->fd, other, jobs, 2, NULL));
 	usleep(50000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, other, 0, 0, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, other, 10 * SEC_NS, 0, NULL));
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 1 * MIB, 0x42));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
@@ -293,20 +235,20 @@ TEST_F(stream, chain_of_streams_released_by_one_record_runs_in_order)
 		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &streams[i]));
 		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &events[i]));
 		if (i == 0) {
-			jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, gate);
-			jobs[1] = copy_job(self->b, 0, self->a, 0, 4096);
+			jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, gate);
+			jobs[1] = npuipc_copy_job(self->b, 0, self->a, 0, 4096);
 		} else {
-			jobs[0] = object_job(NPUIPC_JOB_WAIT_EVENT, events[i - 1]);
-			jobs[1] = copy_job(self->b, i * 4096, self->b, (i - 1) * 4096, 4096);
+			jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, events[i - 1]);
+			jobs[1] = npuipc_copy_job(self->b, i * 4096, self->b, (i - 1) * 4096, 4096);
 		}
-		jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, events[i]);
+		jobs[2] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, events[i]);
 		ASSERT_EQ(0, npuipc_submit(self->fd, streams[i], jobs, 3, NULL));
 	}
 	usleep(50000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, streams[LINKS - 1], 0, 0, NULL));
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, LINKS * 4096, 0));
 
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, streams[LINKS - 1], 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, LINKS * 4096, 0x5a));
@@ -327,12 +269,12 @@ TEST_F(stream, every_record_behind_a_released_wait_completes)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, gate);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, gate);
 	for (i = 1; i <= RECORDS; i++)
-		jobs[i] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
-	jobs[RECORDS + 1] = fill_job(self->a, 0, 4096, 9);
+		jobs[i] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	jobs[RECORDS + 1] = npuipc_fill_job(self->a, 0, 4096, 9);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, RECORDS + 2, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
@@ -360,18 +302,18 @@ TEST_F(stream, fences_signal_in_submission_order_when_a_record_releases_the_stre
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &late));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
-				   (struct drm_npuipc_job[]){ gate_job(gate) },
+				   (struct drm_npuipc_job[]){ npuipc_gate_job(gate) },
 				   1, &fences[0]));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
-				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_RECORD_EVENT, early) },
+				   (struct drm_npuipc_job[]){ npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, early) },
 				   1, &fences[1]));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
-				   (struct drm_npuipc_job[]){ object_job(NPUIPC_JOB_RECORD_EVENT, late) },
+				   (struct drm_npuipc_job[]){ npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, late) },
 				   1, &fences[2]));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
-				   (struct drm_npuipc_job[]){ fill_job(self->a, 0, 1 * MIB, 3) },
+				   (struct drm_npuipc_job[]){ npuipc_fill_job(self->a, 0, 1 * MIB, 3) },
 				   1, &fences[3]));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	for (i = 0; i < 4; i++)
 		ASSERT_LE(0, sync_file_timestamp(fences[i]));
@@ -388,12 +330,12 @@ TEST_F(stream, waiting_on_a_never_recorded_event_completes_at_once)
 	int status, fence;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fence));
-	EXPECT_EQ(1, sync_file_status(fence));
+	EXPECT_EQ(1, npuipc_sync_file_status(fence));
 	close(fence);
 }
 
@@ -407,19 +349,19 @@ TEST_F(stream, event_wait_takes_the_most_recent_record_as_of_submit)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	/* A completed record, then the waiter waits: complete at once. */
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_EVENT, event)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, NULL));
 	/* A record stuck behind a notify: a later wait waits for it ... */
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event)));
 	usleep(50000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, event, 0, 0, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	EXPECT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
 }
@@ -435,11 +377,11 @@ TEST_F(stream, event_fd_polls_readable_when_its_record_completes)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &pfd.fd));
 	EXPECT_EQ(1, poll(&pfd, 1, 0));	/* never recorded: complete */
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	EXPECT_EQ(0, poll(&pfd, 1, 50));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	EXPECT_EQ(1, poll(&pfd, 1, 10000));
 	EXPECT_TRUE(pfd.revents & POLLIN);
 	close(pfd.fd);
@@ -452,16 +394,16 @@ TEST_F(stream, one_record_satisfies_one_notify_wait)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[2] = fill_job(self->a, 0, 4096, 9);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[2] = npuipc_fill_job(self->a, 0, 4096, 9);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, releaser, 10 * SEC_NS, 0, NULL));
 	usleep(100000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_EQ(0, self->map_a[0]);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(9, self->map_a[0]);
 }
@@ -476,10 +418,10 @@ TEST_F(stream, record_before_wait_is_kept_and_the_wait_resets_it)
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, notify, 0, &nfd));
 	pfd.fd = nfd;
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	EXPECT_EQ(1, poll(&pfd, 1, 10000));
 	EXPECT_TRUE(pfd.revents & POLLIN);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	close(nfd);
@@ -488,15 +430,15 @@ TEST_F(stream, record_before_wait_is_kept_and_the_wait_resets_it)
 TEST_F(stream, reset_notify_drops_a_record_no_wait_consumed)
 {
 	struct pollfd pfd = { .events = POLLIN };
-	struct drm_npuipc_job wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
+	struct drm_npuipc_job wait = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
 	uint32_t notify;
 	int nfd, status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, notify, 0, &nfd));
 	pfd.fd = nfd;
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RESET_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
@@ -508,8 +450,8 @@ TEST_F(stream, reset_notify_drops_a_record_no_wait_consumed)
 	EXPECT_EQ(-ETIMEDOUT, status);
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
 	/* Nor does it lose a later record. */
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	close(nfd);
@@ -521,16 +463,16 @@ TEST_F(stream, reset_notify_of_an_unset_notify_changes_nothing)
 	int status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RESET_NOTIFY, notify)));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 }
 
 TEST_F(stream, notify_wait_timeout_fails_later_work_until_recovered)
 {
-	struct drm_npuipc_job wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
+	struct drm_npuipc_job wait = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, 0);
 	struct drm_npuipc_job jobs[2];
 	uint32_t notify;
 	int status, fence;
@@ -539,17 +481,17 @@ TEST_F(stream, notify_wait_timeout_fails_later_work_until_recovered)
 	wait.object = notify;
 	wait.timeout_ns = 50 * 1000 * 1000;
 	jobs[0] = wait;
-	jobs[1] = fill_job(self->a, 0, 4096, 3);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 3);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(-ETIMEDOUT, status);
-	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	EXPECT_EQ(-ECANCELED, npuipc_sync_file_status(fence));
 	EXPECT_EQ(0, self->map_a[0]);
 	close(fence);
-	EXPECT_EQ(-EIO, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 4)));
+	EXPECT_EQ(-EIO, npuipc_submit1(self->fd, self->stream, npuipc_fill_job(self->a, 0, 4096, 4)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
 	EXPECT_EQ(-ETIMEDOUT, status);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 4)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_fill_job(self->a, 0, 4096, 4)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(4, self->map_a[0]);
@@ -568,14 +510,14 @@ TEST_F(stream, job_running_past_the_device_timeout_fails)
 	pfd = open(param, O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, pfd);
 	ASSERT_EQ(1, write(pfd, "0", 1));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, copy_job(big_b, 0, big_a, 0, 64 * MIB)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, &status));
 	ASSERT_LT(0, write(pfd, saved, strlen(saved)));
 	close(pfd);
 	EXPECT_EQ(-ETIMEDOUT, status);
 	/* Recovered, the stream runs again. */
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 8)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_fill_job(self->a, 0, 4096, 8)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
@@ -590,15 +532,15 @@ TEST_F(stream, destroying_a_stream_cancels_its_pending_jobs)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
-	jobs[0] = gate_job(notify);
-	jobs[1] = fill_job(self->a, 0, 4096, 5);
+	jobs[0] = npuipc_gate_job(notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 5);
 	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 2, &fence));
 	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
-	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	EXPECT_EQ(-ECANCELED, npuipc_sync_file_status(fence));
 	EXPECT_EQ(0, self->map_a[0]);
 	close(fence);
 	/* The notify lost its parked waiter: a record now just sets it. */
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 }
 
@@ -610,18 +552,18 @@ TEST_F(stream, sync_file_and_syncobj_waits)
 	int fence, status;
 
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		fill_job(self->a, 0, 4096, 6) }, 1, &fence));
-	job = object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence);
+		npuipc_fill_job(self->a, 0, 4096, 6) }, 1, &fence));
+	job = npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence);
 	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, job));
 	close(fence);
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &signalled));
 	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream,
-				    object_job(NPUIPC_JOB_WAIT_SYNCOBJ, signalled.handle)));
+				    npuipc_object_job(NPUIPC_JOB_WAIT_SYNCOBJ, signalled.handle)));
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &empty));
 	EXPECT_EQ(-EINVAL, npuipc_submit1(self->fd, self->stream,
-					  object_job(NPUIPC_JOB_WAIT_SYNCOBJ, empty.handle)));
+					  npuipc_object_job(NPUIPC_JOB_WAIT_SYNCOBJ, empty.handle)));
 	EXPECT_EQ(-ENOENT, npuipc_submit1(self->fd, self->stream,
-					  object_job(NPUIPC_JOB_WAIT_SYNCOBJ, empty.handle + 100)));
+					  npuipc_object_job(NPUIPC_JOB_WAIT_SYNCOBJ, empty.handle + 100)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(6, self->map_a[0]);
@@ -666,20 +608,20 @@ TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stre
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gates[i]));
 		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-			gate_job(gates[i]),
-			fill_job(self->a, i * 4096, 4096, 0x31 + i) }, 2, &fences[i]));
+			npuipc_gate_job(gates[i]),
+			npuipc_fill_job(self->a, i * 4096, 4096, 0x31 + i) }, 2, &fences[i]));
 		ASSERT_EQ(0, timeline_add(self->fd, timeline.handle, i + 1, fences[i]));
 	}
 	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
 		(struct drm_npuipc_job){ .kind = NPUIPC_JOB_WAIT_SYNCOBJ,
 					 .object = timeline.handle, .value = 2 },
-		copy_job(self->b, 0, self->a, 0, 2 * 4096) }, 2, NULL));
+		npuipc_copy_job(self->b, 0, self->a, 0, 2 * 4096) }, 2, NULL));
 
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gates[0])));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gates[0])));
 	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fences[0], .events = POLLIN }, 1, 10000));
 	usleep(50000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gates[1])));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gates[1])));
 	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x31));
@@ -716,7 +658,7 @@ TEST_F(stream, a_record_racing_the_direct_submission_of_its_wait_is_never_lost)
 		close(done[0]);
 		while (read(go[0], &c, 1) == 1) {
 			if (npuipc_submit1(self->fd, recorder,
-					   object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)) ||
+					   npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)) ||
 			    write(done[1], "d", 1) != 1)
 				_exit(1);
 		}
@@ -727,7 +669,7 @@ TEST_F(stream, a_record_racing_the_direct_submission_of_its_wait_is_never_lost)
 	for (i = 0; i < 300; i++) {
 		ASSERT_EQ(1, write(go[1], "g", 1));
 		ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream,
-					    object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+					    npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 		ASSERT_EQ(1, read(done[0], &c, 1));
 		ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 5 * SEC_NS, 0, &status))
 			TH_LOG("round %d: the wait was stranded", i);
@@ -750,7 +692,7 @@ TEST_F(stream, wait_with_an_expiring_timeout_is_etime_and_a_negative_one_waits_u
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		gate_job(gate), fill_job(self->a, 0, 4096, 9) }, 2, NULL));
+		npuipc_gate_job(gate), npuipc_fill_job(self->a, 0, 4096, 9) }, 2, NULL));
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 50 * 1000 * 1000, 0, &status));
 	EXPECT_EQ(0, self->map_a[0]);
 
@@ -760,7 +702,7 @@ TEST_F(stream, wait_with_an_expiring_timeout_is_etime_and_a_negative_one_waits_u
 	if (child == 0) {
 		usleep(200 * 1000);
 		_exit(npuipc_submit1(self->fd, releaser,
-				     object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)) ? 1 : 0);
+				     npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)) ? 1 : 0);
 	}
 	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, -1, 0, &status));
 	EXPECT_EQ(0, status);
@@ -788,30 +730,30 @@ TEST_F(stream, wait_jobs_on_an_event_a_sync_file_and_a_syncobj_time_out)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		gate_job(gate), object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, &fence));
+		npuipc_gate_job(gate), npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, &fence));
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &create));
 	import.handle = create.handle;
 	import.fd = fence;
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &import));
 
-	waits[0] = object_job(NPUIPC_JOB_WAIT_EVENT, event);
-	waits[1] = object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence);
-	waits[2] = object_job(NPUIPC_JOB_WAIT_SYNCOBJ, create.handle);
+	waits[0] = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event);
+	waits[1] = npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence);
+	waits[2] = npuipc_object_job(NPUIPC_JOB_WAIT_SYNCOBJ, create.handle);
 	for (i = 0; i < 3; i++) {
 		waits[i].timeout_ns = 50 * 1000 * 1000;
 		ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
-			waits[i], fill_job(self->b, 0, 4096, 1) }, 2, NULL));
+			waits[i], npuipc_fill_job(self->b, 0, 4096, 1) }, 2, NULL));
 		ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
 		EXPECT_EQ(-ETIMEDOUT, status) TH_LOG("wait job %d", i);
 		EXPECT_EQ(0, self->map_b[0]) TH_LOG("wait job %d", i);
 		ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 0, NPUIPC_WAIT_RECOVER, &status));
 		EXPECT_EQ(-ETIMEDOUT, status);
 	}
-	EXPECT_EQ(0, sync_file_status(fence));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
+	EXPECT_EQ(0, npuipc_sync_file_status(fence));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, gate)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
-	EXPECT_EQ(1, sync_file_status(fence));
+	EXPECT_EQ(1, npuipc_sync_file_status(fence));
 	close(fence);
 }
 
@@ -824,12 +766,12 @@ TEST_F(stream, wait_on_a_timeline_point_without_a_fence_is_refused)
 
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &timeline));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		fill_job(self->a, 0, 4096, 5) }, 1, &fence));
+		npuipc_fill_job(self->a, 0, 4096, 5) }, 1, &fence));
 	ASSERT_EQ(0, timeline_add(self->fd, timeline.handle, 1, fence));
 	close(fence);
 	jobs[0] = (struct drm_npuipc_job){ .kind = NPUIPC_JOB_WAIT_SYNCOBJ,
 					   .object = timeline.handle, .value = 2 };
-	jobs[1] = fill_job(self->b, 0, 4096, 6);
+	jobs[1] = npuipc_fill_job(self->b, 0, 4096, 6);
 	EXPECT_EQ(-EINVAL, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	jobs[0].value = 1;
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
@@ -850,7 +792,7 @@ TEST_F(stream, fd_returning_ioctls_at_the_fd_limit_fail_with_emfile_and_change_n
 	ASSERT_LT(0, n);
 	EXPECT_EQ(-EMFILE, npuipc_obj_export(self->fd, event, 0, &fd));
 	EXPECT_EQ(-EMFILE, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		fill_job(self->a, 0, 4096, 8) }, 1, &fd));
+		npuipc_fill_job(self->a, 0, 4096, 8) }, 1, &fd));
 	EXPECT_EQ(-1, fd);
 	/* No ASSERT while the table is full: teardown needs fds. */
 	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
@@ -873,15 +815,15 @@ TEST_F(stream, out_fence_behind_a_wait_without_timeout_is_refused_and_nothing_is
 	int fence = -1, status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = fill_job(self->a, 0, 4096, 1);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 1);
 	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	/* A timeout beyond 60 s is as good as none. */
 	jobs[0].timeout_ns = 61 * SEC_NS;
 	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	EXPECT_EQ(-1, fence);
 	/* Nothing was queued: work submitted now runs at once. */
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, fill_job(self->a, 0, 4096, 2)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_fill_job(self->a, 0, 4096, 2)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(2, self->map_a[0]);
@@ -894,21 +836,21 @@ TEST_F(stream, out_fence_of_later_work_is_refused_until_the_unbounded_wait_compl
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		fill_job(self->a, 0, 4096, 1) }, 1, &fence));
+		npuipc_fill_job(self->a, 0, 4096, 1) }, 1, &fence));
 	/* A bounded wait behind it does not make later work bounded. */
 	EXPECT_EQ(-EDEADLK, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		gate_job(notify) }, 1, &fence));
+		npuipc_gate_job(notify) }, 1, &fence));
 	EXPECT_EQ(-1, fence);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	/* Signalled, the unbounded wait no longer holds anything back. */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		fill_job(self->a, 0, 4096, 3) }, 1, &fence));
+		npuipc_fill_job(self->a, 0, 4096, 3) }, 1, &fence));
 	EXPECT_EQ(1, poll(&(struct pollfd){ .fd = fence, .events = POLLIN }, 1, 10000));
-	EXPECT_EQ(1, sync_file_status(fence));
+	EXPECT_EQ(1, npuipc_sync_file_status(fence));
 	EXPECT_EQ(3, self->map_a[0]);
 	close(fence);
 }
@@ -922,19 +864,19 @@ TEST_F(stream, event_record_behind_an_unbounded_wait_exports_as_an_event_fd_not_
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		object_job(NPUIPC_JOB_WAIT_NOTIFY, notify),
-		object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+		npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
 	EXPECT_EQ(-EDEADLK, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fd));
 	EXPECT_EQ(-1, fd);
 	/* npuipc's own event fd may wait forever, as an eventfd can. */
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &fd));
 	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0));
 	close(fd);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, NPUIPC_OBJ_EXPORT_SYNC_FILE, &fd));
-	EXPECT_EQ(1, sync_file_status(fd));
+	EXPECT_EQ(1, npuipc_sync_file_status(fd));
 	close(fd);
 }
 
@@ -950,8 +892,8 @@ TEST_F(stream, unbounded_wait_reaches_fences_of_another_process_through_an_event
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		object_job(NPUIPC_JOB_WAIT_NOTIFY, notify),
-		object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+		npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
 	child = fork();
 	ASSERT_LE(0, child);
@@ -965,7 +907,7 @@ TEST_F(stream, unbounded_wait_reaches_fences_of_another_process_through_an_event
 		    npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s) ||
 		    npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &bounded))
 			_exit(1);
-		wait = object_job(NPUIPC_JOB_WAIT_EVENT, ev);
+		wait = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, ev);
 		if (npuipc_submit(fd, s, &wait, 1, &out) != -EDEADLK || out != -1)
 			_exit(2);
 		if (npuipc_submit(fd, s, &wait, 1, NULL))
@@ -979,7 +921,7 @@ TEST_F(stream, unbounded_wait_reaches_fences_of_another_process_through_an_event
 		if (npuipc_wait(fd, s, 10 * SEC_NS, 0, &st) || st)
 			_exit(7);
 		if (poll(&(struct pollfd){ .fd = out, .events = POLLIN }, 1, 10000) != 1 ||
-		    sync_file_status(out) != 1)
+		    npuipc_sync_file_status(out) != 1)
 			_exit(8);
 		_exit(0);
 	}
@@ -987,7 +929,7 @@ TEST_F(stream, unbounded_wait_reaches_fences_of_another_process_through_an_event
 	ASSERT_EQ(0, npuipc_send_fd(sv[0], efd));
 	close(efd);
 	ASSERT_EQ(1, read(sv[0], &ok, 1));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -1008,7 +950,7 @@ TEST_F(stream, dma_buf_that_imported_a_bounded_fence_is_released_by_its_timeout)
 	int fence, dmabuf, status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
-	wait = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	wait = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
 	wait.timeout_ns = 200 * 1000 * 1000;
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, &wait, 1, &fence));
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, 4096, 0, &dmabuf));
@@ -1016,7 +958,7 @@ TEST_F(stream, dma_buf_that_imported_a_bounded_fence_is_released_by_its_timeout)
 	ASSERT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &import));
 	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = dmabuf, .events = POLLIN }, 1, 0));
 	EXPECT_EQ(1, poll(&(struct pollfd){ .fd = dmabuf, .events = POLLIN }, 1, 10000));
-	EXPECT_EQ(-ETIMEDOUT, sync_file_status(fence));
+	EXPECT_EQ(-ETIMEDOUT, npuipc_sync_file_status(fence));
 	close(dmabuf);
 	close(fence);
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
@@ -1058,7 +1000,7 @@ TEST_F(stream, wait_interrupted_without_sa_restart_fails_with_eintr_and_keeps_th
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	args.handle = self->stream;
 	alarm_in(100000, 0, 0);
 	ret = ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
@@ -1079,7 +1021,7 @@ TEST_F(stream, wait_interrupted_without_sa_restart_fails_with_eintr_and_keeps_th
 	EXPECT_EQ(EINTR, err);
 	EXPECT_LT(0, args.timeout_ns);
 	EXPECT_GT(INT64_MAX, args.timeout_ns);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, INT64_MAX, 0, NULL));
 }
 
@@ -1098,7 +1040,7 @@ TEST_F(stream, wait_restarted_after_signals_keeps_its_first_deadline)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	args.handle = self->stream;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	alarm_in(20000, 20000, SA_RESTART);
@@ -1109,7 +1051,7 @@ TEST_F(stream, wait_restarted_after_signals_keeps_its_first_deadline)
 	EXPECT_EQ(-1, ret);
 	EXPECT_EQ(ETIME, err);
 	EXPECT_GT(10.0, took);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 }
 
@@ -1124,14 +1066,14 @@ TEST_F(stream, destroying_a_stream_during_long_copies_cancels_them)
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
 	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, (struct drm_npuipc_job[]){
-		fill_job(self->a, 0, 4096, 1) }, 1, &started));
+		npuipc_fill_job(self->a, 0, 4096, 1) }, 1, &started));
 	/* 2 GiB of copying, started once the fill is done. */
 	for (i = 0; i < 32; i++)
-		jobs[i] = copy_job(i % 2 ? big_a : big_b, 0, i % 2 ? big_b : big_a, 0, 64 * MIB);
+		jobs[i] = npuipc_copy_job(i % 2 ? big_a : big_b, 0, i % 2 ? big_b : big_a, 0, 64 * MIB);
 	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 32, &fence));
 	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = started, .events = POLLIN }, 1, 10000));
 	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
-	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	EXPECT_EQ(-ECANCELED, npuipc_sync_file_status(fence));
 	close(started);
 	close(fence);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
@@ -1152,9 +1094,9 @@ TEST_F(stream, copy_between_devices_through_a_peer_import)
 	memset(self->map_a, 0x31, 1 * MIB);
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, 1 * MIB, NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
 	ASSERT_EQ(0, npuipc_bo_import(peer, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &imported));
-	ASSERT_EQ(0, npuipc_submit1(peer, remote_stream, copy_job(remote_bo, 0, imported, 0, 1 * MIB)));
+	ASSERT_EQ(0, npuipc_submit1(peer, remote_stream, npuipc_copy_job(remote_bo, 0, imported, 0, 1 * MIB)));
 	/* A read-only import is never a copy target. */
-	EXPECT_EQ(-EACCES, npuipc_submit1(peer, remote_stream, copy_job(imported, 0, remote_bo, 0, 4096)));
+	EXPECT_EQ(-EACCES, npuipc_submit1(peer, remote_stream, npuipc_copy_job(imported, 0, remote_bo, 0, 4096)));
 	ASSERT_EQ(0, npuipc_wait(peer, remote_stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	remote = npuipc_bo_mmap(peer, remote_bo, PROT_READ, &size);
@@ -1194,7 +1136,7 @@ TEST_F(stream, event_shared_with_another_process)
 			_exit(1);
 		if (read(sv[1], &ok, 1) != 1)	/* A has submitted its record */
 			_exit(2);
-		if (npuipc_submit1(fd, s, object_job(NPUIPC_JOB_WAIT_EVENT, ev)))
+		if (npuipc_submit1(fd, s, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, ev)))
 			_exit(3);
 		if (npuipc_wait(fd, s, 0, 0, NULL) != -ETIME)
 			_exit(4);	/* A's record is held back: B must wait */
@@ -1207,14 +1149,14 @@ TEST_F(stream, event_shared_with_another_process)
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &efd));
 	ASSERT_EQ(0, npuipc_send_fd(sv[0], efd));
 	close(efd);
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = fill_job(self->a, 0, 4096, 1);
-	jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 1);
+	jobs[2] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
 	ASSERT_EQ(1, write(sv[0], "s", 1));
 	ASSERT_EQ(1, read(sv[0], &ok, 1));	/* B is waiting */
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -1247,11 +1189,11 @@ TEST_F(stream, notify_shared_with_another_process)
 		in = npuipc_recv_fd(sv[1]);
 		if (in < 0 || npuipc_obj_import(fd, in, &n) || npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s))
 			_exit(1);
-		if (npuipc_submit1(fd, s, object_job(NPUIPC_JOB_WAIT_NOTIFY, n)) != -EPERM)
+		if (npuipc_submit1(fd, s, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, n)) != -EPERM)
 			_exit(2);	/* only the owner waits */
 		if (read(sv[1], &go, 1) != 1)
 			_exit(3);
-		if (npuipc_submit1(fd, s, object_job(NPUIPC_JOB_RECORD_NOTIFY, n)))
+		if (npuipc_submit1(fd, s, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, n)))
 			_exit(4);
 		if (npuipc_wait(fd, s, 10 * SEC_NS, 0, NULL))
 			_exit(5);
@@ -1260,8 +1202,8 @@ TEST_F(stream, notify_shared_with_another_process)
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, notify, 0, &nfd));
 	ASSERT_EQ(0, npuipc_send_fd(sv[0], nfd));
 	close(nfd);
-	jobs[0] = object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = fill_job(self->a, 0, 4096, 0x66);
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 0x66);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	ASSERT_EQ(1, write(sv[0], "g", 1));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
@@ -1296,9 +1238,9 @@ TEST_F(stream, killed_process_cancels_its_jobs_and_waiters_get_an_error)
 		    npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &ev) ||
 		    npuipc_bo_create(fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &bo))
 			_exit(1);
-		jobs[0] = gate_job(n);	/* never recorded */
-		jobs[1] = fill_job(bo, 0, 1 * MIB, 1);
-		jobs[2] = object_job(NPUIPC_JOB_RECORD_EVENT, ev);
+		jobs[0] = npuipc_gate_job(n);	/* never recorded */
+		jobs[1] = npuipc_fill_job(bo, 0, 1 * MIB, 1);
+		jobs[2] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, ev);
 		if (npuipc_submit(fd, s, jobs, 3, &out) || npuipc_obj_export(fd, ev, 0, &ev_fd))
 			_exit(2);
 		if (npuipc_send_fd(sv[1], out) || npuipc_send_fd(sv[1], ev_fd))
@@ -1312,12 +1254,12 @@ TEST_F(stream, killed_process_cancels_its_jobs_and_waiters_get_an_error)
 	ASSERT_LE(0, efd);
 	ASSERT_EQ(0, npuipc_obj_import(self->fd, efd, &event));
 	close(efd);
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_WAIT_EVENT, event)));
-	EXPECT_EQ(0, sync_file_status(fence));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	EXPECT_EQ(0, npuipc_sync_file_status(fence));
 
 	kill(child, SIGKILL);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
-	EXPECT_EQ(-ECANCELED, sync_file_status(fence));
+	EXPECT_EQ(-ECANCELED, npuipc_sync_file_status(fence));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(-ECANCELED, status);
 	ASSERT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, &status));
@@ -1362,7 +1304,7 @@ TEST_F(stream, notify_fd_hangs_up_when_its_owner_goes)
 static void expect_submit_rejected(struct __test_metadata *_metadata, FIXTURE_DATA(stream) *self,
 				   struct drm_npuipc_job job, int err)
 {
-	struct drm_npuipc_job jobs[2] = { fill_job(self->a, 0, 4096, 0xee), job };
+	struct drm_npuipc_job jobs[2] = { npuipc_fill_job(self->a, 0, 4096, 0xee), job };
 
 	EXPECT_EQ(err, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	/* The valid first job was not queued either. */
@@ -1372,7 +1314,7 @@ static void expect_submit_rejected(struct __test_metadata *_metadata, FIXTURE_DA
 
 TEST_F(stream, submit_rejects_unknown_stream)
 {
-	struct drm_npuipc_job job = fill_job(self->a, 0, 4096, 1);
+	struct drm_npuipc_job job = npuipc_fill_job(self->a, 0, 4096, 1);
 
 	EXPECT_EQ(-ENOENT, npuipc_submit(self->fd, self->stream + 100, &job, 1, NULL));
 	EXPECT_EQ(-ENOENT, npuipc_submit(self->fd, 0, &job, 1, NULL));
@@ -1380,7 +1322,7 @@ TEST_F(stream, submit_rejects_unknown_stream)
 
 TEST_F(stream, submit_rejects_a_handle_that_is_not_a_stream)
 {
-	struct drm_npuipc_job job = fill_job(self->a, 0, 4096, 1);
+	struct drm_npuipc_job job = npuipc_fill_job(self->a, 0, 4096, 1);
 	uint32_t event;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
@@ -1400,23 +1342,23 @@ TEST_F(stream, submit_rejects_unknown_job_kind)
 
 TEST_F(stream, submit_rejects_out_of_bounds_ranges)
 {
-	expect_submit_rejected(_metadata, self, fill_job(self->b, 1 * MIB - 4096, 8192, 1), -EINVAL);
-	expect_submit_rejected(_metadata, self, fill_job(self->b, 2 * MIB, 1, 1), -EINVAL);
-	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->a, 1, 1 * MIB), -EINVAL);
-	expect_submit_rejected(_metadata, self, copy_job(self->b, UINT64_MAX - 10, self->a, 0, 20), -EINVAL);
-	expect_submit_rejected(_metadata, self, fill_job(self->b, 0, 0, 1), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_fill_job(self->b, 1 * MIB - 4096, 8192, 1), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_fill_job(self->b, 2 * MIB, 1, 1), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_copy_job(self->b, 0, self->a, 1, 1 * MIB), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_copy_job(self->b, UINT64_MAX - 10, self->a, 0, 20), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_fill_job(self->b, 0, 0, 1), -EINVAL);
 }
 
 TEST_F(stream, submit_rejects_overlapping_copy_within_one_buffer)
 {
-	expect_submit_rejected(_metadata, self, copy_job(self->b, 4096, self->b, 0, 8192), -EINVAL);
-	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->b, 4095, 4096), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_copy_job(self->b, 4096, self->b, 0, 8192), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_copy_job(self->b, 0, self->b, 4095, 4096), -EINVAL);
 }
 
 TEST_F(stream, submit_rejects_unknown_buffer_handles)
 {
-	expect_submit_rejected(_metadata, self, fill_job(self->b + 100, 0, 4096, 1), -ENOENT);
-	expect_submit_rejected(_metadata, self, copy_job(self->b, 0, self->b + 100, 0, 4096), -ENOENT);
+	expect_submit_rejected(_metadata, self, npuipc_fill_job(self->b + 100, 0, 4096, 1), -ENOENT);
+	expect_submit_rejected(_metadata, self, npuipc_copy_job(self->b, 0, self->b + 100, 0, 4096), -ENOENT);
 }
 
 TEST_F(stream, submit_rejects_a_read_only_copy_target)
@@ -1426,8 +1368,8 @@ TEST_F(stream, submit_rejects_a_read_only_copy_target)
 
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->b, 0, 1 * MIB, NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
 	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
-	expect_submit_rejected(_metadata, self, copy_job(imported, 0, self->a, 0, 4096), -EACCES);
-	expect_submit_rejected(_metadata, self, fill_job(imported, 0, 4096, 1), -EACCES);
+	expect_submit_rejected(_metadata, self, npuipc_copy_job(imported, 0, self->a, 0, 4096), -EACCES);
+	expect_submit_rejected(_metadata, self, npuipc_fill_job(imported, 0, 4096, 1), -EACCES);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
 	close(dmabuf);
 }
@@ -1441,10 +1383,10 @@ TEST_F(stream, submit_rejects_waits_and_resets_on_a_notify_it_does_not_own)
 	ASSERT_EQ(0, npuipc_obj_create(other, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_export(other, notify, 0, &nfd));
 	ASSERT_EQ(0, npuipc_obj_import(self->fd, nfd, &imported));
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, imported), -EPERM);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, imported), -EPERM);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, imported), -EPERM);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, imported), -EPERM);
 	/* Recording is allowed. */
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, object_job(NPUIPC_JOB_RECORD_NOTIFY, imported)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, imported)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	close(nfd);
 	close(other);
@@ -1454,14 +1396,14 @@ TEST_F(stream, submit_rejects_unknown_objects_and_bad_fds)
 {
 	int pipefd[2];
 
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_EVENT, 999), -ENOENT);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RECORD_EVENT, self->stream), -EINVAL);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_NOTIFY, 999), -ENOENT);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, 999), -ENOENT);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_RESET_NOTIFY, self->stream), -EINVAL);
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, 999), -EBADF);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, self->stream), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, 999), -ENOENT);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, self->stream), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, 999), -EBADF);
 	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
-	expect_submit_rejected(_metadata, self, object_job(NPUIPC_JOB_WAIT_SYNC_FILE, pipefd[0]), -EINVAL);
+	expect_submit_rejected(_metadata, self, npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, pipefd[0]), -EINVAL);
 	close(pipefd[0]);
 	close(pipefd[1]);
 }
@@ -1470,38 +1412,38 @@ TEST_F(stream, submit_rejects_nonzero_unused_fields)
 {
 	struct drm_npuipc_job job;
 
-	job = fill_job(self->b, 0, 4096, 1);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.flags = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = fill_job(self->b, 0, 4096, 1);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.pad = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = fill_job(self->b, 0, 4096, 1);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.src = self->a;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = fill_job(self->b, 0, 4096, 1);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.value = 256;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = fill_job(self->b, 0, 4096, 1);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = object_job(NPUIPC_JOB_RECORD_NOTIFY, 1);
+	job = npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, 1);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
+	job = npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
+	job = npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
 	job.value = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = object_job(NPUIPC_JOB_WAIT_EVENT, 1);
+	job = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, 1);
 	job.size = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 }
 
 TEST_F(stream, submit_rejects_bad_counts_sizes_flags_and_padding)
 {
-	struct drm_npuipc_job job = fill_job(self->a, 0, 4096, 1);
+	struct drm_npuipc_job job = npuipc_fill_job(self->a, 0, 4096, 1);
 	struct drm_npuipc_submit args = {
 		.stream = self->stream, .jobs = (uintptr_t)&job, .job_count = 1,
 		.job_size = sizeof(job),

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/sync_file.h>
 
 #include "drm.h"
 #include "drm/npuipc_drm.h"
@@ -122,6 +123,23 @@ static inline long long npuipc_debugfs_value(int fd, const char *key)
 		if (!strncmp(line, key, keylen) && line[keylen] == ':')
 			return strtoll(line + keylen + 1, NULL, 0);
 	return -1;
+}
+
+/*
+ * Polls (10 s at most, as npuipc_device_is_idle() does) until debugfs @key
+ * of @fd reads @value, since some frees come after RCU grace periods or from
+ * a worker; returns the last value read.
+ */
+static inline long long npuipc_debugfs_settles_at(int fd, const char *key, long long value)
+{
+	long long now = npuipc_debugfs_value(fd, key);
+	int i;
+
+	for (i = 0; i < 1000 && now != value; i++) {
+		usleep(10000);
+		now = npuipc_debugfs_value(fd, key);
+	}
+	return now;
 }
 
 /* The value of "@key:" in /proc/self/fdinfo/@fd, as text, into @out; 0 or -1. */
@@ -430,6 +448,51 @@ static inline int npuipc_submit(int fd, uint32_t stream, const struct drm_npuipc
 static inline int npuipc_submit1(int fd, uint32_t stream, struct drm_npuipc_job job)
 {
 	return npuipc_submit(fd, stream, &job, 1, NULL);
+}
+
+/* Jobs, as the stream tests build them. */
+static inline struct drm_npuipc_job npuipc_fill_job(uint32_t dst, uint64_t offset, uint64_t size,
+						    uint8_t value)
+{
+	return (struct drm_npuipc_job){ .kind = NPUIPC_JOB_FILL, .dst = dst,
+					.dst_offset = offset, .size = size, .value = value };
+}
+
+static inline struct drm_npuipc_job npuipc_copy_job(uint32_t dst, uint64_t dst_offset,
+						    uint32_t src, uint64_t src_offset,
+						    uint64_t size)
+{
+	return (struct drm_npuipc_job){ .kind = NPUIPC_JOB_COPY, .dst = dst, .src = src,
+					.dst_offset = dst_offset, .src_offset = src_offset,
+					.size = size };
+}
+
+static inline struct drm_npuipc_job npuipc_object_job(uint32_t kind, uint32_t object)
+{
+	return (struct drm_npuipc_job){ .kind = kind, .object = object };
+}
+
+/*
+ * A wait for @notify bounded by a timeout far past any test (60 s): the
+ * fences behind it may leave npuipc as sync_files, unlike those behind a
+ * wait without a timeout (-EDEADLK).
+ */
+static inline struct drm_npuipc_job npuipc_gate_job(uint32_t notify)
+{
+	struct drm_npuipc_job job = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+
+	job.timeout_ns = 60 * 1000000000ULL;
+	return job;
+}
+
+/* Status of a sync_file: 1 signalled, 0 pending, <0 signalled with error. */
+static inline int npuipc_sync_file_status(int fd)
+{
+	struct sync_file_info info = { 0 };
+
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
+		return -1000;
+	return info.status;
 }
 
 /* Waits for a stream or event; returns -errno, *status the job status. */

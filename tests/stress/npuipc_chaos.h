@@ -9,7 +9,10 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -26,6 +29,71 @@ struct npuipc_chaos {
 	/* Runs in each worker until it is killed or @end (CLOCK_MONOTONIC s). */
 	void (*worker)(unsigned int id, uint64_t seed, double end);
 };
+
+/*
+ * What every worker did, in memory shared by all of them (set up before the
+ * first fork): operations done, checks passed (what they are, the caller
+ * says: data checked, calls that succeeded), and unexpected results with
+ * the first one described. A SIGKILLed worker's counts stay.
+ */
+struct npuipc_chaos_stats {
+	atomic_ulong ops;
+	atomic_ulong checks;
+	atomic_ulong failures;
+	atomic_int described;
+	char first_failure[256];
+};
+
+static struct npuipc_chaos_stats *npuipc_chaos_stats;
+
+static inline int npuipc_chaos_stats_init(void)
+{
+	void *p = mmap(NULL, sizeof(*npuipc_chaos_stats), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	npuipc_chaos_stats = p;
+	return 0;
+}
+
+/* An unexpected result: counted, and the first one kept for the report. */
+static inline void npuipc_chaos_fail(const char *fmt, ...)
+{
+	struct npuipc_chaos_stats *st = npuipc_chaos_stats;
+	int none = 0;
+	va_list ap;
+
+	atomic_fetch_add(&st->failures, 1);
+	if (!atomic_compare_exchange_strong(&st->described, &none, 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(st->first_failure, sizeof(st->first_failure), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Prints the counts and the TAP line that judges them: no unexpected
+ * result, and at least @min_ops operations (a run that did almost nothing
+ * proves nothing). Returns 1 when it passed.
+ */
+static inline int npuipc_chaos_report(unsigned int tap_number, const char *what,
+				      const char *checks_are, unsigned long min_ops)
+{
+	struct npuipc_chaos_stats *st = npuipc_chaos_stats;
+	unsigned long ops = atomic_load(&st->ops), checks = atomic_load(&st->checks);
+	unsigned long failures = atomic_load(&st->failures);
+	int ok = !failures && ops >= min_ops;
+
+	printf("# %lu operations, %lu %s, %lu unexpected results\n", ops, checks, checks_are, failures);
+	if (failures)
+		printf("# first unexpected result: %s\n", st->first_failure);
+	if (ops < min_ops)
+		printf("# fewer than %lu operations: the run did too little to count\n", min_ops);
+	printf("%s %u %s: %lu operations (at least %lu), every result as documented\n",
+	       ok ? "ok" : "not ok", tap_number, what, ops, min_ops);
+	return ok;
+}
 
 static inline double npuipc_chaos_now(void)
 {
@@ -77,7 +145,11 @@ static inline int npuipc_chaos_start(struct npuipc_chaos *c, int argc, char **ar
 		printf("1..0 # SKIP no npuipc device\n");
 		return 0;
 	}
-	printf("TAP version 13\n1..1\n# seed %llu, %u processes, %u s\n",
+	if (npuipc_chaos_stats_init()) {
+		perror("mmap");
+		return 1;
+	}
+	printf("TAP version 13\n1..2\n# seed %llu, %u processes, %u s\n",
 	       (unsigned long long)c->seed, c->procs, c->seconds);
 	fflush(stdout);
 	return -1;

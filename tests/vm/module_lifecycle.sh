@@ -1,11 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# usage (inside tools/vm-run --no-module): module_lifecycle.sh NPUIPC_KO [CYCLES]
+# usage (inside tools/vm-run --no-module):
+#   module_lifecycle.sh NPUIPC_KO CYCLES NPUIPC_HOLD_FD
 # Loads and unloads npuipc.ko many times, checks that parameters shape the
-# devices, that bad parameters are refused, and that an open device keeps
-# the module from unloading. TAP output.
+# devices, that bad parameters are refused, and that an open device, or any
+# fd the driver made (dma-buf, sync_file, event, notify) outliving every DRM
+# fd, keeps the module from unloading until it is closed. TAP output.
 ko=$1
 cycles=${2:-20}
+hold_fd=$3
 n=0
 failed=0
 
@@ -21,7 +24,7 @@ wait_nodes() { # udev-less devtmpfs creates nodes synchronously, but be fair
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..16"
 modprobe -a $(modinfo -F depends "$ko" | tr ',' ' ')
 
 good=0
@@ -54,5 +57,23 @@ exec 3< /dev/dri/renderD128
 check "rmmod is refused while a device is open" sh -c '! rmmod npuipc 2>/dev/null && grep -q "^npuipc " /proc/modules'
 exec 3<&-
 check "rmmod succeeds once the last fd is closed" rmmod npuipc
+
+# Freed after an RCU grace period or from a worker: a few tries.
+rmmod_soon() { t=0; until rmmod npuipc 2>/dev/null; do t=$((t + 1)); [ $t -lt 50 ] || return 1; sleep 0.1; done; }
+for kind in dmabuf sync_file event notify; do
+	insmod "$ko"
+	fifo=$(mktemp -u)
+	mkfifo "$fifo"
+	"$hold_fd" "$kind" > "$fifo" &
+	holder=$!
+	read -r said < "$fifo"
+	rm -f "$fifo"
+	check "rmmod is refused while only one $kind fd is left" \
+		sh -c '[ "$1" = holding ] && ! rmmod npuipc 2>/dev/null && grep -q "^npuipc " /proc/modules' - "$said"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	check "rmmod succeeds once that $kind fd is closed" rmmod_soon
+	loaded && rmmod npuipc
+done
 
 [ "$failed" = 0 ]

@@ -493,6 +493,9 @@ struct drm_npuipc_submit {
  * error is cleared and reported in @status. On a healthy stream RECOVER
  * changes nothing.
  *
+ * A stream destroyed (by another thread) while the wait runs completes it:
+ * its jobs are cancelled, and @status is -ECANCELED.
+ *
  * Errors: -ETIME (not complete in time), -EINTR (a signal, with a handler
  *	installed without SA_RESTART), -EINVAL (unknown flags, non-zero @pad
  *	or @status, RECOVER on an event, or a notify handle), -ENOENT.

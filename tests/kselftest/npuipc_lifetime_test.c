@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lifetime and concurrency: what holds a stream and what releases it, which
+ * record a waiter completes on, waiters whose process is killed or whose
+ * file is closed under them, sources and targets of a queued copy dropped
+ * before it runs, and threads of one file racing each other. Each scenario
+ * has one exact outcome, and every test ends with the leak oracle: both
+ * devices back to zero objects and bytes.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <linux/dma-buf.h>
+
+#include "kselftest_harness.h"
+#include "npuipc_test_util.h"
+#include "vgem_drm.h"
+
+#define SEC_NS 1000000000LL
+#define BUF_SIZE (1024 * 1024)
+
+FIXTURE(lifetime) {
+	int fd;
+	uint32_t stream, gate, a, b;	/* a, b: 1 MiB normal buffers */
+	uint8_t *map_a, *map_b;
+	size_t size;
+};
+
+FIXTURE_SETUP(lifetime)
+{
+	self->map_a = self->map_b = MAP_FAILED;
+	self->fd = npuipc_open_device(0);
+	if (self->fd < 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &self->stream));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &self->gate));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, BUF_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &self->a));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, BUF_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &self->b));
+	self->map_a = npuipc_bo_mmap(self->fd, self->a, PROT_READ | PROT_WRITE, &self->size);
+	self->map_b = npuipc_bo_mmap(self->fd, self->b, PROT_READ | PROT_WRITE, &self->size);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+}
+
+FIXTURE_TEARDOWN(lifetime)
+{
+	if (self->map_a != MAP_FAILED)
+		munmap(self->map_a, self->size);
+	if (self->map_b != MAP_FAILED)
+		munmap(self->map_b, self->size);
+	if (self->fd >= 0)
+		close(self->fd);
+	EXPECT_TRUE(npuipc_device_is_idle(0));
+	EXPECT_TRUE(npuipc_device_is_idle(1));
+}
+
+/* Records @notify from a stream of its own, releasing what waits on it. */
+static int release(int fd, uint32_t notify)
+{
+	uint32_t releaser;
+	int ret;
+
+	ret = npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &releaser);
+	if (ret)
+		return ret;
+	ret = npuipc_submit1(fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify));
+	if (!ret)
+		ret = npuipc_wait(fd, releaser, 10 * SEC_NS, 0, NULL);
+	npuipc_obj_destroy(fd, releaser);
+	return ret;
+}
+
+/*
+ * WAIT_SYNC_FILE holds its stream until the fence signals: here the fence
+ * of another stream's job behind a gate. The copy after the wait then sees
+ * what that job wrote, and not before.
+ */
+TEST_F(lifetime, wait_sync_file_on_another_streams_pending_fence_holds_the_stream)
+{
+	struct drm_npuipc_job first[2] = {
+		npuipc_gate_job(self->gate), npuipc_fill_job(self->a, 0, 4096, 0x11) };
+	uint32_t waiter;
+	int fence, status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, first, 2, &fence));
+	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
+		npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence),
+		npuipc_copy_job(self->b, 0, self->a, 0, 4096) }, 2, NULL));
+	close(fence);	/* the queued wait holds the fence, not the fd */
+	usleep(100000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0));
+
+	ASSERT_EQ(0, release(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x11));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, waiter));
+}
+
+static int open_vgem(void)
+{
+	char name[32];
+	int minor, fd;
+
+	for (minor = 0; minor < 64; minor++) {
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+		char path[32];
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (!npuipc_ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * The same with another driver's fence: a vgem fence attached to a vgem
+ * buffer, taken from its dma-buf as a sync_file. vgem signals it when told
+ * to (or after 10 s on its own).
+ */
+TEST_F(lifetime, wait_sync_file_on_a_pending_vgem_fence_holds_the_stream)
+{
+	struct drm_mode_create_dumb dumb = { .width = 1024, .height = 1, .bpp = 32 };
+	struct drm_vgem_fence_attach attach = { .flags = VGEM_FENCE_WRITE };
+	struct dma_buf_export_sync_file sync = { .flags = DMA_BUF_SYNC_READ };
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC };
+	struct drm_vgem_fence_signal signal = { 0 };
+	struct drm_gem_close gem_close = { 0 };
+	int vgem, status;
+
+	vgem = open_vgem();
+	if (vgem < 0)
+		SKIP(return, "vgem is not loaded (modprobe vgem)");
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
+	attach.handle = prime.handle = gem_close.handle = dumb.handle;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_VGEM_FENCE_ATTACH, &attach));
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	ASSERT_EQ(0, ioctl(prime.fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &sync));
+	EXPECT_EQ(0, npuipc_sync_file_status(sync.fd));
+
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, sync.fd),
+		npuipc_fill_job(self->a, 0, 4096, 0x22) }, 2, NULL));
+	usleep(100000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_a, 4096, 0));
+
+	signal.fence = attach.out_fence;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_VGEM_FENCE_SIGNAL, &signal));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_a, 4096, 0x22));
+	close(sync.fd);
+	close(prime.fd);
+	EXPECT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &gem_close));
+	close(vgem);
+}
+
+/*
+ * A wait on an event takes the record that was the latest when it was
+ * submitted: a later record still pending does not hold it back.
+ */
+TEST_F(lifetime, a_waiter_completes_on_the_record_it_saw_not_a_later_one)
+{
+	uint32_t event, waiter, second_gate, later;
+	int status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &later));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &second_gate));
+	/* Record 1, pending behind the gate; the waiter sees it. */
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(self->gate),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
+		npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event),
+		npuipc_fill_job(self->b, 0, 4096, 0x33) }, 2, NULL));
+	/* Record 2, later and pending behind another gate. */
+	ASSERT_EQ(0, npuipc_submit(self->fd, later, (struct drm_npuipc_job[]){
+		npuipc_gate_job(second_gate),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+
+	ASSERT_EQ(0, release(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x33));
+	/* The event's latest record is record 2: still pending. */
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, event, 0, 0, NULL));
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, later, 0, 0, NULL));
+
+	ASSERT_EQ(0, release(self->fd, second_gate));
+	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, waiter));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, later));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, second_gate));
+}
+
+/*
+ * A process blocked without limit in WAIT on an event it imported, its
+ * record pending in this process, is SIGKILLed: it dies at once, and once
+ * the record completes nothing of it is left.
+ */
+TEST_F(lifetime, a_process_killed_while_blocked_in_wait_on_an_imported_event_ends_and_frees_everything)
+{
+	int sv[2], event_fd, status, i;
+	uint32_t event;
+	pid_t child;
+	char ready;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(self->gate),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &event_fd));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		uint32_t imported;
+		int fd = npuipc_open_device(0);	/* a file of its own */
+
+		if (fd < 0 || npuipc_obj_import(fd, event_fd, &imported) ||
+		    write(sv[1], "r", 1) != 1)
+			_exit(1);
+		npuipc_wait(fd, imported, -1, 0, NULL);
+		_exit(2);	/* the record never completes before the kill */
+	}
+	close(event_fd);
+	ASSERT_EQ(1, read(sv[0], &ready, 1));
+	/* Blocked: still there 200 ms later. */
+	usleep(200000);
+	EXPECT_EQ(0, waitpid(child, &status, WNOHANG));
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	for (i = 0; i < 1000 && waitpid(child, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("the child did not die within 10 s");
+	EXPECT_EQ(SIGKILL, WTERMSIG(status));
+	close(sv[0]);
+	close(sv[1]);
+
+	ASSERT_EQ(0, release(self->fd, self->gate));
+	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+}
+
+struct waiter_args {
+	int fd;
+	uint32_t event;
+	int ret;
+	atomic_int started;
+};
+
+static void *wait_without_limit(void *p)
+{
+	struct waiter_args *w = p;
+
+	atomic_store(&w->started, 1);
+	w->ret = npuipc_wait(w->fd, w->event, -1, 0, NULL);
+	return NULL;
+}
+
+/*
+ * One thread waits without limit on an event of a file another thread then
+ * closes. The wait holds the file (its ioctl has it), so it does not fail:
+ * it completes when the record comes, through a notify another file
+ * imported. Then the file goes, and everything with it.
+ */
+TEST_F(lifetime, closing_the_drm_fd_while_another_thread_waits_ends_the_wait_on_its_record)
+{
+	struct waiter_args w = { 0 };
+	uint32_t event, gate_import;
+	int gate_fd, other;
+	pthread_t thread;
+
+	other = npuipc_open_device(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(self->gate),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, self->gate, 0, &gate_fd));
+	ASSERT_EQ(0, npuipc_obj_import(other, gate_fd, &gate_import));
+	close(gate_fd);
+
+	w.fd = self->fd;
+	w.event = event;
+	w.ret = 1;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, wait_without_limit, &w));
+	while (!atomic_load(&w.started))
+		usleep(1000);
+	usleep(100000);
+	/* The mappings hold the file too: drop them with the fd. */
+	munmap(self->map_a, self->size);
+	munmap(self->map_b, self->size);
+	self->map_a = self->map_b = MAP_FAILED;
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	usleep(100000);
+	EXPECT_EQ(1, w.ret);	/* still waiting */
+
+	ASSERT_EQ(0, release(other, gate_import));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	close(other);
+}
+
+/*
+ * A copy queued behind a gate holds its buffers: the source's handle
+ * closed, its mapping and its dma-buf gone, the target's handle closed too
+ * with only a dma-buf left of it, the copy still lands, and the memory
+ * returns when the last holder goes.
+ */
+TEST_F(lifetime, a_queued_copy_lands_after_its_buffers_handles_mappings_and_dma_bufs_go)
+{
+	uint32_t src, dst, again;
+	int src_dmabuf, dst_dmabuf, status;
+	uint8_t *map_src, *view;
+	size_t size;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, BUF_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &src));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, BUF_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &dst));
+	map_src = npuipc_bo_mmap(self->fd, src, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, map_src);
+	memset(map_src, 0x5a, BUF_SIZE);
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, src, 0, BUF_SIZE, 0, &src_dmabuf));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, dst, 0, BUF_SIZE, 0, &dst_dmabuf));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(self->gate),
+		npuipc_copy_job(dst, 0, src, 0, BUF_SIZE) }, 2, NULL));
+
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, src));
+	EXPECT_EQ(0, munmap(map_src, size));
+	EXPECT_EQ(0, close(src_dmabuf));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, dst));
+	/* Device memory still held: both buffers, by the queued copy. */
+	EXPECT_EQ(2 * BUF_SIZE + 2 * BUF_SIZE, npuipc_debugfs_value(self->fd, "mem_used"));
+
+	ASSERT_EQ(0, release(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dst_dmabuf, 0, &again));
+	view = npuipc_bo_mmap(self->fd, again, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, view);
+	EXPECT_TRUE(npuipc_all_bytes_are(view, BUF_SIZE, 0x5a));
+	munmap(view, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, again));
+	close(dst_dmabuf);
+	/* Only the fixture's two buffers are left (the job's references go from a worker). */
+	EXPECT_EQ(2 * BUF_SIZE, npuipc_debugfs_settles_at(self->fd, "mem_used", 2 * BUF_SIZE));
+}
+
+/* ---- threads of one file racing each other ---- */
+
+#define RACE_SLOTS 4
+#define RACE_SECONDS 3
+#define RACE_BUF (64 * 1024)
+
+struct race {
+	int fd;
+	_Atomic uint32_t streams[RACE_SLOTS], buffers[RACE_SLOTS];
+	atomic_int stop;
+	atomic_int bad_errno, bad_op;	/* the first undocumented result */
+};
+
+static unsigned int pick(unsigned int *seed)
+{
+	return rand_r(seed) % RACE_SLOTS;
+}
+
+static void undocumented(struct race *r, int op, int err)
+{
+	int none = 0;
+
+	if (atomic_compare_exchange_strong(&r->bad_errno, &none, err ? err : 1))
+		atomic_store(&r->bad_op, op);
+}
+
+enum { OP_SUBMIT = 1, OP_DESTROY, OP_CREATE, OP_WAIT, OP_GEM_CLOSE, OP_BO_CREATE };
+
+/*
+ * SUBMIT: a stream or buffer may be gone (-ENOENT), a stream full
+ * (-ENOSPC, documented: retry later); nothing else may fail. Every 64
+ * submits a bounded wait lets the queues drain.
+ */
+static long race_submit(struct race *r, unsigned int *seed)
+{
+	long ops = 0;
+
+	while (!atomic_load(&r->stop)) {
+		if (ops % 64 == 63)
+			npuipc_wait(r->fd, atomic_load(&r->streams[pick(seed)]), 100000000LL, 0, NULL);
+		uint32_t dst = atomic_load(&r->buffers[pick(seed)]);
+		uint32_t src = atomic_load(&r->buffers[pick(seed)]);
+		struct drm_npuipc_job job = src == dst ?
+			npuipc_fill_job(dst, 0, RACE_BUF, 7) :
+			npuipc_copy_job(dst, 0, src, 0, RACE_BUF);
+		int ret = npuipc_submit1(r->fd, atomic_load(&r->streams[pick(seed)]), job);
+
+		if (ret && ret != -ENOENT && ret != -ENOSPC)
+			undocumented(r, OP_SUBMIT, ret);
+		ops++;
+	}
+	return ops;
+}
+
+/* Destroy and recreate streams: this thread alone does, so both succeed. */
+static long race_destroy(struct race *r, unsigned int *seed)
+{
+	long ops = 0;
+
+	while (!atomic_load(&r->stop)) {
+		unsigned int i = pick(seed);
+		uint32_t stream;
+		int ret = npuipc_obj_destroy(r->fd, atomic_load(&r->streams[i]));
+
+		if (ret)
+			undocumented(r, OP_DESTROY, ret);
+		ret = npuipc_obj_create(r->fd, NPUIPC_OBJ_STREAM, &stream);
+		if (ret)
+			undocumented(r, OP_CREATE, ret);
+		atomic_store(&r->streams[i], ret ? 0 : stream);
+		ops++;
+		usleep(rand_r(seed) % 2000);
+	}
+	return ops;
+}
+
+/*
+ * WAIT with RECOVER, bounded: done with status 0, or -ECANCELED when the
+ * stream was destroyed while the wait ran (its jobs cancelled; no job fails
+ * otherwise here); not done in time; or the stream already gone.
+ */
+static long race_wait(struct race *r, unsigned int *seed)
+{
+	long ops = 0;
+
+	while (!atomic_load(&r->stop)) {
+		int status = 0;
+		int ret = npuipc_wait(r->fd, atomic_load(&r->streams[pick(seed)]),
+				      (rand_r(seed) % 3) * 1000000LL, NPUIPC_WAIT_RECOVER, &status);
+
+		if ((ret && ret != -ETIME && ret != -ENOENT) || (!ret && status && status != -ECANCELED))
+			undocumented(r, OP_WAIT, ret ? ret : status);
+		ops++;
+	}
+	return ops;
+}
+
+/*
+ * Close and recreate buffers under the submits: this thread alone does.
+ * Queued jobs keep closed buffers alive, so the budget may run out for a
+ * while (-ENOMEM, documented): the slot stays empty until a later try.
+ */
+static long race_gem_close(struct race *r, unsigned int *seed)
+{
+	long ops = 0;
+
+	while (!atomic_load(&r->stop)) {
+		unsigned int i = pick(seed);
+		uint32_t bo, old = atomic_load(&r->buffers[i]);
+		int ret = old ? npuipc_gem_close(r->fd, old) : 0;
+
+		if (ret)
+			undocumented(r, OP_GEM_CLOSE, ret);
+		ret = npuipc_bo_create(r->fd, RACE_BUF, NPUIPC_PAGE_CLASS_NORMAL, &bo);
+		if (ret && ret != -ENOMEM)
+			undocumented(r, OP_BO_CREATE, ret);
+		atomic_store(&r->buffers[i], ret ? 0 : bo);
+		ops++;
+		usleep(rand_r(seed) % 2000);
+	}
+	return ops;
+}
+
+struct racer {
+	struct race *race;
+	long (*fn)(struct race *, unsigned int *);
+	unsigned int seed;
+	long ops;
+};
+
+static void *run_racer(void *p)
+{
+	struct racer *t = p;
+
+	t->ops = t->fn(t->race, &t->seed);
+	return NULL;
+}
+
+TEST_F(lifetime, threads_racing_submit_destroy_wait_recover_and_gem_close_get_only_documented_errnos)
+{
+	long (*fns[])(struct race *, unsigned int *) = {
+		race_submit, race_submit, race_destroy, race_wait, race_gem_close };
+	static const char *const names[] = { "submit", "submit", "destroy", "wait", "gem_close" };
+	struct racer racers[5];
+	struct race r = { .fd = self->fd };
+	pthread_t threads[5];
+	unsigned int i;
+
+	for (i = 0; i < RACE_SLOTS; i++) {
+		uint32_t h;
+
+		ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &h));
+		atomic_store(&r.streams[i], h);
+		ASSERT_EQ(0, npuipc_bo_create(self->fd, RACE_BUF, NPUIPC_PAGE_CLASS_NORMAL, &h));
+		atomic_store(&r.buffers[i], h);
+	}
+	for (i = 0; i < 5; i++) {
+		racers[i] = (struct racer){ .race = &r, .fn = fns[i], .seed = 1000 + i };
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, run_racer, &racers[i]));
+	}
+	sleep(RACE_SECONDS);
+	atomic_store(&r.stop, 1);
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, pthread_join(threads[i], NULL));
+		TH_LOG("%s: %ld operations", names[i], racers[i].ops);
+		/* Each thread really raced: far more than a handful each. */
+		EXPECT_LT(50, racers[i].ops) TH_LOG("%s did almost nothing", names[i]);
+	}
+	EXPECT_EQ(0, atomic_load(&r.bad_errno))
+		TH_LOG("operation %d returned %d", atomic_load(&r.bad_op), atomic_load(&r.bad_errno));
+
+	for (i = 0; i < RACE_SLOTS; i++) {
+		EXPECT_EQ(0, npuipc_wait(self->fd, r.streams[i], 10 * SEC_NS, NPUIPC_WAIT_RECOVER, NULL));
+		EXPECT_EQ(0, npuipc_obj_destroy(self->fd, r.streams[i]));
+		if (r.buffers[i])
+			EXPECT_EQ(0, npuipc_gem_close(self->fd, r.buffers[i]));
+	}
+}
+
+TEST_HARNESS_MAIN
