@@ -71,6 +71,7 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 	nfile->ndev = to_npuipc(drm);
 	nfile->client_id = npuipc_fdinfo_new_client_id();
 	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
+	mutex_init(&nfile->bulk_lock);
 	spin_lock_init(&nfile->owned_lock);
 	INIT_LIST_HEAD(&nfile->owned_notifies);
 	file->driver_priv = nfile;
@@ -104,6 +105,10 @@ void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 	}
 	npuipc_notify_orphan_all(nfile);
 	xa_destroy(&nfile->objects);
+	/* Every stream is shut down: none queues bulk work any more. */
+	if (nfile->bulk_worker)
+		kthread_destroy_worker(nfile->bulk_worker);
+	mutex_destroy(&nfile->bulk_lock);
 	kfree(nfile);
 }
 

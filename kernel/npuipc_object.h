@@ -3,7 +3,9 @@
 #define __NPUIPC_OBJECT_H__
 
 #include <linux/kref.h>
+#include <linux/kthread.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
@@ -21,6 +23,16 @@ struct npuipc_file {
 	atomic_t imports;
 	/* Streams, events and notifies by handle; the xarray locks itself. */
 	struct xarray objects;
+
+	/* Protects the creation of bulk_worker */
+	struct mutex bulk_lock;
+	/*
+	 * Runs this file's COPY and FILL jobs: a kthread at nice 0 in the
+	 * cgroups of the process that first submitted one (as vhost's
+	 * workers are), so that user copies count against its CPU limits.
+	 * Made by that first SUBMIT; read without the lock once set.
+	 */
+	struct kthread_worker *bulk_worker;
 
 	/* Protects owned_notifies */
 	spinlock_t owned_lock;

@@ -11,6 +11,7 @@
  * completes its dma_fence exactly once: with success, its error, or
  * -ECANCELED when its stream fails or goes away.
  */
+#include <linux/cgroup.h>
 #include <linux/dma-fence.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
@@ -50,9 +51,8 @@ unsigned int npuipc_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms, "A COPY or FILL job running longer fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
 
-/* The engine: runs every stream's jobs; COPY and FILL on the bulk queue. */
+/* The engine: runs every stream's jobs; COPY and FILL on their file's bulk worker. */
 static struct workqueue_struct *npuipc_engine_wq;
-static struct workqueue_struct *npuipc_bulk_wq;
 
 /*
  * Signalled jobs whose references are still to drop. The engine hands them
@@ -65,15 +65,18 @@ static void npuipc_release_work_fn(struct work_struct *work);
 static DECLARE_WORK(npuipc_release_work, npuipc_release_work_fn);
 
 /*
- * Two per-CPU workqueues. The engine's is high-priority: waits, records and
+ * The engine's per-CPU workqueue is high-priority: waits, records and
  * completions are short, and their latency is the product's (a kick runs
  * the stream on the CPU that issued it, keeping a record-to-waiter hand-off
- * on one CPU; unbound measured ~20% slower in npuipc_sync_bench). COPY and
- * FILL are user work of any length: they run on the bulk queue at normal
- * priority, so that a flood of copies cannot starve the machine's nice-0
- * processes (measured: a 2 GiB copy held back its submitter's wake-up for
- * 2.6 s on the debug kernel at high priority, 30 ms at normal). Both are
- * CPU-intensive: a long job does not hold back other work on its CPU.
+ * on one CPU; unbound measured ~20% slower in npuipc_sync_bench). It is
+ * CPU-intensive: a long hand-off does not hold back other work on its CPU.
+ *
+ * COPY and FILL are user work of any length: they run on their file's
+ * bulk worker (npuipc_file_bulk_worker()), a kthread at nice 0 in the
+ * submitter's cgroups, so that a flood of copies neither starves the
+ * machine's nice-0 processes (measured: a 2 GiB copy held back its
+ * submitter's wake-up for 2.6 s on the debug kernel at high priority,
+ * 30 ms at normal) nor escapes its submitter's CPU limits.
  */
 int npuipc_engine_init(void)
 {
@@ -81,12 +84,38 @@ int npuipc_engine_init(void)
 					   WQ_HIGHPRI | WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0);
 	if (!npuipc_engine_wq)
 		return -ENOMEM;
-	npuipc_bulk_wq = alloc_workqueue("npuipc-bulk", WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0);
-	if (!npuipc_bulk_wq) {
-		destroy_workqueue(npuipc_engine_wq);
-		return -ENOMEM;
-	}
 	return 0;
+}
+
+/*
+ * The file's bulk worker, made on its first COPY or FILL submit: a kthread
+ * attached to the cgroups of the submitting process (cgroup_attach_task_all,
+ * as vhost does for its workers). Process context, no lock held.
+ */
+int npuipc_file_bulk_worker(struct npuipc_file *nfile)
+{
+	struct kthread_worker *worker;
+	int ret = 0;
+
+	if (smp_load_acquire(&nfile->bulk_worker))
+		return 0;
+	mutex_lock(&nfile->bulk_lock);
+	if (nfile->bulk_worker)
+		goto out;
+	worker = kthread_create_worker(0, "npuipc-bulk/%llu", nfile->client_id);
+	if (IS_ERR(worker)) {
+		ret = PTR_ERR(worker);
+		goto out;
+	}
+	ret = cgroup_attach_task_all(current, worker->task);
+	if (ret) {
+		kthread_destroy_worker(worker);
+		goto out;
+	}
+	smp_store_release(&nfile->bulk_worker, worker);
+out:
+	mutex_unlock(&nfile->bulk_lock);
+	return ret;
 }
 
 void npuipc_engine_fini(void)
@@ -94,7 +123,6 @@ void npuipc_engine_fini(void)
 	/* Fence frees still in flight run module code: let them finish. */
 	flush_work(&npuipc_release_work);
 	rcu_barrier();
-	destroy_workqueue(npuipc_bulk_wq);
 	destroy_workqueue(npuipc_engine_wq);
 }
 
@@ -575,7 +603,9 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 		error = stream->error;
 		if (!job)
 			break;
-		if (!bulk && !error && npuipc_job_is_bulk(job)) {
+		/* SUBMIT made the worker before queuing any COPY or FILL. */
+		if (!bulk && !error && npuipc_job_is_bulk(job) &&
+		    !WARN_ON_ONCE(!smp_load_acquire(&stream->nfile->bulk_worker))) {
 			to_bulk = true;
 			break;
 		}
@@ -615,7 +645,7 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 	 */
 	if (to_bulk) {
 		atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
-		queue_work(npuipc_bulk_wq, &stream->bulk_work);
+		kthread_queue_work(stream->nfile->bulk_worker, &stream->bulk_work);
 	} else if (bulk || direct) {
 		/*
 		 * A callback, record or deadline that fired for the waiting
@@ -652,7 +682,7 @@ static void npuipc_stream_work(struct work_struct *work)
 	npuipc_stream_run(container_of(work, struct npuipc_stream, work), false, false);
 }
 
-static void npuipc_stream_bulk_work(struct work_struct *work)
+static void npuipc_stream_bulk_work(struct kthread_work *work)
 {
 	npuipc_stream_run(container_of(work, struct npuipc_stream, bulk_work), true, false);
 }
@@ -673,7 +703,7 @@ struct npuipc_stream *npuipc_stream_create(struct npuipc_file *nfile)
 	INIT_LIST_HEAD(&stream->queue);
 	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
 	INIT_WORK(&stream->work, npuipc_stream_work);
-	INIT_WORK(&stream->bulk_work, npuipc_stream_bulk_work);
+	kthread_init_work(&stream->bulk_work, npuipc_stream_bulk_work);
 	INIT_DELAYED_WORK(&stream->timeout_work, npuipc_stream_timeout_work);
 	return stream;
 }
@@ -707,7 +737,7 @@ void npuipc_stream_shutdown(struct npuipc_stream *stream)
 	spin_unlock(&stream->lock);
 
 	cancel_work_sync(&stream->work);
-	cancel_work_sync(&stream->bulk_work);
+	kthread_cancel_work_sync(&stream->bulk_work);
 	cancel_delayed_work_sync(&stream->timeout_work);
 	/*
 	 * Waits for a hand-off in progress (it signals its jobs first, keeping
@@ -721,13 +751,16 @@ void npuipc_stream_shutdown(struct npuipc_stream *stream)
 	spin_lock(&stream->lock);
 	list_splice_init(&stream->queue, &cancelled);
 	stream->queued = 0;
+	/* A WAIT still on the stream reports that its jobs did not all run. */
+	if (!list_empty(&cancelled) && !stream->error)
+		stream->error = -ECANCELED;
 	spin_unlock(&stream->lock);
 	npuipc_completion_init(&c);
 	list_for_each_entry(job, &cancelled, node)
 		npuipc_job_disarm(job, &c);
 	/* A callback that fired before its disarm may have queued us. */
 	cancel_work_sync(&stream->work);
-	cancel_work_sync(&stream->bulk_work);
+	kthread_cancel_work_sync(&stream->bulk_work);
 
 	cookie = dma_fence_begin_signalling();
 	list_for_each_entry_safe(job, tmp, &cancelled, node) {
@@ -744,7 +777,7 @@ void npuipc_stream_free(struct npuipc_stream *stream)
 	/* Shutdown stopped them; this is the last line of defence. */
 	cancel_delayed_work_sync(&stream->timeout_work);
 	cancel_work_sync(&stream->work);
-	cancel_work_sync(&stream->bulk_work);
+	kthread_cancel_work_sync(&stream->bulk_work);
 	dma_fence_put(stream->last);
 	mutex_destroy(&stream->submit_lock);
 	kfree(stream);
@@ -1011,6 +1044,13 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		if (ret) {
 			parsed++;
 			goto err_discard;
+		}
+		if (npuipc_job_is_bulk(job)) {
+			ret = npuipc_file_bulk_worker(nfile);
+			if (ret) {
+				parsed++;
+				goto err_discard;
+			}
 		}
 	}
 

@@ -129,7 +129,7 @@ static int documented(unsigned long request, int err)
 		{ DRM_IOCTL_NPUIPC_OBJ_EXPORT, { EINVAL, ENOENT, EMFILE, ENOMEM, EDEADLK } },
 		{ DRM_IOCTL_NPUIPC_OBJ_IMPORT, { EINVAL, EBADF, ENOMEM, ENOSPC } },
 		{ DRM_IOCTL_NPUIPC_SUBMIT, { EINVAL, ENOENT, EBADF, EACCES, EOPNOTSUPP, EDEADLK,
-					     EPERM, EIO, ENOSPC, ENOMEM, EMFILE } },
+					     EPERM, EIO, ENOSPC, ENOMEM, EMFILE, EINTR } },
 		{ DRM_IOCTL_NPUIPC_WAIT, { ETIME, EINTR, EINVAL, ENOENT } },
 		{ DRM_IOCTL_GEM_CLOSE, { EINVAL } },
 	};
@@ -300,10 +300,11 @@ static void fuzz_one(struct fuzzer *f)
 
 		if (is_device_fd(f, fd) && !documented(request, err))
 			npuipc_chaos_fail("ioctl %#lx on a device fd failed with %d (%s), not documented",
-					  request, err, strerror(err));
+					  request, err, strerrordesc_np(err));
 		return;
 	}
-	atomic_fetch_add(&npuipc_chaos_stats->checks, 1);
+	if (is_device_fd(f, fd))
+		atomic_fetch_add(&npuipc_chaos_stats->checks, 1);
 	switch (request) {
 	case DRM_IOCTL_NPUIPC_BO_CREATE:
 		remember(f, a.create.handle);
@@ -361,7 +362,7 @@ static void fuzz_process(unsigned int id, uint64_t seed, double end)
 		pool.fds[4] = pipefd[0];
 		pool.fds[5] = pipefd[1];
 	}
-	pool.fds[6] = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
+	pool.fds[6] = npuipc_open_vgem();	/* -1 without vgem */
 	/* Two threads of one process: one file's handles and fds raced. */
 	if (pthread_create(&other, NULL, fuzz_thread, &threads[1]))
 		npuipc_chaos_fail("fuzzer %u: pthread_create failed", id);
@@ -385,7 +386,11 @@ int main(int argc, char **argv)
 	idle = npuipc_all_devices_idle();
 	printf("%s 1 fuzz: %u s, %u SIGKILLs, devices idle afterwards (seed %llu)\n",
 	       idle ? "ok" : "not ok", chaos.seconds, kills, (unsigned long long)chaos.seed);
-	/* Measured: thousands of calls per process-second; a few hundred count. */
-	worked = npuipc_chaos_report(2, "fuzz", "calls that succeeded", 300UL * chaos.procs * chaos.seconds);
+	/*
+	 * Judged by npuipc ioctls that succeeded on a device fd, per second of
+	 * run: measured thousands a second under TCG and about 300 on the
+	 * debug kernel; at least 30.
+	 */
+	worked = npuipc_chaos_report(2, "fuzz", "npuipc calls that succeeded", 30UL * chaos.seconds);
 	return idle && worked ? 0 : 1;
 }

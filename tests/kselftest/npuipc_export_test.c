@@ -422,26 +422,6 @@ TEST_F(export, killed_holders_leave_nothing_behind)
 }
 
 /* vgem, another exporter in the same kernel, both ways. */
-static int open_vgem_card(void)
-{
-	char path[32], name[32];
-	int minor, fd;
-
-	for (minor = 0; minor < 64; minor++) {
-		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
-
-		snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		memset(name, 0, sizeof(name));
-		if (!npuipc_ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-
 static void *vgem_mmap(int vgem, uint32_t handle, size_t size, int prot)
 {
 	struct drm_mode_map_dumb map = { .handle = handle };
@@ -490,7 +470,7 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	size_t size;
 	int vgem, dmabuf;
 
-	vgem = open_vgem_card();
+	vgem = npuipc_open_vgem();
 	if (vgem < 0)
 		SKIP(return, "vgem is not loaded (modprobe vgem)");
 
@@ -550,7 +530,7 @@ TEST_F(export, engine_refuses_copy_and_fill_on_another_exporters_buffer)
 	uint8_t *vp;
 	int vgem, dmabuf, status;
 
-	vgem = open_vgem_card();
+	vgem = npuipc_open_vgem();
 	if (vgem < 0)
 		SKIP(return, "vgem is not loaded (modprobe vgem)");
 	dmabuf = vgem_dmabuf(vgem, &dumb, 5, &vp);

@@ -74,6 +74,31 @@ static int release(int fd, uint32_t notify)
 }
 
 /*
+ * Polls (10 s at most) until the task whose /proc syscall file is @path
+ * sits in ioctl(): a waiter really blocked in WAIT, not about to enter it.
+ */
+static int blocked_in_ioctl(const char *path)
+{
+	char buf[128];
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (!npuipc_read_file(path, buf, sizeof(buf)) && !strncmp(buf, "16 ", 3))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int thread_blocked_in_ioctl(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	return blocked_in_ioctl(path);
+}
+
+/*
  * WAIT_SYNC_FILE holds its stream until the fence signals: here the fence
  * of another stream's job behind a gate. The copy after the wait then sees
  * what that job wrote, and not before.
@@ -86,6 +111,7 @@ TEST_F(lifetime, wait_sync_file_on_another_streams_pending_fence_holds_the_strea
 	int fence, status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
+	memset(self->map_a, 0x77, 4096);	/* what a copy that did not wait would take */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, first, 2, &fence));
 	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
 		npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, fence),
@@ -100,27 +126,6 @@ TEST_F(lifetime, wait_sync_file_on_another_streams_pending_fence_holds_the_strea
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x11));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, waiter));
-}
-
-static int open_vgem(void)
-{
-	char name[32];
-	int minor, fd;
-
-	for (minor = 0; minor < 64; minor++) {
-		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
-		char path[32];
-
-		snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		memset(name, 0, sizeof(name));
-		if (!npuipc_ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
-			return fd;
-		close(fd);
-	}
-	return -1;
 }
 
 /*
@@ -138,7 +143,7 @@ TEST_F(lifetime, wait_sync_file_on_a_pending_vgem_fence_holds_the_stream)
 	struct drm_gem_close gem_close = { 0 };
 	int vgem, status;
 
-	vgem = open_vgem();
+	vgem = npuipc_open_vgem();
 	if (vgem < 0)
 		SKIP(return, "vgem is not loaded (modprobe vgem)");
 	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
@@ -166,45 +171,103 @@ TEST_F(lifetime, wait_sync_file_on_a_pending_vgem_fence_holds_the_stream)
 	close(vgem);
 }
 
+struct host_waiter {
+	int fd;
+	uint32_t handle;
+	atomic_int ret;
+	atomic_int status;
+	atomic_int tid;
+};
+
+static void *host_wait(void *p)
+{
+	struct host_waiter *w = p;
+	int status = 0;
+
+	atomic_store(&w->tid, gettid());
+	atomic_store(&w->ret, npuipc_wait(w->fd, w->handle, -1, 0, &status));
+	atomic_store(&w->status, status);
+	return NULL;
+}
+
 /*
  * A wait on an event takes the record that was the latest when it was
- * submitted: a later record still pending does not hold it back.
+ * submitted, a job's or the host's: a later record still pending does not
+ * hold it back.
  */
 TEST_F(lifetime, a_waiter_completes_on_the_record_it_saw_not_a_later_one)
 {
+	static struct host_waiter host;
 	uint32_t event, waiter, second_gate, later;
+	pthread_t thread;
 	int status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &later));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &second_gate));
-	/* Record 1, pending behind the gate; the waiter sees it. */
+	/* Record 1, pending behind the gate; a job and a host thread wait on it. */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
 		npuipc_gate_job(self->gate),
 		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
 	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, (struct drm_npuipc_job[]){
 		npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event),
 		npuipc_fill_job(self->b, 0, 4096, 0x33) }, 2, NULL));
+	host = (struct host_waiter){ .fd = self->fd, .handle = event, .ret = 1 };
+	ASSERT_EQ(0, pthread_create(&thread, NULL, host_wait, &host));
+	while (!atomic_load(&host.tid))
+		usleep(1000);
+	EXPECT_TRUE(thread_blocked_in_ioctl(atomic_load(&host.tid)));
 	/* Record 2, later and pending behind another gate. */
-	ASSERT_EQ(0, npuipc_submit(self->fd, later, (struct drm_npuipc_job[]){
+	EXPECT_EQ(0, npuipc_submit(self->fd, later, (struct drm_npuipc_job[]){
 		npuipc_gate_job(second_gate),
 		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 2, NULL));
+	/* Both waiters are held by record 1 so far. */
+	usleep(50000);
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0));
+	EXPECT_EQ(1, atomic_load(&host.ret));
 
-	ASSERT_EQ(0, release(self->fd, self->gate));
-	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, release(self->fd, self->gate));
+	EXPECT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, atomic_load(&host.ret));
+	EXPECT_EQ(0, atomic_load(&host.status));
+	EXPECT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x33));
 	/* The event's latest record is record 2: still pending. */
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, event, 0, 0, NULL));
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, later, 0, 0, NULL));
 
-	ASSERT_EQ(0, release(self->fd, second_gate));
+	EXPECT_EQ(0, release(self->fd, second_gate));
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, waiter));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, later));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, second_gate));
+}
+
+/*
+ * A stream destroyed by one thread while another waits on it without
+ * limit: the wait ends, reporting that its jobs were cancelled.
+ */
+TEST_F(lifetime, destroying_a_stream_under_a_waiting_thread_ends_the_wait_with_ecanceled)
+{
+	static struct host_waiter host;
+	pthread_t thread;
+
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(self->gate), npuipc_fill_job(self->a, 0, 4096, 0x44) }, 2, NULL));
+	host = (struct host_waiter){ .fd = self->fd, .handle = self->stream, .ret = 1 };
+	ASSERT_EQ(0, pthread_create(&thread, NULL, host_wait, &host));
+	while (!atomic_load(&host.tid))
+		usleep(1000);
+	EXPECT_TRUE(thread_blocked_in_ioctl(atomic_load(&host.tid)));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, self->stream));
+	EXPECT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, atomic_load(&host.ret));
+	EXPECT_EQ(-ECANCELED, atomic_load(&host.status));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_a, 4096, 0));	/* the FILL never ran */
 }
 
 /*
@@ -214,10 +277,10 @@ TEST_F(lifetime, a_waiter_completes_on_the_record_it_saw_not_a_later_one)
  */
 TEST_F(lifetime, a_process_killed_while_blocked_in_wait_on_an_imported_event_ends_and_frees_everything)
 {
-	int sv[2], event_fd, status, i;
+	int sv[2], event_fd, status = 0, i;
+	char ready = 0, path[64];
 	uint32_t event;
 	pid_t child;
-	char ready;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
@@ -238,37 +301,25 @@ TEST_F(lifetime, a_process_killed_while_blocked_in_wait_on_an_imported_event_end
 		_exit(2);	/* the record never completes before the kill */
 	}
 	close(event_fd);
-	ASSERT_EQ(1, read(sv[0], &ready, 1));
-	/* Blocked: still there 200 ms later. */
-	usleep(200000);
-	EXPECT_EQ(0, waitpid(child, &status, WNOHANG));
-	ASSERT_EQ(0, kill(child, SIGKILL));
+	close(sv[1]);	/* a child that fails closes its end: no read hangs */
+	EXPECT_EQ(1, read(sv[0], &ready, 1));
+	close(sv[0]);
+	/* Blocked in the WAIT ioctl, not about to enter it. */
+	snprintf(path, sizeof(path), "/proc/%d/syscall", child);
+	EXPECT_TRUE(ready == 'r' && blocked_in_ioctl(path));
+	EXPECT_EQ(0, kill(child, SIGKILL));
 	for (i = 0; i < 1000 && waitpid(child, &status, WNOHANG) == 0; i++)
 		usleep(10000);
-	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("the child did not die within 10 s");
+	if (i == 1000) {
+		TH_LOG("the child did not die within 10 s");
+		waitpid(child, &status, 0);
+	}
+	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
-	close(sv[0]);
-	close(sv[1]);
 
 	ASSERT_EQ(0, release(self->fd, self->gate));
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
-}
-
-struct waiter_args {
-	int fd;
-	uint32_t event;
-	int ret;
-	atomic_int started;
-};
-
-static void *wait_without_limit(void *p)
-{
-	struct waiter_args *w = p;
-
-	atomic_store(&w->started, 1);
-	w->ret = npuipc_wait(w->fd, w->event, -1, 0, NULL);
-	return NULL;
 }
 
 /*
@@ -279,7 +330,7 @@ static void *wait_without_limit(void *p)
  */
 TEST_F(lifetime, closing_the_drm_fd_while_another_thread_waits_ends_the_wait_on_its_record)
 {
-	struct waiter_args w = { 0 };
+	static struct host_waiter host;
 	uint32_t event, gate_import;
 	int gate_fd, other;
 	pthread_t thread;
@@ -294,39 +345,37 @@ TEST_F(lifetime, closing_the_drm_fd_while_another_thread_waits_ends_the_wait_on_
 	ASSERT_EQ(0, npuipc_obj_import(other, gate_fd, &gate_import));
 	close(gate_fd);
 
-	w.fd = self->fd;
-	w.event = event;
-	w.ret = 1;
-	ASSERT_EQ(0, pthread_create(&thread, NULL, wait_without_limit, &w));
-	while (!atomic_load(&w.started))
+	host = (struct host_waiter){ .fd = self->fd, .handle = event, .ret = 1 };
+	ASSERT_EQ(0, pthread_create(&thread, NULL, host_wait, &host));
+	while (!atomic_load(&host.tid))
 		usleep(1000);
-	usleep(100000);
+	EXPECT_TRUE(thread_blocked_in_ioctl(atomic_load(&host.tid)));
 	/* The mappings hold the file too: drop them with the fd. */
 	munmap(self->map_a, self->size);
 	munmap(self->map_b, self->size);
 	self->map_a = self->map_b = MAP_FAILED;
-	ASSERT_EQ(0, close(self->fd));
+	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 	usleep(100000);
-	EXPECT_EQ(1, w.ret);	/* still waiting */
+	EXPECT_EQ(1, atomic_load(&host.ret));	/* still waiting */
 
-	ASSERT_EQ(0, release(other, gate_import));
-	ASSERT_EQ(0, pthread_join(thread, NULL));
-	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0, release(other, gate_import));
+	EXPECT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, atomic_load(&host.ret));
 	close(other);
 }
 
 /*
- * A copy queued behind a gate holds its buffers: the source's handle
- * closed, its mapping and its dma-buf gone, the target's handle closed too
- * with only a dma-buf left of it, the copy still lands, and the memory
- * returns when the last holder goes.
+ * Copies queued behind a gate hold their buffers: src into dst, then dst
+ * into the fixture's b. Every handle, mapping and dma-buf of src and dst
+ * goes before the gate opens; the copies still land in b, and the memory
+ * returns once they have run.
  */
-TEST_F(lifetime, a_queued_copy_lands_after_its_buffers_handles_mappings_and_dma_bufs_go)
+TEST_F(lifetime, queued_copies_land_after_their_buffers_handles_mappings_and_dma_bufs_go)
 {
-	uint32_t src, dst, again;
 	int src_dmabuf, dst_dmabuf, status;
-	uint8_t *map_src, *view;
+	uint32_t src, dst;
+	uint8_t *map_src;
 	size_t size;
 
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, BUF_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &src));
@@ -338,26 +387,23 @@ TEST_F(lifetime, a_queued_copy_lands_after_its_buffers_handles_mappings_and_dma_
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, dst, 0, BUF_SIZE, 0, &dst_dmabuf));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
 		npuipc_gate_job(self->gate),
-		npuipc_copy_job(dst, 0, src, 0, BUF_SIZE) }, 2, NULL));
+		npuipc_copy_job(dst, 0, src, 0, BUF_SIZE),
+		npuipc_copy_job(self->b, 0, dst, 0, BUF_SIZE) }, 3, NULL));
 
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, src));
 	EXPECT_EQ(0, munmap(map_src, size));
 	EXPECT_EQ(0, close(src_dmabuf));
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, dst));
-	/* Device memory still held: both buffers, by the queued copy. */
-	EXPECT_EQ(2 * BUF_SIZE + 2 * BUF_SIZE, npuipc_debugfs_value(self->fd, "mem_used"));
+	EXPECT_EQ(0, close(dst_dmabuf));
+	/* Not run yet, and both buffers still held, by the queued copies. */
+	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
+	EXPECT_EQ(4 * BUF_SIZE, npuipc_debugfs_value(self->fd, "mem_used"));
 
 	ASSERT_EQ(0, release(self->fd, self->gate));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
-	ASSERT_EQ(0, npuipc_bo_import(self->fd, dst_dmabuf, 0, &again));
-	view = npuipc_bo_mmap(self->fd, again, PROT_READ, &size);
-	ASSERT_NE(MAP_FAILED, view);
-	EXPECT_TRUE(npuipc_all_bytes_are(view, BUF_SIZE, 0x5a));
-	munmap(view, size);
-	EXPECT_EQ(0, npuipc_gem_close(self->fd, again));
-	close(dst_dmabuf);
-	/* Only the fixture's two buffers are left (the job's references go from a worker). */
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, BUF_SIZE, 0x5a));
+	/* Only the fixture's two buffers are left (the jobs' references go from a worker). */
 	EXPECT_EQ(2 * BUF_SIZE, npuipc_debugfs_settles_at(self->fd, "mem_used", 2 * BUF_SIZE));
 }
 
@@ -369,6 +415,7 @@ TEST_F(lifetime, a_queued_copy_lands_after_its_buffers_handles_mappings_and_dma_
 
 struct race {
 	int fd;
+	uint32_t never;	/* a notify no one records: waits on it time out */
 	_Atomic uint32_t streams[RACE_SLOTS], buffers[RACE_SLOTS];
 	atomic_int stop;
 	atomic_int bad_errno, bad_op;	/* the first undocumented result */
@@ -391,24 +438,34 @@ enum { OP_SUBMIT = 1, OP_DESTROY, OP_CREATE, OP_WAIT, OP_GEM_CLOSE, OP_BO_CREATE
 
 /*
  * SUBMIT: a stream or buffer may be gone (-ENOENT), a stream full
- * (-ENOSPC, documented: retry later); nothing else may fail. Every 64
- * submits a bounded wait lets the queues drain.
+ * (-ENOSPC, documented: retry later), or in error (-EIO) after one of the
+ * 1 ms notify waits queued now and then timed out; nothing else may fail.
+ * Every 64 submits a bounded wait lets the queues drain.
  */
 static long race_submit(struct race *r, unsigned int *seed)
 {
 	long ops = 0;
 
 	while (!atomic_load(&r->stop)) {
-		if (ops % 64 == 63)
-			npuipc_wait(r->fd, atomic_load(&r->streams[pick(seed)]), 100000000LL, 0, NULL);
 		uint32_t dst = atomic_load(&r->buffers[pick(seed)]);
 		uint32_t src = atomic_load(&r->buffers[pick(seed)]);
 		struct drm_npuipc_job job = src == dst ?
 			npuipc_fill_job(dst, 0, RACE_BUF, 7) :
 			npuipc_copy_job(dst, 0, src, 0, RACE_BUF);
-		int ret = npuipc_submit1(r->fd, atomic_load(&r->streams[pick(seed)]), job);
+		int ret;
 
-		if (ret && ret != -ENOENT && ret != -ENOSPC)
+		if (ops % 64 == 63) {
+			ret = npuipc_wait(r->fd, atomic_load(&r->streams[pick(seed)]), 100000000LL, 0,
+					  NULL);
+			if (ret && ret != -ETIME && ret != -ENOENT)
+				undocumented(r, OP_WAIT, ret);
+		}
+		if (rand_r(seed) % 16 == 0) {
+			job = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, r->never);
+			job.timeout_ns = 1000000;
+		}
+		ret = npuipc_submit1(r->fd, atomic_load(&r->streams[pick(seed)]), job);
+		if (ret && ret != -ENOENT && ret != -ENOSPC && ret != -EIO)
 			undocumented(r, OP_SUBMIT, ret);
 		ops++;
 	}
@@ -438,9 +495,9 @@ static long race_destroy(struct race *r, unsigned int *seed)
 }
 
 /*
- * WAIT with RECOVER, bounded: done with status 0, or -ECANCELED when the
- * stream was destroyed while the wait ran (its jobs cancelled; no job fails
- * otherwise here); not done in time; or the stream already gone.
+ * WAIT with RECOVER, bounded: done, with status 0, -ETIMEDOUT (a notify
+ * wait timed out; recovered now) or -ECANCELED (the stream destroyed while
+ * the wait ran); not done in time; or the stream already gone.
  */
 static long race_wait(struct race *r, unsigned int *seed)
 {
@@ -451,7 +508,8 @@ static long race_wait(struct race *r, unsigned int *seed)
 		int ret = npuipc_wait(r->fd, atomic_load(&r->streams[pick(seed)]),
 				      (rand_r(seed) % 3) * 1000000LL, NPUIPC_WAIT_RECOVER, &status);
 
-		if ((ret && ret != -ETIME && ret != -ENOENT) || (!ret && status && status != -ECANCELED))
+		if ((ret && ret != -ETIME && ret != -ENOENT) ||
+		    (!ret && status && status != -ECANCELED && status != -ETIMEDOUT))
 			undocumented(r, OP_WAIT, ret ? ret : status);
 		ops++;
 	}
@@ -504,10 +562,15 @@ TEST_F(lifetime, threads_racing_submit_destroy_wait_recover_and_gem_close_get_on
 	long (*fns[])(struct race *, unsigned int *) = {
 		race_submit, race_submit, race_destroy, race_wait, race_gem_close };
 	static const char *const names[] = { "submit", "submit", "destroy", "wait", "gem_close" };
-	struct racer racers[5];
-	struct race r = { .fd = self->fd };
+	/* Static: an ASSERT leaving this frame must not pull them from under the threads. */
+	static struct racer racers[5];
+	static struct race r;
 	pthread_t threads[5];
 	unsigned int i;
+
+	memset(&r, 0, sizeof(r));
+	r.fd = self->fd;
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &r.never));
 
 	for (i = 0; i < RACE_SLOTS; i++) {
 		uint32_t h;
@@ -533,11 +596,15 @@ TEST_F(lifetime, threads_racing_submit_destroy_wait_recover_and_gem_close_get_on
 		TH_LOG("operation %d returned %d", atomic_load(&r.bad_op), atomic_load(&r.bad_errno));
 
 	for (i = 0; i < RACE_SLOTS; i++) {
-		EXPECT_EQ(0, npuipc_wait(self->fd, r.streams[i], 10 * SEC_NS, NPUIPC_WAIT_RECOVER, NULL));
+		int status;
+
+		EXPECT_EQ(0, npuipc_wait(self->fd, r.streams[i], 10 * SEC_NS, NPUIPC_WAIT_RECOVER,
+					 &status));
 		EXPECT_EQ(0, npuipc_obj_destroy(self->fd, r.streams[i]));
 		if (r.buffers[i])
 			EXPECT_EQ(0, npuipc_gem_close(self->fd, r.buffers[i]));
 	}
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, r.never));
 }
 
 TEST_HARNESS_MAIN

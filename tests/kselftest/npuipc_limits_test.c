@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Limits and accounting: what a process can make the kernel allocate is
- * charged to its memory cgroup, destroyed objects are freed at once, and
- * every per-file and per-stream limit is reached, refused with its errno
- * and left without a leak.
+ * charged to its memory cgroup, destroyed objects are freed at once, every
+ * per-file and per-stream limit is reached, refused with its errno and left
+ * without a leak, and copies run within their submitter's CPU limits
+ * without starving others.
  */
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "npuipc_test_util.h"
@@ -35,6 +38,25 @@ static long long read_number(const char *path)
 	if (npuipc_read_file(path, buf, sizeof(buf)))
 		return -1;
 	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * Removes an emptied cgroup. A file's copy worker (a kthread attached to
+ * its submitter's cgroups) leaves it as it exits, just after the file's
+ * close returned: a few tries.
+ */
+static int rmdir_cgroup(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (!rmdir(path))
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		usleep(10000);
+	}
+	return -EBUSY;
 }
 
 /* cgroup2 with the memory controller for children of the root; 0 or -errno. */
@@ -97,7 +119,7 @@ FIXTURE_TEARDOWN(limits)
 	if (self->cg[0]) {
 		snprintf(pid, sizeof(pid), "%d", getpid());
 		EXPECT_EQ(0, write_file(CGROUP_ROOT "/cgroup.procs", pid));
-		EXPECT_EQ(0, rmdir(self->cg));
+		EXPECT_EQ(0, rmdir_cgroup(self->cg));
 	}
 }
 
@@ -242,6 +264,191 @@ TEST_F(limits, a_file_holds_at_most_max_objects_made_or_imported)
 	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, handle));
 	EXPECT_EQ(0, npuipc_obj_import(self->fd, efd, &extra));
 	close(efd);
+}
+
+/* ---- CPU: copies run as their submitter, within its cgroup's limits ---- */
+
+/* cgroup2 with @controller ("cpu", "cpuset") for children of the root. */
+static int controller_available(const char *controller)
+{
+	char buf[256], enable[32];
+	int ret = memory_cgroups_available();
+
+	if (ret)
+		return ret;
+	if (npuipc_read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, controller))
+		return -ENOENT;
+	snprintf(enable, sizeof(enable), "+%s", controller);
+	return write_file(CGROUP_ROOT "/cgroup.subtree_control", enable);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define COPY_BYTES (8 * MIB)
+
+/*
+ * In a child moved into cgroup @cg: COPYs of 8 MiB, each waited for, for
+ * @seconds; writes the bytes copied to @out and exits.
+ */
+static pid_t copy_in_cgroup(const char *cg, double seconds, int out)
+{
+	pid_t child = fork();
+	char path[160], pid[16];
+
+	if (child)
+		return child;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(path, pid))
+		_exit(1);
+	{
+		int fd = npuipc_open_device(0);
+		uint32_t stream, a, b;
+		long long copied = 0;
+		double end;
+
+		if (fd < 0 || npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &stream) ||
+		    npuipc_bo_create(fd, COPY_BYTES, NPUIPC_PAGE_CLASS_NORMAL, &a) ||
+		    npuipc_bo_create(fd, COPY_BYTES, NPUIPC_PAGE_CLASS_NORMAL, &b))
+			_exit(2);
+		end = now_s() + seconds;
+		while (now_s() < end) {
+			if (npuipc_submit1(fd, stream, npuipc_copy_job(b, 0, a, 0, COPY_BYTES)) ||
+			    npuipc_wait(fd, stream, 60 * SEC_NS, 0, NULL))
+				_exit(3);
+			copied += COPY_BYTES;
+		}
+		_exit(write(out, &copied, sizeof(copied)) == sizeof(copied) ? 0 : 4);
+	}
+}
+
+static long long copied_in_cgroup(const char *cg, double seconds)
+{
+	long long copied = -1;
+	int pipefd[2], status;
+	pid_t child;
+
+	if (pipe(pipefd))
+		return -1;
+	child = copy_in_cgroup(cg, seconds, pipefd[1]);
+	waitpid(child, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) ||
+	    read(pipefd[0], &copied, sizeof(copied)) != sizeof(copied))
+		copied = -1;
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return copied;
+}
+
+static int make_cgroup(char *path, size_t size, const char *name)
+{
+	snprintf(path, size, CGROUP_ROOT "/npuipc-%s-%d", name, getpid());
+	return mkdir(path, 0755) ? -errno : 0;
+}
+
+static int cgroup_write(const char *cg, const char *file, const char *value)
+{
+	char path[192];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	return write_file(path, value);
+}
+
+/*
+ * A process whose cgroup may use 10% of one CPU copies: its copies run in
+ * that cgroup (the file's copy worker joined it), so they go at most at a
+ * fraction of the pace of the same copies in a cgroup without a limit.
+ * Copies run by a kernel thread outside the cgroup went as fast in both.
+ */
+TEST(copies_are_held_to_the_cpu_limit_of_the_submitters_cgroup)
+{
+	char free_cg[96], limited_cg[96];
+	long long unlimited, limited;
+	int ret = controller_available("cpu");
+
+	if (ret)
+		SKIP(return, "no cpu controller: %s", strerror(-ret));
+	if (npuipc_count_devices() == 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+	ASSERT_EQ(0, make_cgroup(free_cg, sizeof(free_cg), "cpu-free"));
+	ASSERT_EQ(0, make_cgroup(limited_cg, sizeof(limited_cg), "cpu-limited"));
+	ASSERT_EQ(0, cgroup_write(limited_cg, "cpu.max", "10000 100000"));
+
+	unlimited = copied_in_cgroup(free_cg, 2.0);
+	limited = copied_in_cgroup(limited_cg, 2.0);
+	TH_LOG("copied in 2 s: %lld MiB without a limit, %lld MiB at 10%% of a CPU",
+	       unlimited / MIB, limited / MIB);
+	ASSERT_LT(0, unlimited);
+	ASSERT_LT(0, limited);
+	/* 10% of a CPU: a third of the free pace leaves room for noise. */
+	EXPECT_LT(limited * 3, unlimited);
+
+	EXPECT_EQ(0, rmdir_cgroup(free_cg));
+	EXPECT_EQ(0, rmdir_cgroup(limited_cg));
+	EXPECT_TRUE(npuipc_device_is_idle(0));
+}
+
+/* Loop iterations of a nice-0 CPU hog in @seconds, in the calling process. */
+static long long spin_for(double seconds)
+{
+	volatile unsigned long x = 0;
+	long long n = 0;
+	double end = now_s() + seconds;
+
+	while (now_s() < end) {
+		for (int i = 0; i < 1000; i++)
+			x += i;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * On one CPU (a cpuset), a nice-0 CPU-bound process and a process flooding
+ * the engine with large copies: the copies run at nice 0 too, so the hog
+ * keeps a fair share of its CPU. At high priority it got almost nothing.
+ */
+TEST(a_flood_of_copies_does_not_starve_a_nice_0_process_on_its_cpu)
+{
+	long long alone, beside_copies;
+	int pipefd[2], status;
+	char cg[96], pid[16];
+	pid_t flood;
+	int ret = controller_available("cpuset");
+
+	if (ret)
+		SKIP(return, "no cpuset controller: %s", strerror(-ret));
+	if (npuipc_count_devices() == 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+	ASSERT_EQ(0, make_cgroup(cg, sizeof(cg), "one-cpu"));
+	ASSERT_EQ(0, cgroup_write(cg, "cpuset.cpus", "0"));
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	ASSERT_EQ(0, cgroup_write(cg, "cgroup.procs", pid));
+
+	alone = spin_for(1.0);
+	ASSERT_EQ(0, pipe(pipefd));
+	flood = copy_in_cgroup(cg, 3.0, pipefd[1]);
+	usleep(500000);	/* the flood is under way */
+	beside_copies = spin_for(1.0);
+	waitpid(flood, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	TH_LOG("hog iterations in 1 s: %lld alone, %lld beside a flood of copies",
+	       alone, beside_copies);
+	/* A fair share is a half; a quarter leaves room for noise. */
+	EXPECT_LT(alone, beside_copies * 4);
+
+	EXPECT_EQ(0, write_file(CGROUP_ROOT "/cgroup.procs", pid));
+	EXPECT_EQ(0, rmdir_cgroup(cg));
+	EXPECT_TRUE(npuipc_device_is_idle(0));
 }
 
 TEST_HARNESS_MAIN

@@ -417,14 +417,23 @@ static inline int npuipc_obj_export(int fd, uint32_t handle, uint32_t flags, int
 	return ret;
 }
 
-static inline int npuipc_obj_import(int fd, int obj_fd, uint32_t *handle)
+/* Imports an event or notify fd; its NPUIPC_OBJ_* type in *@type if asked. */
+static inline int npuipc_obj_import_typed(int fd, int obj_fd, uint32_t *handle, uint32_t *type)
 {
 	struct drm_npuipc_obj_import args = { .fd = obj_fd };
 	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args);
 
-	if (!ret)
+	if (!ret) {
 		*handle = args.handle;
+		if (type)
+			*type = args.type;
+	}
 	return ret;
+}
+
+static inline int npuipc_obj_import(int fd, int obj_fd, uint32_t *handle)
+{
+	return npuipc_obj_import_typed(fd, obj_fd, handle, NULL);
 }
 
 /* Submits @count jobs; *out_fence gets a sync_file fd when non-NULL. */
@@ -448,6 +457,27 @@ static inline int npuipc_submit(int fd, uint32_t stream, const struct drm_npuipc
 static inline int npuipc_submit1(int fd, uint32_t stream, struct drm_npuipc_job job)
 {
 	return npuipc_submit(fd, stream, &job, 1, NULL);
+}
+
+/* vgem's card node (another exporter in the same kernel), or -1. */
+static inline int npuipc_open_vgem(void)
+{
+	char path[32], name[32];
+	int minor, fd;
+
+	for (minor = 0; minor < 64; minor++) {
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (!npuipc_ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
 }
 
 /* Jobs, as the stream tests build them. */

@@ -55,7 +55,7 @@ static void expect(unsigned int id, const char *what, int ret, ...)
 		;
 	va_end(ap);
 	if (!ok)
-		npuipc_chaos_fail("worker %u: %s returned %d (%s)", id, what, ret, strerror(-ret));
+		npuipc_chaos_fail("worker %u: %s returned %d (%s)", id, what, ret, strerrordesc_np(-ret));
 }
 
 /* Whether the 4 KiB at @offset of buffer @bo all read @value. */
@@ -90,7 +90,7 @@ static void use_shared(unsigned int id, int fd, uint64_t *rng, uint32_t stream)
 	if (!ret) {
 		volatile uint8_t *p = npuipc_bo_mmap(fd, handle, PROT_READ, &size);
 
-		count_op();
+		count_op();	/* the import */
 		if (p == MAP_FAILED)
 			npuipc_chaos_fail("worker %u: mmap of an imported dma-buf failed", id);
 		else
@@ -104,18 +104,19 @@ static void use_shared(unsigned int id, int fd, uint64_t *rng, uint32_t stream)
 		expect(id, "BO_IMPORT of a shared dma-buf", ret, -ENOSPC, 0);
 	} else {
 		/* Not a dma-buf: an event or notify fd. */
-		count_op();
-		ret = npuipc_obj_import(fd, in, &handle);
+		uint32_t type = 0;
+
+		ret = npuipc_obj_import_typed(fd, in, &handle, &type);
 		expect(id, "OBJ_IMPORT of a shared fd", ret, 0);
 		if (!ret) {
 			struct drm_npuipc_job job = { .object = handle };
 
 			/* Waits on others' events; records on others' notifies. */
-			job.kind = next_rand(rng) % 2 ? NPUIPC_JOB_WAIT_EVENT : NPUIPC_JOB_RECORD_NOTIFY;
-			job.timeout_ns = job.kind == NPUIPC_JOB_WAIT_EVENT ? 200 * 1000 * 1000 : 0;
-			ret = npuipc_submit1(fd, stream, job);
-			/* An event wait on a notify, or a notify record on an event: -EINVAL. */
-			expect(id, "SUBMIT of a shared object's job", ret, -EINVAL, -EIO, 0);
+			job.kind = type == NPUIPC_OBJ_EVENT ? NPUIPC_JOB_WAIT_EVENT : NPUIPC_JOB_RECORD_NOTIFY;
+			job.timeout_ns = type == NPUIPC_OBJ_EVENT ? 200 * 1000 * 1000 : 0;
+			/* -EIO: this round's notify wait already timed out. */
+			expect(id, "SUBMIT of a shared object's job", npuipc_submit1(fd, stream, job),
+			       -EIO, 0);
 		}
 	}
 	close(in);
@@ -153,12 +154,23 @@ static void worker(unsigned int id, uint64_t seed, double end)
 		size_t mapped;
 		uint8_t *p;
 
+		/*
+		 * A full budget (-ENOMEM) is others' memory, freed as their
+		 * jobs complete: back off, and do not count the refusal.
+		 */
 		ret = npuipc_bo_create(fd, size, cls, &bo);
-		expect(id, "BO_CREATE", ret, -ENOMEM, 0);
+		if (ret == -ENOMEM) {
+			usleep(10000);
+			continue;
+		}
+		expect(id, "BO_CREATE", ret, 0);
 		if (ret)
-			continue;	/* budget full: others will free */
+			continue;
 		ret = npuipc_bo_create(fd, size, cls, &bo2);
-		expect(id, "BO_CREATE", ret, -ENOMEM, 0);
+		if (ret == -ENOMEM)
+			usleep(10000);
+		else
+			expect(id, "BO_CREATE", ret, 0);
 		if (ret) {
 			expect(id, "GEM_CLOSE", npuipc_gem_close(fd, bo), 0);
 			continue;
@@ -201,8 +213,20 @@ static void worker(unsigned int id, uint64_t seed, double end)
 			use_shared(id, fd, &rng, stream);
 		}
 		ret = npuipc_wait(fd, stream, 2000LL * 1000 * 1000, NPUIPC_WAIT_RECOVER, &status);
-		/* Not done in 2 s is possible on a loaded TCG guest; it is not a failure. */
-		expect(id, "WAIT", ret, -ETIME, 0);
+		/*
+		 * Not done in 2 s happens on a loaded TCG guest; not done in 30 s
+		 * more is a stalled engine. Every job here is bounded (250 ms of
+		 * waits, a few MiB of copies).
+		 */
+		if (ret == -ETIME) {
+			count_op();
+			ret = npuipc_wait(fd, stream, 30LL * 1000 * 1000 * 1000, NPUIPC_WAIT_RECOVER,
+					  &status);
+			if (ret)
+				npuipc_chaos_fail("worker %u: a stream not done 32 s after its submit (%d)",
+						  id, ret);
+		}
+		expect(id, "WAIT", ret, 0);
 		/* The jobs after the COPY may fail: a notify or another's event not in time, or its record cancelled. */
 		if (!ret && status && status != -ETIMEDOUT && status != -ECANCELED)
 			npuipc_chaos_fail("worker %u: a stream failed with %d", id, status);
@@ -246,10 +270,10 @@ int main(int argc, char **argv)
 	printf("%s 1 stress: every object and byte freed after %u SIGKILLs (seed %llu)\n",
 	       idle ? "ok" : "not ok", kills, (unsigned long long)chaos.seed);
 	/*
-	 * Measured: about 190 operations per process-second under TCG (make
-	 * check). A floor of 10 leaves room for the debug kernel and a loaded
-	 * host, and still fails a run that stalled.
+	 * Judged by rounds whose data was checked, per second of run (more
+	 * processes on 2 vCPUs do not make more): measured 260 a second under
+	 * TCG (make check) and 18 on the debug kernel; at least 2.
 	 */
-	worked = npuipc_chaos_report(2, "stress", "data checks", 10UL * chaos.procs * chaos.seconds);
+	worked = npuipc_chaos_report(2, "stress", "data checks", 2UL * chaos.seconds);
 	return idle && worked ? 0 : 1;
 }

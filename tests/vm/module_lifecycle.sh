@@ -9,6 +9,7 @@
 ko=$1
 cycles=${2:-20}
 hold_fd=$3
+[ -x "$hold_fd" ] || { echo "usage: $0 NPUIPC_KO CYCLES NPUIPC_HOLD_FD" >&2; exit 2; }
 n=0
 failed=0
 
@@ -68,8 +69,10 @@ for kind in dmabuf sync_file event notify; do
 	holder=$!
 	read -r said < "$fifo"
 	rm -f "$fifo"
+	# Twice, half a second apart: not a reference on its way out.
 	check "rmmod is refused while only one $kind fd is left" \
-		sh -c '[ "$1" = holding ] && ! rmmod npuipc 2>/dev/null && grep -q "^npuipc " /proc/modules' - "$said"
+		sh -c '[ "$1" = holding ] && ! rmmod npuipc 2>/dev/null && sleep 0.5 &&
+			! rmmod npuipc 2>/dev/null && grep -q "^npuipc " /proc/modules' - "$said"
 	kill "$holder"
 	wait "$holder" 2>/dev/null
 	check "rmmod succeeds once that $kind fd is closed" rmmod_soon

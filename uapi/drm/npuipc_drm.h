@@ -459,6 +459,10 @@ struct drm_npuipc_job {
  *	-ENOSPC: the stream would hold more than NPUIPC_MAX_QUEUED_JOBS jobs
  *		not yet complete; retry once some have completed.
  *	-EFAULT, -ENOMEM, -EMFILE.
+ *	-EINTR, or the cgroup core's error (e.g. -ENOSPC for an empty
+ *		cpuset): the file's first COPY or FILL could not get the copy
+ *		worker that runs them in the submitter's cgroups (nothing is
+ *		queued; a later submit tries again).
  */
 struct drm_npuipc_submit {
 	__u32 stream;
@@ -494,7 +498,7 @@ struct drm_npuipc_submit {
  * changes nothing.
  *
  * A stream destroyed (by another thread) while the wait runs completes it:
- * its jobs are cancelled, and @status is -ECANCELED.
+ * @status is -ECANCELED when jobs were cancelled (0 when none was left).
  *
  * Errors: -ETIME (not complete in time), -EINTR (a signal, with a handler
  *	installed without SA_RESTART), -EINVAL (unknown flags, non-zero @pad
