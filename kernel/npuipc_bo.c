@@ -308,14 +308,14 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 	struct npuipc_bo *bo;
 	int ret;
 
-	if (args->flags & ~NPUIPC_BO_CREATE_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_CREATE_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->handle)
+	if (npuipc_refuse(drm, args->pad || args->handle))
 		return -EINVAL;
-	if (args->page_class >= NPUIPC_PAGE_CLASS_COUNT)
+	if (npuipc_refuse(drm, args->page_class >= NPUIPC_PAGE_CLASS_COUNT))
 		return -EINVAL;
-	if (!args->size || args->size > NPUIPC_BO_MAX_SIZE ||
-	    !IS_ALIGNED(args->size, npuipc_page_class_size(args->page_class)))
+	if (npuipc_refuse(drm, !args->size || args->size > NPUIPC_BO_MAX_SIZE ||
+	    !IS_ALIGNED(args->size, npuipc_page_class_size(args->page_class))))
 		return -EINVAL;
 
 	ret = npuipc_mem_charge(ndev, args->size);
@@ -348,9 +348,9 @@ int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 	struct drm_gem_object *obj;
 	struct npuipc_bo *bo;
 
-	if (args->flags & ~NPUIPC_BO_INFO_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_INFO_FLAGS_VALID))
 		return -EINVAL;
-	if (args->size || args->mmap_offset || args->page_class || args->bo_flags)
+	if (npuipc_refuse(drm, args->size || args->mmap_offset || args->page_class || args->bo_flags))
 		return -EINVAL;
 
 	obj = drm_gem_object_lookup(file, args->handle);
@@ -374,9 +374,9 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	struct npuipc_bo *bo;
 	int ret;
 
-	if (args->flags & ~NPUIPC_BO_IMPORT_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_IMPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->handle || args->size)
+	if (npuipc_refuse(drm, args->pad || args->handle || args->size))
 		return -EINVAL;
 	/* Early, to spare the work; npuipc_bo_open() has the last word. */
 	if (atomic_read(&to_npuipc_file(file)->imports) >= NPUIPC_MAX_IMPORTS)
@@ -386,7 +386,7 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
 	/* GEM objects are whole pages; some exporters make odd sizes. */
-	if (!PAGE_ALIGNED(dmabuf->size)) {
+	if (npuipc_refuse(drm, !PAGE_ALIGNED(dmabuf->size))) {
 		dma_buf_put(dmabuf);
 		return -EINVAL;
 	}

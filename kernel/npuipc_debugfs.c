@@ -4,13 +4,17 @@
  *   npuipc_state    "key: value" lines that tests and npuipc-smi parse: the
  *                   device's memory and GEM objects, then live objects of
  *                   the whole module by kind;
- *   npuipc_exports  one line per live dma-buf exported from the device.
+ *   npuipc_exports  one line per live dma-buf exported from the device;
+ *   npuipc_streams  per open file, its streams (depth, error, claim, the
+ *                   head job and what it waits on), events and notifies
+ *                   (npuipc_debug_state.c).
  */
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
 
+#include "npuipc_debug_state.h"
 #include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
 #include "drm/npuipc_drm.h"
@@ -47,9 +51,18 @@ static int npuipc_exports_debugfs_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+static int npuipc_streams_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct drm_info_node *node = m->private;
+
+	npuipc_streams_show(m, node->minor->dev);
+	return 0;
+}
+
 static const struct drm_info_list npuipc_debugfs_list[] = {
 	{ "npuipc_state", npuipc_state_show, 0 },
 	{ "npuipc_exports", npuipc_exports_debugfs_show, 0 },
+	{ "npuipc_streams", npuipc_streams_debugfs_show, 0 },
 };
 
 void npuipc_debugfs_init(struct drm_minor *minor)

@@ -276,9 +276,9 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 	u64 page_size;
 	int fd, ret;
 
-	if (args->flags & ~NPUIPC_BO_EXPORT_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_EXPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->fd)
+	if (npuipc_refuse(drm, args->pad || args->fd))
 		return -EINVAL;
 
 	obj = drm_gem_object_lookup(file, args->handle);
@@ -287,12 +287,12 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 	bo = to_npuipc_bo(obj);
 
 	ret = -EINVAL;
-	if (bo->dmabuf)
+	if (npuipc_refuse(drm, bo->dmabuf))	/* an import */
 		goto out_put;
 	page_size = npuipc_page_class_size(bo->page_class);
-	if (!args->size || !IS_ALIGNED(args->offset, page_size) ||
-	    !IS_ALIGNED(args->size, page_size) || args->offset > obj->size ||
-	    args->size > obj->size - args->offset)
+	if (npuipc_refuse(drm, !args->size || !IS_ALIGNED(args->offset, page_size) ||
+			  !IS_ALIGNED(args->size, page_size) || args->offset > obj->size ||
+			  args->size > obj->size - args->offset))
 		goto out_put;
 
 	fd = get_unused_fd_flags(O_CLOEXEC);

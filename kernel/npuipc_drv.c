@@ -122,11 +122,11 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 	struct npuipc_device *ndev = to_npuipc(drm);
 	struct drm_npuipc_get_info *args = data;
 
-	if (args->flags & ~NPUIPC_GET_INFO_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_GET_INFO_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->uapi_version || args->device_index ||
+	if (npuipc_refuse(drm, args->pad || args->uapi_version || args->device_index ||
 	    args->mem_total || args->mem_free || args->caps ||
-	    args->caller_tgid || args->pad2)
+	    args->caller_tgid || args->pad2))
 		return -EINVAL;
 
 	args->uapi_version = NPUIPC_UAPI_VERSION;

@@ -8,6 +8,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <drm/drm_device.h>
+#include <drm/drm_print.h>
 
 #define DRIVER_NAME	"npuipc"
 #define DRIVER_DESC	"Mock NPU for inter-process communication"
@@ -71,6 +72,19 @@ static inline struct npuipc_device *to_npuipc(struct drm_device *drm)
 {
 	return container_of(drm, struct npuipc_device, drm);
 }
+
+/*
+ * An ioctl's check of its argument: true when @cond refuses it, logging
+ * which check that was (drm_dbg, shown with drm.debug=0x2) so that a user
+ * facing -EINVAL need not guess.
+ */
+#define npuipc_refuse(drm, cond)						\
+	({									\
+		bool refused_ = (cond);						\
+		if (unlikely(refused_))						\
+			drm_dbg_driver((drm), "%s: refused: %s\n", __func__, #cond); \
+		refused_;							\
+	})
 
 void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 		       u64 mem_total, u64 caps);

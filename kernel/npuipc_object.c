@@ -12,6 +12,7 @@
 
 #include "npuipc_drv.h"
 #include "npuipc_fdinfo.h"
+#include "npuipc_copy_worker.h"
 #include "npuipc_object.h"
 #include "npuipc_stream.h"
 #include "npuipc_sync.h"
@@ -55,10 +56,13 @@ struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
 	if (!obj)
 		obj = ERR_PTR(-ENOENT);
 	else if (type && obj->type != type)
-		obj = ERR_PTR(-EINVAL);
+		obj = ERR_PTR(-EINVAL);	/* logged below, out of the lock */
 	else
 		npuipc_object_get(obj);
 	xa_unlock(&nfile->objects);
+	if (obj == ERR_PTR(-EINVAL))
+		drm_dbg_driver(&nfile->ndev->drm, "refused: handle %u is not of type %u\n",
+			       handle, type);
 	return obj;
 }
 
@@ -71,7 +75,7 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 	nfile->ndev = to_npuipc(drm);
 	nfile->client_id = npuipc_fdinfo_new_client_id();
 	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
-	mutex_init(&nfile->bulk_lock);
+	mutex_init(&nfile->copy_worker_lock);
 	spin_lock_init(&nfile->owned_lock);
 	INIT_LIST_HEAD(&nfile->owned_notifies);
 	file->driver_priv = nfile;
@@ -105,10 +109,10 @@ void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 	}
 	npuipc_notify_orphan_all(nfile);
 	xa_destroy(&nfile->objects);
-	/* Every stream is shut down: none queues bulk work any more. */
-	if (nfile->bulk_worker)
-		kthread_destroy_worker(nfile->bulk_worker);
-	mutex_destroy(&nfile->bulk_lock);
+	/* Every stream is shut down and freed: none queues copy work any more. */
+	if (nfile->copy_worker)
+		npuipc_copy_worker_put(nfile->copy_worker);
+	mutex_destroy(&nfile->copy_worker_lock);
 	kfree(nfile);
 }
 
@@ -129,9 +133,9 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 	struct npuipc_object *obj;
 	int ret;
 
-	if (args->flags & ~NPUIPC_OBJ_CREATE_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_OBJ_CREATE_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->handle)
+	if (npuipc_refuse(drm, args->pad || args->handle))
 		return -EINVAL;
 
 	switch (args->type) {
@@ -154,6 +158,7 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 		break;
 	}
 	default:
+		drm_dbg_driver(drm, "%s: refused: unknown type %u\n", __func__, args->type);
 		return -EINVAL;
 	}
 	if (!obj)
@@ -172,7 +177,7 @@ int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
 	struct drm_npuipc_obj_destroy *args = data;
 	struct npuipc_object *obj;
 
-	if (args->flags & ~NPUIPC_OBJ_DESTROY_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_OBJ_DESTROY_FLAGS_VALID))
 		return -EINVAL;
 	obj = xa_erase(&nfile->objects, args->handle);
 	if (!obj)
@@ -207,18 +212,19 @@ int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 	struct file *out;
 	int fd, ret;
 
-	if (args->flags & ~NPUIPC_OBJ_EXPORT_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_OBJ_EXPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->fd)
+	if (npuipc_refuse(drm, args->pad || args->fd))
 		return -EINVAL;
 	obj = npuipc_object_lookup(nfile, args->handle, 0);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 
 	ret = -EINVAL;
-	if (obj->type == NPUIPC_OBJ_STREAM)
+	if (npuipc_refuse(drm, obj->type == NPUIPC_OBJ_STREAM))
 		goto out_put;
-	if ((args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE) && obj->type != NPUIPC_OBJ_EVENT)
+	if (npuipc_refuse(drm, (args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE) &&
+			  obj->type != NPUIPC_OBJ_EVENT))
 		goto out_put;
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
@@ -252,16 +258,16 @@ int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 	struct file *in;
 	int ret;
 
-	if (args->flags & ~NPUIPC_OBJ_IMPORT_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_OBJ_IMPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (args->handle || args->type)
+	if (npuipc_refuse(drm, args->handle || args->type))
 		return -EINVAL;
 	in = fget(args->fd);
 	if (!in)
 		return -EBADF;
 	obj = npuipc_sync_import_file(in);
 	fput(in);
-	if (!obj)
+	if (npuipc_refuse(drm, !obj))
 		return -EINVAL;
 
 	ret = npuipc_handle_add(nfile, obj, &args->handle);
@@ -316,9 +322,9 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	int ret, status = 0;
 	ktime_t deadline = 0;
 
-	if (args->flags & ~NPUIPC_WAIT_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_WAIT_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->status)
+	if (npuipc_refuse(drm, args->pad || args->status))
 		return -EINVAL;
 	obj = npuipc_object_lookup(nfile, args->handle, 0);
 	if (IS_ERR(obj))
@@ -332,7 +338,7 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 		stream = container_of(obj, struct npuipc_stream, base);
 		break;
 	case NPUIPC_OBJ_EVENT:
-		if (args->flags & NPUIPC_WAIT_RECOVER) {
+		if (npuipc_refuse(drm, args->flags & NPUIPC_WAIT_RECOVER)) {
 			ret = -EINVAL;
 			goto out_put;
 		}
@@ -343,6 +349,7 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 		dma_fence_put(fence);
 		goto out_status;
 	default:
+		drm_dbg_driver(drm, "%s: refused: handle %u is a notify\n", __func__, args->handle);
 		ret = -EINVAL;
 		goto out_put;
 	}

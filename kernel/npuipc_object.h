@@ -24,15 +24,14 @@ struct npuipc_file {
 	/* Streams, events and notifies by handle; the xarray locks itself. */
 	struct xarray objects;
 
-	/* Protects the creation of bulk_worker */
-	struct mutex bulk_lock;
+	/* Protects the choice of copy_worker */
+	struct mutex copy_worker_lock;
 	/*
-	 * Runs this file's COPY and FILL jobs: a kthread at nice 0 in the
-	 * cgroups of the process that first submitted one (as vhost's
-	 * workers are), so that user copies count against its CPU limits.
-	 * Made by that first SUBMIT; read without the lock once set.
+	 * Runs this file's COPY and FILL jobs: the worker of the process that
+	 * submitted the first one (npuipc_copy_worker.c). Chosen by that
+	 * SUBMIT, before any such job is queued; read without the lock then.
 	 */
-	struct kthread_worker *bulk_worker;
+	struct npuipc_copy_worker *copy_worker;
 
 	/* Protects owned_notifies */
 	spinlock_t owned_lock;

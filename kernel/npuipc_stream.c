@@ -5,13 +5,12 @@
  * Each stream is a FIFO of jobs run in order by a work item on the engine's
  * workqueue, or, when a submit finds its stream idle and its first job is
  * not a COPY or FILL, by the submitting thread (direct submission; COPY
- * and FILL always go to the engine's bulk queue). A job that must wait (for a
+ * and FILL always go to their file's copy worker). A job that must wait (for a
  * fence or a notify) does not block the worker: it arms a callback (and a
  * deadline, if it has a timeout) that kicks the stream again. Every job
  * completes its dma_fence exactly once: with success, its error, or
  * -ECANCELED when its stream fails or goes away.
  */
-#include <linux/cgroup.h>
 #include <linux/dma-fence.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
@@ -27,6 +26,7 @@
 #include <drm/drm_syncobj.h>
 
 #include "npuipc_bo.h"
+#include "npuipc_copy_worker.h"
 #include "npuipc_drv.h"
 #include "npuipc_stream.h"
 #include "npuipc_sync.h"
@@ -49,9 +49,12 @@
 
 unsigned int npuipc_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(job_timeout_ms, "A COPY or FILL job running longer fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
+MODULE_PARM_DESC(job_timeout_ms, "A COPY or FILL job taking longer (its worker's CPU time; 10x in wall time) fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
 
-/* The engine: runs every stream's jobs; COPY and FILL on their file's bulk worker. */
+/* The engine: runs every stream's jobs; COPY and FILL on their file's copy worker. */
+
+/* Jobs a stream runs on its copy worker before the next stream's turn. */
+#define NPUIPC_COPY_JOBS_PER_TURN	4
 static struct workqueue_struct *npuipc_engine_wq;
 
 /*
@@ -72,7 +75,7 @@ static DECLARE_WORK(npuipc_release_work, npuipc_release_work_fn);
  * CPU-intensive: a long hand-off does not hold back other work on its CPU.
  *
  * COPY and FILL are user work of any length: they run on their file's
- * bulk worker (npuipc_file_bulk_worker()), a kthread at nice 0 in the
+ * copy worker (npuipc_copy_worker.c), a kthread at nice 0 in the
  * submitter's cgroups, so that a flood of copies neither starves the
  * machine's nice-0 processes (measured: a 2 GiB copy held back its
  * submitter's wake-up for 2.6 s on the debug kernel at high priority,
@@ -88,33 +91,25 @@ int npuipc_engine_init(void)
 }
 
 /*
- * The file's bulk worker, made on its first COPY or FILL submit: a kthread
- * attached to the cgroups of the submitting process (cgroup_attach_task_all,
- * as vhost does for its workers). Process context, no lock held.
+ * The file's copy worker, chosen by its first COPY or FILL submit: the
+ * submitting process's (npuipc_copy_worker.c). Process context, no lock held.
  */
-int npuipc_file_bulk_worker(struct npuipc_file *nfile)
+int npuipc_file_copy_worker(struct npuipc_file *nfile)
 {
-	struct kthread_worker *worker;
+	struct npuipc_copy_worker *w;
 	int ret = 0;
 
-	if (smp_load_acquire(&nfile->bulk_worker))
+	if (smp_load_acquire(&nfile->copy_worker))
 		return 0;
-	mutex_lock(&nfile->bulk_lock);
-	if (nfile->bulk_worker)
-		goto out;
-	worker = kthread_create_worker(0, "npuipc-bulk/%llu", nfile->client_id);
-	if (IS_ERR(worker)) {
-		ret = PTR_ERR(worker);
-		goto out;
+	mutex_lock(&nfile->copy_worker_lock);
+	if (!nfile->copy_worker) {
+		w = npuipc_copy_worker_get();
+		if (IS_ERR(w))
+			ret = PTR_ERR(w);
+		else
+			smp_store_release(&nfile->copy_worker, w);
 	}
-	ret = cgroup_attach_task_all(current, worker->task);
-	if (ret) {
-		kthread_destroy_worker(worker);
-		goto out;
-	}
-	smp_store_release(&nfile->bulk_worker, worker);
-out:
-	mutex_unlock(&nfile->bulk_lock);
+	mutex_unlock(&nfile->copy_worker_lock);
 	return ret;
 }
 
@@ -491,11 +486,17 @@ static void npuipc_engine_copy(void *dst, const void *src, size_t n)
 	}
 }
 
-/* Copies or fills page by page, checking the device's job timeout. */
+/*
+ * Copies or fills page by page, checking the device's job timeout. The
+ * timeout counts the copy worker's CPU time: a worker throttled by its
+ * cgroup's cpu.max, or sharing a CPU, is not a job that overran. Ten times
+ * the timeout of wall time is the backstop.
+ */
 static int npuipc_job_copy_fill(struct npuipc_job *job)
 {
-	unsigned long limit = jiffies + 1 +
-		msecs_to_jiffies(min(READ_ONCE(npuipc_job_timeout_ms), NPUIPC_MAX_JOB_TIMEOUT_MS));
+	unsigned int timeout_ms = min(READ_ONCE(npuipc_job_timeout_ms), NPUIPC_MAX_JOB_TIMEOUT_MS);
+	unsigned long backstop = jiffies + 1 + msecs_to_jiffies(10 * timeout_ms);
+	u64 cpu_start = current->se.sum_exec_runtime;
 	u64 done = 0;
 
 	while (done < job->size) {
@@ -526,7 +527,8 @@ static int npuipc_job_copy_fill(struct npuipc_job *job)
 		kunmap_local(dst);
 		done += n;
 		if (!(d & (SZ_1M - 1))) {
-			if (time_after(jiffies, limit))
+			if (current->se.sum_exec_runtime - cpu_start > (u64)timeout_ms * NSEC_PER_MSEC ||
+			    time_after(jiffies, backstop))
 				return -ETIMEDOUT;
 			/* Closing the stream's file must not wait for all of it. */
 			if (READ_ONCE(job->stream->dying))
@@ -578,13 +580,14 @@ static bool npuipc_job_is_bulk(const struct npuipc_job *job)
 
 /*
  * Runs the stream's jobs until its queue is empty or its head waits. On
- * the high-priority queue, a COPY or FILL to run sends the stream to the
- * bulk queue instead; the bulk worker runs whatever follows.
+ * the high-priority queue, a COPY or FILL to run sends the stream to its
+ * copy worker instead, which runs whatever follows, a few jobs a turn.
  */
 static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool direct)
 {
 	struct npuipc_completion c;
 	struct npuipc_job *job, *handed;
+	unsigned int turn = NPUIPC_COPY_JOBS_PER_TURN;
 	bool cookie, to_bulk = false;
 	int error, ret;
 
@@ -603,9 +606,18 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 		error = stream->error;
 		if (!job)
 			break;
-		/* SUBMIT made the worker before queuing any COPY or FILL. */
+		/* SUBMIT chose the worker before queuing any COPY or FILL. */
 		if (!bulk && !error && npuipc_job_is_bulk(job) &&
-		    !WARN_ON_ONCE(!smp_load_acquire(&stream->nfile->bulk_worker))) {
+		    !WARN_ON_ONCE(!smp_load_acquire(&stream->nfile->copy_worker))) {
+			to_bulk = true;
+			break;
+		}
+		/*
+		 * The copy worker serves every stream of its process's files:
+		 * after a turn it goes to the back of its queue, so that one
+		 * stream kept full cannot starve the others.
+		 */
+		if (bulk && !turn--) {
 			to_bulk = true;
 			break;
 		}
@@ -639,19 +651,20 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 		spin_lock(&stream->lock);
 	}
 	/*
-	 * Nothing to kick: the queue is empty, or its head waits, or the bulk
-	 * worker takes over. Queued under the lock, after dying was checked:
-	 * shutdown cancels the bulk work only after setting it.
+	 * Nothing to kick: the queue is empty, or its head waits, or the copy
+	 * worker takes over (or gets the stream's next turn). Queued under
+	 * the lock, after dying was checked: shutdown cancels the bulk work
+	 * only after setting it, and waits for a running turn.
 	 */
 	if (to_bulk) {
 		atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
-		kthread_queue_work(stream->nfile->bulk_worker, &stream->bulk_work);
+		kthread_queue_work(stream->nfile->copy_worker->worker, &stream->bulk_work);
 	} else if (bulk || direct) {
 		/*
 		 * A callback, record or deadline that fired for the waiting
 		 * head while we held the claim kicked the worker, which found
 		 * the claim taken and left. The worker's own work item would
-		 * run again after such a kick; the bulk worker and a direct
+		 * run again after such a kick; the copy worker and a direct
 		 * submission are not that item, so they kick it themselves
 		 * when jobs are left (and wake a shutdown waiting for the claim).
 		 */
@@ -666,7 +679,7 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
  * Runs an idle stream's new jobs in the submitting thread, as the worker
  * would. The caller holds a reference on the stream, so it may touch it
  * after giving the claim back: it wakes a shutdown that may be waiting for
- * the claim (also when the run handed the stream to the bulk queue), which
+ * the claim (also when the run handed the stream to its copy worker), which
  * only a work item's cancel_work_sync() would otherwise cover.
  */
 static void npuipc_stream_run_direct(struct npuipc_stream *stream)
@@ -774,7 +787,11 @@ void npuipc_stream_shutdown(struct npuipc_stream *stream)
 
 void npuipc_stream_free(struct npuipc_stream *stream)
 {
-	/* Shutdown stopped them; this is the last line of defence. */
+	/*
+	 * Shutdown stopped them; this is the last line of defence. (The copy
+	 * worker the bulk work names is still alive: streams are freed before
+	 * their file lets go of it.)
+	 */
 	cancel_delayed_work_sync(&stream->timeout_work);
 	cancel_work_sync(&stream->work);
 	kthread_cancel_work_sync(&stream->bulk_work);
@@ -820,13 +837,14 @@ static int npuipc_job_lookup_range(struct drm_file *file, u32 handle, u64 offset
 				   u64 size, bool write, struct npuipc_bo **out)
 {
 	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
+	struct drm_device *drm = file->minor->dev;
 	struct npuipc_bo *bo;
 
 	if (!obj)
 		return -ENOENT;
 	bo = to_npuipc_bo(obj);
 	*out = bo;	/* released with the job, whatever happens next */
-	if (!size || offset > obj->size || size > obj->size - offset)
+	if (npuipc_refuse(drm, !size || offset > obj->size || size > obj->size - offset))
 		return -EINVAL;
 	/*
 	 * Another exporter's memory is reachable only through its CPU-access
@@ -859,7 +877,7 @@ static int npuipc_job_wait_sync_file(struct npuipc_job *job, int fd)
 		return -EBADF;
 	fput(file);
 	job->wait_fence = sync_file_get_fence(fd);
-	return job->wait_fence ? 0 : -EINVAL;
+	return job->wait_fence ? 0 : -EINVAL;	/* not a sync_file: logged by the caller */
 }
 
 /*
@@ -876,6 +894,9 @@ static int npuipc_job_wait_syncobj(struct npuipc_job *job, struct drm_file *file
 
 	if (!ret)
 		job->wait_fence = fence;
+	else if (ret == -EINVAL)
+		drm_dbg_driver(file->minor->dev, "%s: refused: syncobj %u has no fence at point %llu\n",
+			       __func__, handle, point);
 	return ret;
 }
 
@@ -885,19 +906,20 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	bool uses_buffers = in->kind == NPUIPC_JOB_COPY || in->kind == NPUIPC_JOB_FILL;
+	struct drm_device *drm = file->minor->dev;
 	struct npuipc_object *obj;
 	int ret;
 
-	if (in->flags || in->pad)
+	if (npuipc_refuse(drm, in->flags || in->pad))
 		return -EINVAL;
-	if (!uses_buffers && (in->dst || in->src || in->dst_offset || in->src_offset ||
-			      in->size))
+	if (npuipc_refuse(drm, !uses_buffers && (in->dst || in->src || in->dst_offset || in->src_offset ||
+			      in->size)))
 		return -EINVAL;
-	if (uses_buffers && (in->object || in->timeout_ns))
+	if (npuipc_refuse(drm, uses_buffers && (in->object || in->timeout_ns)))
 		return -EINVAL;
-	if (in->value && in->kind != NPUIPC_JOB_FILL && in->kind != NPUIPC_JOB_WAIT_SYNCOBJ)
+	if (npuipc_refuse(drm, in->value && in->kind != NPUIPC_JOB_FILL && in->kind != NPUIPC_JOB_WAIT_SYNCOBJ))
 		return -EINVAL;
-	if (in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT)
+	if (npuipc_refuse(drm, in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT))
 		return -EINVAL;
 
 	job->kind = in->kind;
@@ -919,13 +941,13 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 			ret = npuipc_job_lookup_range(file, in->src, in->src_offset,
 						      in->size, false, &job->src);
 		/* Within one buffer the ranges may not overlap. */
-		if (!ret && job->src == job->dst &&
+		if (npuipc_refuse(drm, !ret && job->src == job->dst &&
 		    in->src_offset < in->dst_offset + in->size &&
-		    in->dst_offset < in->src_offset + in->size)
+		    in->dst_offset < in->src_offset + in->size))
 			ret = -EINVAL;
 		break;
 	case NPUIPC_JOB_FILL:
-		if (in->src || in->src_offset || in->value > 0xff)
+		if (npuipc_refuse(drm, in->src || in->src_offset || in->value > 0xff))
 			return -EINVAL;
 		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
 					      true, &job->dst);
@@ -933,6 +955,9 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 		break;
 	case NPUIPC_JOB_WAIT_SYNC_FILE:
 		ret = npuipc_job_wait_sync_file(job, in->object);
+		if (ret == -EINVAL)
+			drm_dbg_driver(drm, "%s: refused: fd %u is not a sync_file\n", __func__,
+				       in->object);
 		break;
 	case NPUIPC_JOB_WAIT_SYNCOBJ:
 		ret = npuipc_job_wait_syncobj(job, file, in->object, in->value);
@@ -961,6 +986,7 @@ static int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job 
 			ret = -EPERM;
 		break;
 	default:
+		drm_dbg_driver(drm, "%s: refused: unknown job kind %u\n", __func__, in->kind);
 		ret = -EINVAL;
 	}
 	job->unbounded = !ret && (!in->timeout_ns || in->timeout_ns > NPUIPC_MAX_BOUNDED_WAIT_NS) &&
@@ -1001,12 +1027,12 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	bool unbounded, direct;
 	int ret, fd = -1;
 
-	if (args->flags & ~NPUIPC_SUBMIT_FLAGS_VALID)
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_SUBMIT_FLAGS_VALID))
 		return -EINVAL;
-	if (args->pad || args->out_fence_fd)
+	if (npuipc_refuse(drm, args->pad || args->out_fence_fd))
 		return -EINVAL;
-	if (!args->job_count || args->job_count > NPUIPC_MAX_JOBS_PER_SUBMIT ||
-	    args->job_size != sizeof(*in))
+	if (npuipc_refuse(drm, !args->job_count || args->job_count > NPUIPC_MAX_JOBS_PER_SUBMIT ||
+	    args->job_size != sizeof(*in)))
 		return -EINVAL;
 
 	obj = npuipc_object_lookup(nfile, args->stream, NPUIPC_OBJ_STREAM);
@@ -1046,7 +1072,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 			goto err_discard;
 		}
 		if (npuipc_job_is_bulk(job)) {
-			ret = npuipc_file_bulk_worker(nfile);
+			ret = npuipc_file_copy_worker(nfile);
 			if (ret) {
 				parsed++;
 				goto err_discard;

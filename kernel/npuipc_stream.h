@@ -51,7 +51,7 @@ struct npuipc_stream {
 	struct dma_fence *last;	/* fence of the last submitted job */
 
 	struct work_struct work;	/* on the engine's high-priority queue */
-	struct kthread_work bulk_work;	/* COPY and FILL, on its file's bulk_worker */
+	struct kthread_work bulk_work;	/* COPY and FILL, on its file's copy worker */
 	struct delayed_work timeout_work;
 };
 
@@ -95,7 +95,7 @@ struct npuipc_job {
 extern unsigned int npuipc_job_timeout_ms;
 
 int npuipc_engine_init(void);
-int npuipc_file_bulk_worker(struct npuipc_file *nfile);
+int npuipc_file_copy_worker(struct npuipc_file *nfile);
 void npuipc_engine_fini(void);
 
 struct npuipc_stream *npuipc_stream_create(struct npuipc_file *nfile);

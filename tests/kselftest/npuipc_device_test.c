@@ -368,6 +368,34 @@ TEST_F(device, get_info_rejects_each_unknown_flag)
 	}
 }
 
+/*
+ * With drm.debug's driver category on, a refused argument leaves a line in
+ * the kernel log naming the function and the check that failed.
+ */
+TEST_F(device, a_refused_argument_logs_the_failed_check_with_drm_debug)
+{
+	struct drm_npuipc_get_info info = { .pad = 1 };
+	char old[32], record[1024];
+	int kmsg, found = 0;
+	ssize_t n;
+
+	ASSERT_EQ(0, npuipc_read_file("/sys/module/drm/parameters/debug", old, sizeof(old)));
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, kmsg);
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+	ASSERT_EQ(0, npuipc_write_file("/sys/module/drm/parameters/debug", "0x2"));
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(0, npuipc_write_file("/sys/module/drm/parameters/debug", old));
+	while ((n = read(kmsg, record, sizeof(record) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		record[n] = '\0';
+		found |= strstr(record, "npuipc_ioctl_get_info: refused: args->pad ||") != NULL;
+	}
+	close(kmsg);
+	EXPECT_TRUE(found);
+}
+
 TEST_F(device, get_info_rejects_nonzero_pad)
 {
 	struct drm_npuipc_get_info info = { .pad = 1 };

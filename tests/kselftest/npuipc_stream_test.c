@@ -111,6 +111,76 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
+/* This file's block of debugfs npuipc_streams, into @out; 0 or -1. */
+static int streams_state(int fd, char *out, size_t size)
+{
+	static char all[1 << 16];
+	char path[96], head[64], *start, *end;
+	struct stat st;
+	long long client;
+	char value[32];
+
+	if (fstat(fd, &st) || npuipc_fdinfo_value(fd, "drm-client-id", value, sizeof(value)))
+		return -1;
+	client = strtoll(value, NULL, 10);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%u/npuipc_streams", minor(st.st_rdev));
+	if (npuipc_read_file(path, all, sizeof(all)))
+		return -1;
+	snprintf(head, sizeof(head), "client %lld pid %d\n", client, getpid());
+	start = strstr(all, head);
+	if (!start)
+		return -1;
+	end = strstr(start + 1, "\nclient ");
+	snprintf(out, size, "%.*s", end ? (int)(end - start + 1) : (int)strlen(start), start);
+	return 0;
+}
+
+/*
+ * debugfs npuipc_streams shows why a stream does not move: its depth, its
+ * head job and what that waits on, and the notify with the parked wait.
+ */
+TEST_F(stream, debugfs_shows_each_streams_depth_head_job_and_parked_waits)
+{
+	uint32_t notify, event, releaser;
+	char state[4096], line[160];
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(notify), npuipc_fill_job(self->a, 0, 4096, 9) }, 2, NULL));
+
+	ASSERT_EQ(0, streams_state(self->fd, state, sizeof(state)));
+	TH_LOG("%s", state);
+	snprintf(line, sizeof(line), "  stream %u: 2 queued, error 0, claim idle\n"
+		 "    head: wait_notify on notify ", self->stream);
+	EXPECT_NE(NULL, strstr(state, line));
+	/* 60 s in jiffies, back in ms: 60000 and a few. */
+	EXPECT_NE(NULL, strstr(state, ", parked, timeout 600"));
+	snprintf(line, sizeof(line), "  notify %u (", notify);
+	EXPECT_NE(NULL, strstr(state, line));
+	EXPECT_NE(NULL, strstr(state, "): not set, 1 parked waits\n"));
+	snprintf(line, sizeof(line), "  event %u: never recorded\n", event);
+	EXPECT_NE(NULL, strstr(state, line));
+
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser,
+				    npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser,
+				    npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, releaser, 10 * SEC_NS, 0, NULL));
+	ASSERT_EQ(0, streams_state(self->fd, state, sizeof(state)));
+	snprintf(line, sizeof(line), "  stream %u: 0 queued, error 0, claim idle\n", self->stream);
+	EXPECT_NE(NULL, strstr(state, line));
+	EXPECT_NE(NULL, strstr(state, "): not set, 0 parked waits\n"));
+	snprintf(line, sizeof(line), "  event %u: last record fence npuipc ", event);
+	EXPECT_NE(NULL, strstr(state, line));
+	EXPECT_NE(NULL, strstr(state, " signalled\n"));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, releaser));
+}
+
 TEST_F(stream, fill_then_copy_run_in_order)
 {
 	struct drm_npuipc_job jobs[] = {

@@ -125,6 +125,18 @@ static inline long long npuipc_debugfs_value(int fd, const char *key)
 	return -1;
 }
 
+/* Writes @text to the file at @path (sysfs, cgroupfs); 0, -errno or -1. */
+static inline int npuipc_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /*
  * Polls (10 s at most, as npuipc_device_is_idle() does) until debugfs @key
  * of @fd reads @value, since some frees come after RCU grace periods or from

@@ -459,10 +459,9 @@ struct drm_npuipc_job {
  *	-ENOSPC: the stream would hold more than NPUIPC_MAX_QUEUED_JOBS jobs
  *		not yet complete; retry once some have completed.
  *	-EFAULT, -ENOMEM, -EMFILE.
- *	-EINTR, or the cgroup core's error (e.g. -ENOSPC for an empty
- *		cpuset): the file's first COPY or FILL could not get the copy
- *		worker that runs them in the submitter's cgroups (nothing is
- *		queued; a later submit tries again).
+ *	-EINTR: a fatal signal came while the process's copy worker (the
+ *		thread that runs COPY and FILL in its cgroups) was being made
+ *		for the file's first COPY or FILL; nothing is queued.
  */
 struct drm_npuipc_submit {
 	__u32 stream;
