@@ -37,12 +37,15 @@ static const char *const npuipc_claim_names[] = {
 	[NPUIPC_STREAM_CLOSED] = "closed",
 };
 
-/* A fence as "driver timeline context:seqno state". */
+/*
+ * A fence as "driver timeline context:seqno state"; its state read, not
+ * checked (a check may signal a foreign fence and run its callbacks).
+ */
 static void npuipc_show_fence(struct seq_file *m, struct dma_fence *fence)
 {
 	seq_printf(m, "fence %s %s %llu:%llu %s", fence->ops->get_driver_name(fence),
 		   fence->ops->get_timeline_name(fence), fence->context, fence->seqno,
-		   !dma_fence_is_signaled(fence) ? "pending" :
+		   !test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &fence->flags) ? "pending" :
 		   fence->error ? "failed" : "signalled");
 }
 
@@ -61,7 +64,7 @@ static void npuipc_show_head(struct seq_file *m, struct npuipc_job *job)
 		npuipc_show_fence(m, job->wait_fence);
 	}
 	if (job->timeout_jiffies)
-		seq_printf(m, ", timeout %u ms", jiffies_to_msecs(job->timeout_jiffies));
+		seq_printf(m, ", timeout %llu ms", jiffies64_to_msecs(job->timeout_jiffies));
 	seq_putc(m, '\n');
 }
 
@@ -142,6 +145,7 @@ static void npuipc_show_file(struct seq_file *m, struct drm_file *file)
 			break;
 		}
 		npuipc_object_put(obj);
+		cond_resched();	/* up to NPUIPC_MAX_OBJECTS, with filelist_mutex held */
 	}
 }
 

@@ -581,7 +581,8 @@ static bool npuipc_job_is_bulk(const struct npuipc_job *job)
 /*
  * Runs the stream's jobs until its queue is empty or its head waits. On
  * the high-priority queue, a COPY or FILL to run sends the stream to its
- * copy worker instead, which runs whatever follows, a few jobs a turn.
+ * copy worker instead, which runs the copies and fills that follow, a few
+ * a turn, and hands anything else back.
  */
 static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool direct)
 {
@@ -613,10 +614,15 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 			break;
 		}
 		/*
-		 * The copy worker serves every stream of its process's files:
-		 * after a turn it goes to the back of its queue, so that one
-		 * stream kept full cannot starve the others.
+		 * On the copy worker, only copies and fills: waits, records and
+		 * completions go back to the engine's high-priority queue (the
+		 * claim's release below kicks it). The worker serves every stream
+		 * of its process's files: after a turn of copies a stream goes to
+		 * the back of its queue, so that one kept full cannot starve the
+		 * others.
 		 */
+		if (bulk && !npuipc_job_is_bulk(job))
+			break;
 		if (bulk && !turn--) {
 			to_bulk = true;
 			break;

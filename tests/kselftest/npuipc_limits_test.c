@@ -455,7 +455,7 @@ static int copy_workers_of(pid_t pid)
 	int n = 0;
 	DIR *proc;
 
-	snprintf(want, sizeof(want), "npuipc-copy/%d", pid);
+	snprintf(want, sizeof(want), "npuipc-cp/%d", pid);
 	want[15] = '\0';
 	proc = opendir("/proc");
 	if (!proc)
@@ -502,6 +502,82 @@ TEST(a_process_has_one_copy_worker_however_many_files_copy)
 	for (i = 0; i < 100 && (n = copy_workers_of(getpid())); i++)
 		usleep(10000);
 	EXPECT_EQ(0, n);
+	EXPECT_TRUE(npuipc_device_is_idle(0));
+}
+
+/* All copy worker threads of the machine. */
+static int copy_workers(void)
+{
+	char comm[32], path[300];
+	struct dirent *e;
+	int n = 0;
+	DIR *proc = opendir("/proc");
+
+	if (!proc)
+		return -1;
+	while ((e = readdir(proc))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (!npuipc_read_file(path, comm, sizeof(comm)))
+			n += !strncmp(comm, "npuipc-cp/", 10);
+	}
+	closedir(proc);
+	return n;
+}
+
+/*
+ * Files outlive processes: with max_copy_workers=1, processes of one user
+ * that each keep a file which copied share one worker rather than add one
+ * each.
+ */
+TEST(past_max_copy_workers_a_users_processes_share_one)
+{
+	const char *param = "/sys/module/npuipc/parameters/max_copy_workers";
+	int ready[2], done[2], i, status, before;
+	char old[16], c;
+	pid_t kids[3];
+
+	if (npuipc_count_devices() == 0)
+		SKIP(return, "no npuipc device (is npuipc.ko loaded?)");
+	ASSERT_EQ(0, npuipc_read_file(param, old, sizeof(old)));
+	before = copy_workers();
+	ASSERT_EQ(0, npuipc_write_file(param, "1"));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	for (i = 0; i < 3; i++) {
+		kids[i] = fork();
+		ASSERT_LE(0, kids[i]);
+		if (kids[i] == 0) {
+			uint32_t stream, a, b;
+			int fd;
+
+			close(done[1]);	/* its end of file is the parent's close */
+			close(ready[0]);
+			fd = npuipc_open_device(0);
+			if (fd < 0 || npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &stream) ||
+			    npuipc_bo_create(fd, 4096, NPUIPC_PAGE_CLASS_NORMAL, &a) ||
+			    npuipc_bo_create(fd, 4096, NPUIPC_PAGE_CLASS_NORMAL, &b) ||
+			    npuipc_submit1(fd, stream, npuipc_copy_job(b, 0, a, 0, 4096)) ||
+			    npuipc_wait(fd, stream, 10 * SEC_NS, 0, NULL))
+				_exit(1);
+			if (write(ready[1], "r", 1) != 1 || read(done[0], &c, 1) < 0)
+				_exit(2);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ(before + 1, copy_workers());
+	close(done[1]);	/* the children end */
+	for (i = 0; i < 3; i++) {
+		waitpid(kids[i], &status, 0);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	EXPECT_EQ(0, npuipc_write_file(param, old));
 	EXPECT_TRUE(npuipc_device_is_idle(0));
 }
 

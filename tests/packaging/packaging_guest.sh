@@ -16,15 +16,9 @@ version=$(cat "$top/VERSION")
 kver=$(uname -r)
 root=$(find "$work/stage" -name npuipc-smi -path '*/bin/*' | sed 's|/bin/npuipc-smi$||')
 lib=$(dirname "$(find "$root" -name "libnpuipc.so.$version" | head -n1)")
-n=0
-failures=0
-echo "TAP version 13"
-echo "1..12"
-result() {
-	last=$1
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failures=$((failures + 1)); fi
-}
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
+tap_plan 12
 
 # 1. modprobe with options from modprobe.d
 mkdir -p "/lib/modules/$kver/updates/dkms"
@@ -114,7 +108,7 @@ wait "$holder" 2>/dev/null
 rm -rf "$keys"
 sed 's/^/# /' "$work/smi-own.log"
 [ "$smi_rc" = 0 ] && grep -Eq "^$holder +ipc_memory_lend +0 +[0-9]+ +[1-9]" "$work/smi-own.log" &&
-	grep -q '^(objects and exported buffers: root only' "$work/smi-own.log"
+	grep -q '^(objects, exported buffers and streams: root only' "$work/smi-own.log"
 result $? "a member's npuipc-smi shows its own process with its buffers (fdinfo), without debugfs"
 as_user=(setpriv --reuid=npuipc-outsider --regid=npuipc-outsider --init-groups)
 "${as_user[@]}" env LD_LIBRARY_PATH="$lib" "$root/bin/npuipc-smi" > "$work/smi-outsider.log" 2>&1
@@ -135,4 +129,4 @@ udevadm control --exit
 modprobe -r npuipc
 ! grep -q '^npuipc ' /proc/modules
 result $? "modprobe -r npuipc unloads it"
-[ "$failures" = 0 ]
+tap_status

@@ -23,16 +23,9 @@ prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$cmake_dir/CMakeCache.txt")
 root=$stage$prefix
 lib=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$cmake_dir/CMakeCache.txt")
 libdir=$root/$lib
-n=0
-failures=0
-echo "TAP version 13"
-echo "1..14"
-result() { # STATUS DESCRIPTION
-	last=$1
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failures=$((failures + 1)); fi
-}
-log() { sed 's/^/# /' "$1"; }
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
+tap_plan 14
 
 # 1-2. install and uninstall
 expected=(
@@ -64,7 +57,7 @@ strays=$(nm -D --defined-only "$libdir/libnpuipc.so.$version" | awk '{ print $3 
 [ "$rc" = 0 ] && [ ${#missing[@]} = 0 ]
 result $? "make install DESTDIR= puts every file in place (library soname libnpuipc.so.0, only acl* and npuipc:: exported)"
 [ ${#missing[@]} = 0 ] || printf '# missing: %s\n' "${missing[@]}"
-[ "$rc" = 0 ] || log "$work/install.log"
+[ "$rc" = 0 ] || tap_log "$work/install.log"
 warnings=$(for page in "$root"/share/man/man*/*; do
 	MANPATH=$root/share/man man --warnings=w -l "$page" 2>&1 > /dev/null | sed "s|^|$(basename "$page"): |"
 done)
@@ -86,7 +79,7 @@ want_left="./usr ./usr/local ./usr/local/include ./usr/local/include/drm ./usr/l
 [ "$prefix" = /usr/local ] || want_left=$left # the list is for the default prefix
 [ "$rc" = 0 ] && [ "$left" = "$want_left" ]
 result $? "make uninstall (PREFIX, DESTDIR) removes exactly what make install put there, from the record in the install"
-[ "$last" = 0 ] || { echo "# left: $left"; log "$work/install2.log"; }
+[ "$last" = 0 ] || { echo "# left: $left"; tap_log "$work/install2.log"; }
 rm -rf "$scratch"
 
 # 4. one version number
@@ -136,7 +129,7 @@ installed=$dkroot/lib/modules/$kver/updates/dkms/npuipc.ko
 	cmp -s "$top/packaging/modprobe-npuipc.conf" "$dkroot/etc/modprobe.d/npuipc.conf" &&
 	cmp -s "$top/packaging/udev/70-npuipc.rules" "$dkroot/etc/udev/rules.d/70-npuipc.rules"
 result $? "make dkms-install builds and installs npuipc $version for $kver (twice), with the example modprobe.d file and the udev rule"
-[ "$last" = 0 ] || { dkms_status | sed 's/^/# status: /'; log "$dk/install.log"; }
+[ "$last" = 0 ] || { dkms_status | sed 's/^/# status: /'; tap_log "$dk/install.log"; }
 [ "$(stat -c %Y "/lib/modules/$kver/modules.dep" 2>/dev/null)" = "$depmod_before" ] &&
 	[ "$(ls /var/lib/dkms/mok.key 2>/dev/null)" = "$mok_before" ]
 result $? "DKMS with a private root leaves the system's modules.dep and signing key alone"
@@ -148,7 +141,7 @@ rc=$?
 left=$(cd "$dkroot" && find usr/src etc lib/modules -mindepth 1 -not -type d | tr '\n' ' ')
 [ "$rc" = 0 ] && [ -z "$(dkms_status)" ] && [ -z "$left" ]
 result $? "make dkms-uninstall removes the module from DKMS, its source tree, the udev rule and the example"
-[ "$last" = 0 ] || { echo "# left: $left"; log "$dk/uninstall.log"; }
+[ "$last" = 0 ] || { echo "# left: $left"; tap_log "$dk/uninstall.log"; }
 
 # 9-11. consumer projects, each a copy outside the tree of seed scenarios
 consumer() { # NAME FILES...: copies the project and its sources to WORK/consumers/NAME
@@ -164,14 +157,14 @@ mkdir -p "$d/build"
 PKG_CONFIG_PATH=$libdir/pkgconfig make -C "$d/build" -f ../Makefile VPATH=.. > "$d/build.log" 2>&1 &&
 	PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs npuipc | grep -q -- "-L$libdir/pkgconfig/"
 result $? "a Makefile project builds with pkg-config npuipc (the staged npuipc.pc, not a system one)"
-[ "$last" = 0 ] || log "$d/build.log"
+[ "$last" = 0 ] || tap_log "$d/build.log"
 
 d=$(consumer cmake ipc_event_lender.c ipc_event_borrower.c)
 { cmake -S "$d" -B "$d/build" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF &&
 	cmake --build "$d/build"; } > "$d/build.log" 2>&1 &&
 	grep -qx "npuipc_DIR:PATH=$libdir/cmake/npuipc" "$d/build/CMakeCache.txt"
 result $? "a CMake project builds with find_package(npuipc) and npuipc::npuipc (the staged package)"
-[ "$last" = 0 ] || log "$d/build.log"
+[ "$last" = 0 ] || tap_log "$d/build.log"
 
 d=$(consumer cann ipc_notify_lender.c ipc_notify_borrower.c vmm_lender.c vmm_borrower.c)
 (
@@ -182,7 +175,7 @@ d=$(consumer cann ipc_notify_lender.c ipc_notify_borrower.c vmm_lender.c vmm_bor
 needed=$(readelf -d "$d/build/ipc_notify_lender" 2>/dev/null | grep -c 'Shared library: \[libnpuipc.so.0\]')
 [ "$needed" = 1 ]
 result $? "a CANN project builds unchanged against the CANN root (set_env.sh, include/, lib64/libascendcl.so)"
-[ "$needed" = 1 ] || log "$d/build.log"
+[ "$needed" = 1 ] || tap_log "$d/build.log"
 
 # 12-14. the environment scripts
 env_of() { bash -c ". '$1' && echo \$ASCEND_HOME_PATH:\$ASCEND_INSTALL_PATH:\$ASCEND_CANN_PACKAGE_PATH && echo \$LD_LIBRARY_PATH"; }
@@ -200,4 +193,4 @@ out=$(cd /tmp && sh -c ". '$cann/set_env.sh'; echo rc=\$? home=\$ASCEND_HOME_PAT
 printf '%s' "$out" | grep -q "no npuipc CANN root at $prefix/lib/npuipc/cann" && printf '%s' "$out" | grep -q 'rc=1 home=$'
 result $? "set_env.sh from sh uses the installed root and refuses a missing one"
 [ "$last" = 0 ] || echo "# $out"
-[ "$failures" = 0 ]
+tap_status

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # usage (inside tools/vm-run --no-module):
-#   module_lifecycle.sh NPUIPC_KO CYCLES NPUIPC_HOLD_FD
+#   module_lifecycle.sh NPUIPC_KO CYCLES NPUIPC_HOLD_FD DEVICE_GTEST
 # Loads and unloads npuipc.ko many times, checks that parameters shape the
 # devices, that bad parameters are refused, and that an open device, or any
 # fd the driver made (dma-buf, sync_file, event, notify) outliving every DRM
@@ -9,7 +9,9 @@
 ko=$1
 cycles=${2:-20}
 hold_fd=$3
-[ -x "$hold_fd" ] || { echo "usage: $0 NPUIPC_KO CYCLES NPUIPC_HOLD_FD" >&2; exit 2; }
+device_gtest=$4
+[ -x "$hold_fd" ] && [ -x "$device_gtest" ] ||
+	{ echo "usage: $0 NPUIPC_KO CYCLES NPUIPC_HOLD_FD DEVICE_GTEST" >&2; exit 2; }
 n=0
 failed=0
 
@@ -25,8 +27,14 @@ wait_nodes() { # udev-less devtmpfs creates nodes synchronously, but be fair
 }
 
 echo "TAP version 13"
-echo "1..16"
+echo "1..17"
 modprobe -a $(modinfo -F depends "$ko" | tr ',' ' ')
+
+# libnpuipc with no module loaded: no device, and that is not an error (the
+# VM suite, which has the module, skips this test).
+check "libnpuipc lists no device, without an error, when npuipc.ko is not loaded" sh -c \
+	'"$1" --gtest_filter="DeviceWithoutDriver.*" > /tmp/without-driver.log 2>&1 &&
+	 grep -q "^\[  PASSED  \] 1 test" /tmp/without-driver.log && ! grep -q SKIPPED /tmp/without-driver.log' - "$device_gtest"
 
 good=0
 i=0

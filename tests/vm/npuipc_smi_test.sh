@@ -1,22 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # usage (in the guest, module loaded, default parameters):
-#   tests/vm/npuipc_smi_test.sh NPUIPC_SMI IPC_MEMORY_LENDER
+#   tests/vm/npuipc_smi_test.sh NPUIPC_SMI IPC_MEMORY_LENDER NPUIPC_HOLD_FD
 # npuipc-smi as its users meet it (TAP): the table and --json of devices,
 # memory and objects, a process holding device memory shown with its use,
-# argument errors, and a user who may not open the render nodes told so.
+# a stream with pending jobs and what its head waits on, argument errors,
+# and a user who may not open the render nodes told so.
 set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
 smi=$1
 lender=$2
-n=0
-failures=0
-echo "TAP version 13"
-echo "1..6"
-result() {
-	last=$1
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failures=$((failures + 1)); fi
-}
+hold_fd=$3
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
+tap_plan 7
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -24,8 +21,9 @@ trap 'rm -rf "$out"' EXIT
 rc=$?
 sed 's/^/# /' "$out/table"
 [ "$rc" = 0 ] && [ "$(grep -Ec '^[01] +/dev/dri/renderD[0-9]+ +virtual +- +256 MiB +0 MiB +0 +0$' "$out/table")" = 2 ] &&
-	grep -q '^(no exported buffer)$' "$out/table" && grep -q '^module: 0 streams, 0 events' "$out/table"
-result $? "the table lists both idle devices, module objects and no exported buffer"
+	grep -q '^(no exported buffer)$' "$out/table" && grep -q '^module: 0 streams, 0 events' "$out/table" &&
+	grep -q '^(no stream with pending jobs)$' "$out/table"
+result $? "the table lists both idle devices, module objects, no exported buffer and no pending stream"
 
 # A process holding 2 MiB of device memory on device 0 (the lender of the
 # IPC memory scenario waits for a borrower that never comes).
@@ -57,6 +55,35 @@ sed 's/^/# /' "$out/check"
 [ "$rc" = 0 ] && [ "$check" = 0 ]
 result $? "--json shows the memory in use and the process holding it, with its fdinfo"
 
+# A stream with two jobs behind a notify no one records.
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+"$hold_fd" pending_stream > "$fifo" &
+holder=$!
+read -r said < "$fifo"
+rm -f "$fifo"
+"$smi" --json > "$out/pending" 2>&1
+rc=$?
+"$smi" > "$out/pending-table" 2>&1
+kill "$holder"
+wait "$holder" 2>/dev/null
+python3 - "$out/pending" "$holder" > "$out/check" 2>&1 <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+mine = [s for s in report["streams"] if s["pid"] == int(sys.argv[2])]
+assert len(mine) == 1, report["streams"]
+s = mine[0]
+assert s["device"] == 0 and s["queued"] == 2 and s["error"] == 0, s
+assert s["head"].startswith("wait_notify on notify ") and ", parked, timeout 600" in s["head"], s
+print("pending stream seen:", s)
+PY
+check=$?
+sed 's/^/# /' "$out/check"
+[ "$said" = holding ] && [ "$rc" = 0 ] && [ "$check" = 0 ] &&
+	grep -Eq "^0 +$holder +[0-9]+ +[0-9]+ +2 +0  wait_notify on notify " "$out/pending-table"
+result $? "a stream with pending jobs is listed with its depth and what its head waits on"
+[ "$last" = 0 ] || sed 's/^/# /' "$out/pending-table"
+
 "$smi" --loop 0 > "$out/usage" 2>&1
 [ $? = 2 ] && grep -q -- '--loop wants' "$out/usage"
 result $? "--loop 0 is a usage error (exit 2)"
@@ -75,4 +102,4 @@ rc=$?
 sed 's/^/# /' "$out/denied"
 [ "$rc" = 3 ] && grep -q 'Permission denied (join the group owning it' "$out/denied"
 result $? "a user who may not open the render nodes gets the reason and exit 3"
-[ "$failures" = 0 ]
+tap_status

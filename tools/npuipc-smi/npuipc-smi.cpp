@@ -51,6 +51,16 @@ struct Export {
     int pid = 0, importers = 0;
 };
 
+// A stream with jobs pending or in error, from debugfs npuipc_streams.
+struct PendingStream {
+    unsigned device = 0;
+    int pid = 0;
+    unsigned long long client = 0;
+    unsigned handle = 0, queued = 0;
+    int error = 0;
+    std::string head; // the head job and what it waits on
+};
+
 struct Client {
     int pid = 0;
     std::string comm;
@@ -61,6 +71,7 @@ struct Client {
 struct Snapshot {
     std::vector<Device> devices;
     std::vector<Export> exports;
+    std::vector<PendingStream> streams;
     int debugfs = -1; // index in devices of one whose debugfs state could be read
     std::vector<Client> clients;
 };
@@ -154,6 +165,37 @@ void read_exports(const Device &d, std::vector<Export> *out)
     }
 }
 
+void read_streams(const Device &d, std::vector<PendingStream> *out)
+{
+    std::string text;
+    if (!read_text("/sys/kernel/debug/dri/" + std::to_string(d.minor) + "/npuipc_streams", &text))
+        return;
+    std::istringstream lines(text);
+    std::string line;
+    unsigned long long client = 0;
+    int pid = 0;
+    PendingStream *last = nullptr;
+    while (std::getline(lines, line)) {
+        PendingStream st;
+        char claim[32];
+        if (std::sscanf(line.c_str(), "client %llu pid %d", &client, &pid) == 2) {
+            last = nullptr;
+        } else if (std::sscanf(line.c_str(), "  stream %u: %u queued, error %d, claim %31s", &st.handle,
+                               &st.queued, &st.error, claim) == 4) {
+            last = nullptr;
+            if (!st.queued && !st.error)
+                continue;
+            st.device = d.info.device_index;
+            st.client = client;
+            st.pid = pid;
+            out->push_back(st);
+            last = &out->back();
+        } else if (last && line.compare(0, 10, "    head: ") == 0) {
+            last->head = line.substr(10);
+        }
+    }
+}
+
 // Every open npuipc DRM fd of the processes this user may inspect.
 void read_clients(const std::map<unsigned, unsigned> &index_of_minor, std::vector<Client> *out)
 {
@@ -221,8 +263,10 @@ Snapshot take_snapshot()
         if (d.open_error)
             continue;
         index_of_minor[d.minor] = d.info.device_index;
-        if (!d.state.empty())
+        if (!d.state.empty()) {
             read_exports(d, &s.exports);
+            read_streams(d, &s.streams);
+        }
     }
     std::sort(s.devices.begin(), s.devices.end(), [](const Device &a, const Device &b) {
         return a.open_error != b.open_error ? a.open_error < b.open_error
@@ -298,8 +342,15 @@ void print_table(const Snapshot &s)
         for (const Export &x : s.exports)
             std::printf("%-6u %12llu %12llu %-8s %-6s %8d %9d\n", x.device, x.offset, x.size,
                         x.page_class.c_str(), x.access.c_str(), x.pid, x.importers);
+        std::printf("\n%-6s %8s %6s %6s %6s %6s  %s\n", "DEVICE", "PID", "CLIENT", "STREAM",
+                    "QUEUED", "ERROR", "HEAD JOB");
+        if (s.streams.empty())
+            std::printf("(no stream with pending jobs)\n");
+        for (const PendingStream &st : s.streams)
+            std::printf("%-6u %8d %6llu %6u %6u %6d  %s\n", st.device, st.pid, st.client, st.handle,
+                        st.queued, st.error, st.head.c_str());
     } else {
-        std::printf("\n(objects and exported buffers: root only, from debugfs)\n");
+        std::printf("\n(objects, exported buffers and streams: root only, from debugfs)\n");
     }
     std::printf("\n%-8s %-16s %-6s %6s %7s %7s %5s %6s %8s %12s %12s %12s\n", "PID", "PROCESS",
                 "DEVICE", "CLIENT", "BUFFERS", "STREAMS", "JOBS", "EVENTS", "NOTIFIES", "DEVICE MEM",
@@ -355,6 +406,15 @@ void print_json(const Snapshot &s)
                         "\"access\": %s, \"exporter_pid\": %d, \"importers\": %d}",
                         sep, x.device, x.offset, x.size, json_string(x.page_class).c_str(),
                         json_string(x.access).c_str(), x.pid, x.importers);
+            sep = ", ";
+        }
+        std::printf("], \"streams\": [");
+        sep = "";
+        for (const PendingStream &st : s.streams) {
+            std::printf("%s{\"device\": %u, \"pid\": %d, \"client\": %llu, \"stream\": %u, "
+                        "\"queued\": %u, \"error\": %d, \"head\": %s}",
+                        sep, st.device, st.pid, st.client, st.handle, st.queued, st.error,
+                        json_string(st.head).c_str());
             sep = ", ";
         }
         std::printf("]");

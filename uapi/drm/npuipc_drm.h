@@ -459,9 +459,10 @@ struct drm_npuipc_job {
  *	-ENOSPC: the stream would hold more than NPUIPC_MAX_QUEUED_JOBS jobs
  *		not yet complete; retry once some have completed.
  *	-EFAULT, -ENOMEM, -EMFILE.
- *	-EINTR: a fatal signal came while the process's copy worker (the
- *		thread that runs COPY and FILL in its cgroups) was being made
- *		for the file's first COPY or FILL; nothing is queued.
+ *	-EINTR, or the cgroup core's error (e.g. -EACCES from a security
+ *		module): the process's copy worker, the thread that runs COPY
+ *		and FILL in its cgroups, could not be made or moved there for
+ *		the file's first COPY or FILL; nothing is queued.
  */
 struct drm_npuipc_submit {
 	__u32 stream;
