@@ -38,7 +38,7 @@
 /* Submits of up to this many jobs are copied in without allocating. */
 #define NPUIPC_SUBMIT_ON_STACK		2
 
-/* Bounds how long closing a file can wait for a running job. */
+/* The largest job timeout one may set (a running job stops at a close within 1 MiB anyway). */
 #define NPUIPC_MAX_JOB_TIMEOUT_MS	60000U
 
 /*
