@@ -447,17 +447,17 @@ TEST(a_flood_of_copies_does_not_starve_a_nice_0_process_on_its_cpu)
 	EXPECT_TRUE(npuipc_device_is_idle(0));
 }
 
-/* Kernel threads named as the copy worker of process @pid (comm is 15 bytes). */
-static int copy_workers_of(pid_t pid)
+/*
+ * Tasks whose name is @name (or starts with it, when @prefix): copy
+ * workers, named npuipc-cp/PID (a name is 15 bytes at most).
+ */
+static int tasks_named(const char *name, bool prefix)
 {
-	char want[32], comm[32], path[300];
+	char comm[32], path[300];
 	struct dirent *e;
 	int n = 0;
-	DIR *proc;
+	DIR *proc = opendir("/proc");
 
-	snprintf(want, sizeof(want), "npuipc-cp/%d", pid);
-	want[15] = '\0';
-	proc = opendir("/proc");
 	if (!proc)
 		return -1;
 	while ((e = readdir(proc))) {
@@ -467,10 +467,26 @@ static int copy_workers_of(pid_t pid)
 		if (npuipc_read_file(path, comm, sizeof(comm)))
 			continue;
 		comm[strcspn(comm, "\n")] = '\0';
-		n += !strcmp(comm, want);
+		n += prefix ? !strncmp(comm, name, strlen(name)) : !strcmp(comm, name);
 	}
 	closedir(proc);
 	return n;
+}
+
+/* The copy worker of process @pid, if it has one. */
+static int copy_workers_of(pid_t pid)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "npuipc-cp/%d", pid);
+	name[15] = '\0';
+	return tasks_named(name, false);
+}
+
+/* Every copy worker of the machine. */
+static int copy_workers(void)
+{
+	return tasks_named("npuipc-cp/", true);
 }
 
 /*
@@ -503,27 +519,6 @@ TEST(a_process_has_one_copy_worker_however_many_files_copy)
 		usleep(10000);
 	EXPECT_EQ(0, n);
 	EXPECT_TRUE(npuipc_device_is_idle(0));
-}
-
-/* All copy worker threads of the machine. */
-static int copy_workers(void)
-{
-	char comm[32], path[300];
-	struct dirent *e;
-	int n = 0;
-	DIR *proc = opendir("/proc");
-
-	if (!proc)
-		return -1;
-	while ((e = readdir(proc))) {
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		if (!npuipc_read_file(path, comm, sizeof(comm)))
-			n += !strncmp(comm, "npuipc-cp/", 10);
-	}
-	closedir(proc);
-	return n;
 }
 
 /*

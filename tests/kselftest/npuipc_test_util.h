@@ -49,6 +49,27 @@ static inline int npuipc_is_npuipc_fd(int fd)
 }
 
 /*
+ * GET_INFO of render node @minor: 1 with *@info filled when it is an npuipc
+ * node, 0 when it is absent or another driver's, -errno when GET_INFO fails.
+ */
+static inline int npuipc_render_node_info(int minor, struct drm_npuipc_get_info *info)
+{
+	char path[32];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	memset(info, 0, sizeof(*info));
+	ret = npuipc_is_npuipc_fd(fd) ? npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, info) : 0;
+	if (!ret)
+		ret = npuipc_is_npuipc_fd(fd);
+	close(fd);
+	return ret;
+}
+
+/*
  * Opens the render node of the npuipc device with @index; -ENODEV when there
  * is none. Render minors are not device indices: vgem or a real GPU may take
  * some, so every node is asked.
