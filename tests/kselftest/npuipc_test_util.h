@@ -62,9 +62,9 @@ static inline int npuipc_render_node_info(int minor, struct drm_npuipc_get_info 
 	if (fd < 0)
 		return 0;
 	memset(info, 0, sizeof(*info));
-	ret = npuipc_is_npuipc_fd(fd) ? npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, info) : 0;
-	if (!ret)
-		ret = npuipc_is_npuipc_fd(fd);
+	ret = npuipc_is_npuipc_fd(fd);
+	if (ret)
+		ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, info) ?: 1;
 	close(fd);
 	return ret;
 }

@@ -125,6 +125,12 @@ std::vector<Device> find_devices()
     return out;
 }
 
+// A debugfs file of the device (root only); false when it cannot be read.
+bool read_debugfs(const Device &d, const char *name, std::string *out)
+{
+    return read_text("/sys/kernel/debug/dri/" + std::to_string(d.minor) + "/" + name, out);
+}
+
 void query_device(Device *d)
 {
     UniqueFd fd(open(d->node.c_str(), O_RDWR | O_CLOEXEC));
@@ -137,7 +143,7 @@ void query_device(Device *d)
         return;
     }
     std::string text;
-    if (!read_text("/sys/kernel/debug/dri/" + std::to_string(d->minor) + "/npuipc_state", &text))
+    if (!read_debugfs(*d, "npuipc_state", &text))
         return;
     std::istringstream lines(text);
     std::string line;
@@ -151,7 +157,7 @@ void query_device(Device *d)
 void read_exports(const Device &d, std::vector<Export> *out)
 {
     std::string text;
-    if (!read_text("/sys/kernel/debug/dri/" + std::to_string(d.minor) + "/npuipc_exports", &text))
+    if (!read_debugfs(d, "npuipc_exports", &text))
         return;
     std::istringstream lines(text);
     std::string line;
@@ -168,7 +174,7 @@ void read_exports(const Device &d, std::vector<Export> *out)
 void read_streams(const Device &d, std::vector<PendingStream> *out)
 {
     std::string text;
-    if (!read_text("/sys/kernel/debug/dri/" + std::to_string(d.minor) + "/npuipc_streams", &text))
+    if (!read_debugfs(d, "npuipc_streams", &text))
         return;
     std::istringstream lines(text);
     std::string line;
