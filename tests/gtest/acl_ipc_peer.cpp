@@ -5,6 +5,12 @@
 //   DIR/key      the key or event handle it reads (waited for, 30 s)
 //   DIR/rc       the aclError of its step, as text
 //   DIR/seen     what it saw (memory: the first byte)
+//   DIR/fds      (importing commands) the fds it holds that it did not hold
+//                before its step, one per line, checked twice: once its
+//                objects are closed and destroyed (against the fds it held
+//                with its device set and its stream made), and after
+//                aclFinalize (against the fds it held after aclInit). Empty
+//                when nothing leaked.
 // usage: acl_ipc_peer COMMAND DIR DEVICE FLAGS
 //   mem-import     import DIR/key, write DIR/seen, write 'B' at offset 1, close
 //   notify-record  import DIR/key as a notify, record it, synchronize
@@ -31,11 +37,15 @@
 //                  1, unmap, release, free
 #include <acl/acl.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -85,10 +95,68 @@ int32_t read_pid()
     return static_cast<int32_t>(std::atoi(text));
 }
 
+// What this process's open fds point to, sorted (a multiset).
+std::vector<std::string> fd_targets()
+{
+    std::vector<std::string> targets;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        std::exit(11);
+    while (const dirent *e = readdir(d)) {
+        if (e->d_name[0] == '.' || std::atoi(e->d_name) == dirfd(d))
+            continue;
+        char target[256] = {};
+        std::string link = std::string("/proc/self/fd/") + e->d_name;
+        if (readlink(link.c_str(), target, sizeof(target) - 1) < 0)
+            std::snprintf(target, sizeof(target), "fd %s (unreadable)", e->d_name);
+        targets.push_back(target);
+    }
+    closedir(d);
+    std::sort(targets.begin(), targets.end());
+    return targets;
+}
+
+// The fds now open that were not in `before`, a line each, prefixed with
+// `when`.
+std::string fds_gained(const std::vector<std::string> &before, const char *when)
+{
+    std::vector<std::string> now = fd_targets(), gained;
+    std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
+                        std::back_inserter(gained));
+    std::string text;
+    for (const std::string &t : gained)
+        text += std::string(when) + ": " + t + "\n";
+    return text;
+}
+
+// Snapshots of the fds held after aclInit and once the step's device and
+// stream were ready; `ready` stays empty where the step sets no device.
+std::vector<std::string> fds_at_init, fds_when_ready;
+bool ready_taken = false;
+
+void fds_ready()
+{
+    fds_when_ready = fd_targets();
+    ready_taken = true;
+}
+
 int finish(aclError rc)
 {
     write_text("rc", std::to_string(rc));
     return 0;
+}
+
+// finish() for a command that imported: its objects are closed and
+// destroyed by now; DIR/fds gets what it still holds beyond the snapshots.
+int finish_import(aclError rc)
+{
+    std::string leaked = ready_taken ? fds_gained(fds_when_ready, "after closing") : "";
+    aclError fin = aclFinalize();
+    if (fin != ACL_SUCCESS)
+        leaked += "aclFinalize: " + std::to_string(fin) + "\n";
+    leaked += fds_gained(fds_at_init, "after aclFinalize");
+    write_text("fds", leaked);
+    return finish(rc);
 }
 
 } // namespace
@@ -103,6 +171,9 @@ int main(int argc, char **argv)
     uint64_t flags = std::strtoull(argv[4], nullptr, 0);
     char key[65] = {};
     aclrtStream stream = nullptr;
+    if (aclInit(nullptr) != ACL_SUCCESS)
+        return 12;
+    fds_at_init = fd_targets();
 
     if (cmd == "fail-once")
         return finish(aclrtFree(nullptr));
@@ -142,7 +213,7 @@ int main(int argc, char **argv)
         aclrtDrvMemHandle handle = nullptr;
         aclError rc = aclrtMemImportFromShareableHandle(shareable, device, &handle);
         if (rc != ACL_SUCCESS)
-            return finish(rc);
+            return finish_import(rc);
         aclrtPhysicalMemProp prop = {};
         size_t size = 0;
         void *va = nullptr;
@@ -160,7 +231,7 @@ int main(int argc, char **argv)
             rc = aclrtReleaseMemAddress(va);
         if (rc == ACL_SUCCESS)
             rc = aclrtFreePhysical(handle);
-        return finish(rc);
+        return finish_import(rc);
     }
     if (aclrtSetDevice(device) != ACL_SUCCESS)
         return 4;
@@ -222,6 +293,7 @@ int main(int argc, char **argv)
     if (!read_key(key, sizeof(key)))
         return 6;
     if (cmd == "mem-import") {
+        fds_ready();
         void *p = nullptr;
         aclError rc = aclrtIpcMemImportByKey(&p, key, flags);
         if (rc == ACL_SUCCESS) {
@@ -230,10 +302,11 @@ int main(int argc, char **argv)
             bytes[1] = 'B';
             rc = aclrtIpcMemClose(key);
         }
-        return finish(rc);
+        return finish_import(rc);
     }
     if (aclrtCreateStream(&stream) != ACL_SUCCESS)
         return 7;
+    fds_ready();
     if (cmd == "notify-record" || cmd == "notify-wait") {
         aclrtNotify notify = nullptr;
         aclError rc = aclrtNotifyImportByKey(&notify, key, flags);
@@ -242,19 +315,26 @@ int main(int argc, char **argv)
                                         : aclrtWaitAndResetNotify(notify, stream, 1);
             if (rc == ACL_SUCCESS)
                 rc = aclrtSynchronizeStream(stream);
+            aclError destroyed = aclrtDestroyNotify(notify);
+            if (rc == ACL_SUCCESS)
+                rc = destroyed;
         }
-        return finish(rc);
+        return finish_import(rc);
     }
     if (cmd == "event-wait") {
         aclrtIpcEventHandle handle;
         std::memcpy(handle.reserved, key, sizeof(handle.reserved));
         aclrtEvent event = nullptr;
         aclError rc = aclrtIpcOpenEventHandle(handle, &event);
-        if (rc == ACL_SUCCESS)
+        if (rc == ACL_SUCCESS) {
             rc = aclrtStreamWaitEvent(stream, event);
-        if (rc == ACL_SUCCESS)
-            rc = aclrtSynchronizeStream(stream);
-        return finish(rc);
+            if (rc == ACL_SUCCESS)
+                rc = aclrtSynchronizeStream(stream);
+            aclError destroyed = aclrtDestroyEvent(event);
+            if (rc == ACL_SUCCESS)
+                rc = destroyed;
+        }
+        return finish_import(rc);
     }
     return 2;
 }

@@ -68,8 +68,16 @@ protected:
                   static_cast<char *>(nullptr));
             _exit(127);
         }
-        peers_.push_back(pid);
+        Track(pid, cmd);
         return pid;
+    }
+
+    // Keeps `pid`, a peer running `cmd`, to be finished or killed.
+    void Track(pid_t pid, const std::string &cmd)
+    {
+        peers_.push_back(pid);
+        importing_[pid] = cmd == "mem-import" || cmd == "notify-record" || cmd == "notify-wait" ||
+                          cmd == "event-wait";
     }
 
     // Waits (bounded) for the peer to exit 0; returns the aclError it wrote.
@@ -86,6 +94,12 @@ protected:
         }
         peers_.erase(std::find(peers_.begin(), peers_.end(), pid));
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "peer status " << status;
+        // An importing peer ends with the fds it started with.
+        if (importing_[pid]) {
+            EXPECT_TRUE(Exists("fds")) << "the peer did not account for its fds";
+            EXPECT_EQ("", Read("fds")) << "fds the peer leaked";
+            unlink((dir_ + "/fds").c_str());
+        }
         std::string rc = Read("rc");
         return rc.empty() ? -1 : std::stoi(rc);
     }
@@ -121,6 +135,7 @@ protected:
 
     std::string dir_;
     std::vector<pid_t> peers_;
+    std::map<pid_t, bool> importing_;
     int fds_at_start_ = -1;
 };
 
@@ -738,7 +753,7 @@ TEST_F(AclIpcTest, AnImporterInItsOwnPidNamespace)
                   static_cast<char *>(nullptr));
             _exit(127);
         }
-        peers_.push_back(pid);
+        Track(pid, cmd);
         return pid;
     };
     EXPECT_EQ(ACL_SUCCESS, Finish(run_in_namespace("mem-import")));

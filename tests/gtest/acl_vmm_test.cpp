@@ -225,6 +225,12 @@ protected:
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+        // The importer ends with the fds it started with (acl_ipc_peer.cpp).
+        std::ifstream fds(dir_ + "/fds");
+        EXPECT_TRUE(fds.good()) << "the peer did not account for its fds";
+        EXPECT_EQ("", std::string((std::istreambuf_iterator<char>(fds)), std::istreambuf_iterator<char>()))
+            << "fds the peer leaked";
+        unlink((dir_ + "/fds").c_str());
         std::ifstream in(dir_ + "/rc");
         int rc = -1;
         in >> rc;
