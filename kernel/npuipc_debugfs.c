@@ -6,18 +6,32 @@
  *                   the whole module by kind;
  *   npuipc_exports  one line per live dma-buf exported from the device;
  *   npuipc_streams  per open file, its streams (depth, error, claim, the
- *                   head job and what it waits on), events and notifies
- *                   (npuipc_debug_state.c).
+ *                   head job and what it waits on), events and notifies,
+ *                   each shown by its type (npuipc_object_funcs.show).
  */
+#include <linux/dma-fence.h>
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
 
-#include "npuipc_debug_state.h"
-#include "npuipc_dmabuf.h"
+#include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
+#include "npuipc_file.h"
+#include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
+
+/*
+ * A fence as "driver timeline context:seqno state"; its state read, not
+ * checked (a check may signal a foreign fence and run its callbacks).
+ */
+void npuipc_debugfs_show_fence(struct seq_file *m, struct dma_fence *fence)
+{
+	seq_printf(m, "fence %s %s %llu:%llu %s", fence->ops->get_driver_name(fence),
+		   fence->ops->get_timeline_name(fence), fence->context, fence->seqno,
+		   !test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &fence->flags) ? "pending" :
+		   fence->error ? "failed" : "signalled");
+}
 
 static int npuipc_state_show(struct seq_file *m, void *unused)
 {
@@ -54,8 +68,13 @@ static int npuipc_exports_debugfs_show(struct seq_file *m, void *unused)
 static int npuipc_streams_debugfs_show(struct seq_file *m, void *unused)
 {
 	struct drm_info_node *node = m->private;
+	struct drm_device *drm = node->minor->dev;
+	struct drm_file *file;
 
-	npuipc_streams_show(m, node->minor->dev);
+	mutex_lock(&drm->filelist_mutex);
+	list_for_each_entry(file, &drm->filelist, lhead)
+		npuipc_file_show_objects(m, file);
+	mutex_unlock(&drm->filelist_mutex);
 	return 0;
 }
 

@@ -14,12 +14,15 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
 
-#include "npuipc_bo.h"
-#include "npuipc_dmabuf.h"
+#include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
-#include "npuipc_fdinfo.h"
+#include "npuipc_engine.h"
+#include "npuipc_file.h"
+#include "npuipc_gem.h"
 #include "npuipc_object.h"
+#include "npuipc_prime.h"
 #include "npuipc_stream.h"
+#include "npuipc_vdev.h"
 #include "drm/npuipc_drm.h"
 
 static unsigned int num_devices = 2;
@@ -156,7 +159,7 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 static const struct file_operations npuipc_fops = {
 	.owner		= THIS_MODULE,
 	DRM_GEM_FOPS,
-	.show_fdinfo	= npuipc_show_fdinfo,
+	.show_fdinfo	= npuipc_file_show_fdinfo,
 };
 
 const struct drm_driver npuipc_drm_driver = {

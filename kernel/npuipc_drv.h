@@ -95,10 +95,4 @@ u64 npuipc_mem_used(struct npuipc_device *ndev);
 
 extern const struct drm_driver npuipc_drm_driver;
 
-int npuipc_vdev_create_all(unsigned int count, const unsigned int *mem_mib,
-			   unsigned int mem_mib_count);
-void npuipc_vdev_destroy_all(void);
-
-void npuipc_debugfs_init(struct drm_minor *minor);
-
 #endif /* __NPUIPC_DRV_H__ */

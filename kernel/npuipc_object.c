@@ -1,43 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-file table of streams, events and notifies, and the ioctls that
- * create, destroy, export, import and wait on them.
+ * Streams, events and notifies as objects: their references, their fds,
+ * and the ioctls that create, destroy, export, import and wait on them,
+ * each reaching a type through its npuipc_object_funcs.
  */
 #include <linux/dma-fence.h>
 #include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/anon_inodes.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
-#include <linux/sync_file.h>
 
 #include <drm/drm_file.h>
 
 #include "npuipc_drv.h"
-#include "npuipc_fdinfo.h"
-#include "npuipc_copy_worker.h"
+#include "npuipc_event.h"
+#include "npuipc_file.h"
+#include "npuipc_notify.h"
 #include "npuipc_object.h"
 #include "npuipc_stream.h"
-#include "npuipc_sync.h"
 #include "drm/npuipc_drm.h"
+
+/* Every type, by NPUIPC_OBJ_*: what OBJ_CREATE and OBJ_IMPORT choose from. */
+static const struct npuipc_object_funcs *const npuipc_object_types[] = {
+	[NPUIPC_OBJ_STREAM] = &npuipc_stream_funcs,
+	[NPUIPC_OBJ_EVENT] = &npuipc_event_funcs,
+	[NPUIPC_OBJ_NOTIFY] = &npuipc_notify_funcs,
+};
+
+void npuipc_object_init(struct npuipc_object *obj, const struct npuipc_object_funcs *funcs)
+{
+	obj->funcs = funcs;
+	kref_init(&obj->kref);
+}
 
 static void npuipc_object_release(struct kref *kref)
 {
 	struct npuipc_object *obj = container_of(kref, struct npuipc_object, kref);
 
-	switch (obj->type) {
-	case NPUIPC_OBJ_STREAM:
-		npuipc_stream_free(container_of(obj, struct npuipc_stream, base));
-		break;
-	case NPUIPC_OBJ_EVENT:
-		npuipc_event_free(container_of(obj, struct npuipc_event, base));
-		break;
-	case NPUIPC_OBJ_NOTIFY:
-		npuipc_notify_free(container_of(obj, struct npuipc_notify, base));
-		break;
-	}
+	obj->funcs->free(obj);
 }
 
 void npuipc_object_get(struct npuipc_object *obj)
 {
 	kref_get(&obj->kref);
+}
+
+bool npuipc_object_get_unless_zero(struct npuipc_object *obj)
+{
+	return kref_get_unless_zero(&obj->kref);
 }
 
 void npuipc_object_put(struct npuipc_object *obj)
@@ -46,83 +57,44 @@ void npuipc_object_put(struct npuipc_object *obj)
 		kref_put(&obj->kref, npuipc_object_release);
 }
 
-struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
-					   u32 handle, u32 type)
+/* The release of every exported object's fd (npuipc_object_funcs.fops). */
+int npuipc_object_file_release(struct inode *inode, struct file *file)
 {
-	struct npuipc_object *obj;
-
-	xa_lock(&nfile->objects);
-	obj = xa_load(&nfile->objects, handle);
-	if (!obj)
-		obj = ERR_PTR(-ENOENT);
-	else if (type && obj->type != type)
-		obj = ERR_PTR(-EINVAL);	/* logged below, out of the lock */
-	else
-		npuipc_object_get(obj);
-	xa_unlock(&nfile->objects);
-	if (obj == ERR_PTR(-EINVAL))
-		drm_dbg_driver(&nfile->ndev->drm, "refused: handle %u is not of type %u\n",
-			       handle, type);
-	return obj;
-}
-
-int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
-{
-	struct npuipc_file *nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
-
-	if (!nfile)
-		return -ENOMEM;
-	nfile->ndev = to_npuipc(drm);
-	nfile->client_id = npuipc_fdinfo_new_client_id();
-	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
-	mutex_init(&nfile->copy_worker_lock);
-	spin_lock_init(&nfile->owned_lock);
-	INIT_LIST_HEAD(&nfile->owned_notifies);
-	file->driver_priv = nfile;
+	npuipc_object_put(file->private_data);
+	npuipc_live_dec(NPUIPC_KIND_OBJECT_FILE);
 	return 0;
 }
 
-/* Everything a handle held: a stream stops. */
-static void npuipc_handle_drop(struct npuipc_object *obj)
+/* A new file holding a reference to @obj, whose type has fops. */
+static struct file *npuipc_object_export_file(struct npuipc_object *obj)
 {
-	if (obj->type == NPUIPC_OBJ_STREAM)
-		npuipc_stream_shutdown(container_of(obj, struct npuipc_stream, base));
-	npuipc_object_put(obj);
+	struct file *file;
+
+	npuipc_object_get(obj);
+	file = anon_inode_getfile(obj->funcs->file_name, obj->funcs->fops, obj,
+				  O_RDWR | O_CLOEXEC);
+	if (IS_ERR(file))
+		npuipc_object_put(obj);
+	else
+		npuipc_live_inc(NPUIPC_KIND_OBJECT_FILE);
+	return file;
 }
 
-void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
+/* The object behind @file, referenced; NULL for any other file. */
+static struct npuipc_object *npuipc_object_import_file(struct file *file)
 {
-	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct npuipc_object *obj;
-	unsigned long handle;
+	unsigned int i;
 
-	/* Streams first: their parked jobs must leave the notifies' lists. */
-	xa_for_each(&nfile->objects, handle, obj) {
-		if (obj->type == NPUIPC_OBJ_STREAM) {
-			xa_erase(&nfile->objects, handle);
-			npuipc_handle_drop(obj);
+	for (i = 0; i < ARRAY_SIZE(npuipc_object_types); i++) {
+		if (npuipc_object_types[i] && npuipc_object_types[i]->fops &&
+		    file->f_op == npuipc_object_types[i]->fops) {
+			obj = file->private_data;
+			npuipc_object_get(obj);
+			return obj;
 		}
 	}
-	xa_for_each(&nfile->objects, handle, obj) {
-		xa_erase(&nfile->objects, handle);
-		npuipc_handle_drop(obj);
-	}
-	npuipc_notify_orphan_all(nfile);
-	xa_destroy(&nfile->objects);
-	/* Every stream is shut down and freed: none queues copy work any more. */
-	if (nfile->copy_worker)
-		npuipc_copy_worker_put(nfile->copy_worker);
-	mutex_destroy(&nfile->copy_worker_lock);
-	kfree(nfile);
-}
-
-static int npuipc_handle_add(struct npuipc_file *nfile, struct npuipc_object *obj,
-			     u32 *handle)
-{
-	int ret = xa_alloc(&nfile->objects, handle, obj,
-			   XA_LIMIT(1, NPUIPC_MAX_OBJECTS), GFP_KERNEL_ACCOUNT);
-
-	return ret == -EBUSY ? -ENOSPC : ret;
+	return NULL;
 }
 
 int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
@@ -130,6 +102,7 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_obj_create *args = data;
+	const struct npuipc_object_funcs *funcs = NULL;
 	struct npuipc_object *obj;
 	int ret;
 
@@ -138,33 +111,18 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 	if (npuipc_refuse(drm, args->pad || args->handle))
 		return -EINVAL;
 
-	switch (args->type) {
-	case NPUIPC_OBJ_STREAM: {
-		struct npuipc_stream *stream = npuipc_stream_create(nfile);
-
-		obj = stream ? &stream->base : NULL;
-		break;
-	}
-	case NPUIPC_OBJ_EVENT: {
-		struct npuipc_event *event = npuipc_event_create();
-
-		obj = event ? &event->base : NULL;
-		break;
-	}
-	case NPUIPC_OBJ_NOTIFY: {
-		struct npuipc_notify *notify = npuipc_notify_create(nfile);
-
-		obj = notify ? &notify->base : NULL;
-		break;
-	}
-	default:
+	if (args->type < ARRAY_SIZE(npuipc_object_types))
+		funcs = npuipc_object_types[array_index_nospec(args->type,
+							       ARRAY_SIZE(npuipc_object_types))];
+	if (!funcs) {
 		drm_dbg_driver(drm, "%s: refused: unknown type %u\n", __func__, args->type);
 		return -EINVAL;
 	}
+	obj = funcs->create(nfile);
 	if (!obj)
 		return -ENOMEM;
 
-	ret = npuipc_handle_add(nfile, obj, &args->handle);
+	ret = npuipc_file_add_object(nfile, obj, &args->handle);
 	if (ret)
 		npuipc_object_put(obj);
 	return ret;
@@ -173,34 +131,11 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
 			     struct drm_file *file)
 {
-	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_obj_destroy *args = data;
-	struct npuipc_object *obj;
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_OBJ_DESTROY_FLAGS_VALID))
 		return -EINVAL;
-	obj = xa_erase(&nfile->objects, args->handle);
-	if (!obj)
-		return -ENOENT;
-	npuipc_handle_drop(obj);
-	return 0;
-}
-
-static struct file *npuipc_event_sync_file(struct npuipc_object *obj)
-{
-	struct dma_fence *fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
-	struct sync_file *sync_file;
-
-	/* Never recorded: complete, as a wait on it would be. */
-	if (!fence)
-		fence = dma_fence_get_stub();
-	if (npuipc_fence_unbounded(fence)) {
-		dma_fence_put(fence);
-		return ERR_PTR(-EDEADLK);
-	}
-	sync_file = sync_file_create(fence);
-	dma_fence_put(fence);
-	return sync_file ? sync_file->file : ERR_PTR(-ENOMEM);
+	return npuipc_file_destroy_object(to_npuipc_file(file), args->handle);
 }
 
 int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
@@ -208,6 +143,7 @@ int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_obj_export *args = data;
+	bool sync_file = args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE;
 	struct npuipc_object *obj;
 	struct file *out;
 	int fd, ret;
@@ -216,15 +152,14 @@ int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (npuipc_refuse(drm, args->pad || args->fd))
 		return -EINVAL;
-	obj = npuipc_object_lookup(nfile, args->handle, 0);
+	obj = npuipc_file_lookup_object(nfile, args->handle, 0);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 
 	ret = -EINVAL;
-	if (npuipc_refuse(drm, obj->type == NPUIPC_OBJ_STREAM))
+	if (npuipc_refuse(drm, !obj->funcs->fops))	/* a stream */
 		goto out_put;
-	if (npuipc_refuse(drm, (args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE) &&
-			  obj->type != NPUIPC_OBJ_EVENT))
+	if (npuipc_refuse(drm, sync_file && !obj->funcs->export_sync_file))
 		goto out_put;
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
@@ -232,10 +167,7 @@ int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 		ret = fd;
 		goto out_put;
 	}
-	if (args->flags & NPUIPC_OBJ_EXPORT_SYNC_FILE)
-		out = npuipc_event_sync_file(obj);
-	else
-		out = npuipc_sync_export_file(obj);
+	out = sync_file ? obj->funcs->export_sync_file(obj) : npuipc_object_export_file(obj);
 	if (IS_ERR(out)) {
 		put_unused_fd(fd);
 		ret = PTR_ERR(out);
@@ -265,16 +197,16 @@ int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 	in = fget(args->fd);
 	if (!in)
 		return -EBADF;
-	obj = npuipc_sync_import_file(in);
+	obj = npuipc_object_import_file(in);
 	fput(in);
 	if (npuipc_refuse(drm, !obj))
 		return -EINVAL;
 
-	ret = npuipc_handle_add(nfile, obj, &args->handle);
+	ret = npuipc_file_add_object(nfile, obj, &args->handle);
 	if (ret)
 		npuipc_object_put(obj);
 	else
-		args->type = obj->type;
+		args->type = npuipc_object_type(obj);
 	return ret;
 }
 
@@ -312,13 +244,18 @@ static s64 npuipc_wait_left(const struct drm_npuipc_wait *args, ktime_t deadline
 	return max_t(s64, ktime_to_ns(ktime_sub(deadline, ktime_get())), 0);
 }
 
+/* WAIT's wait for @fence, ending at @deadline: 0, -ETIME or -ERESTARTSYS. */
+int npuipc_object_wait_fence(struct dma_fence *fence, const struct drm_npuipc_wait *args,
+			     ktime_t deadline)
+{
+	return npuipc_wait_fence(fence, npuipc_wait_left(args, deadline));
+}
+
 int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_wait *args = data;
-	struct npuipc_stream *stream = NULL;
 	struct npuipc_object *obj;
-	struct dma_fence *fence;
 	int ret, status = 0;
 	ktime_t deadline = 0;
 
@@ -326,56 +263,20 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 		return -EINVAL;
 	if (npuipc_refuse(drm, args->pad || args->status))
 		return -EINVAL;
-	obj = npuipc_object_lookup(nfile, args->handle, 0);
+	obj = npuipc_file_lookup_object(nfile, args->handle, 0);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
-	/* One deadline for every pass below; beyond 2^62 ns is endless anyway. */
-	if (args->timeout_ns > 0)
-		deadline = ktime_add_ns(ktime_get(), min_t(s64, args->timeout_ns, S64_MAX / 2));
-
-	switch (obj->type) {
-	case NPUIPC_OBJ_STREAM:
-		stream = container_of(obj, struct npuipc_stream, base);
-		break;
-	case NPUIPC_OBJ_EVENT:
-		if (npuipc_refuse(drm, args->flags & NPUIPC_WAIT_RECOVER)) {
-			ret = -EINVAL;
-			goto out_put;
-		}
-		fence = npuipc_event_last(container_of(obj, struct npuipc_event, base));
-		ret = fence ? npuipc_wait_fence(fence, npuipc_wait_left(args, deadline)) : 0;
-		if (fence && !ret)
-			status = fence->error;
-		dma_fence_put(fence);
-		goto out_status;
-	default:
-		drm_dbg_driver(drm, "%s: refused: handle %u is a notify\n", __func__, args->handle);
+	if (!obj->funcs->wait) {
+		drm_dbg_driver(drm, "%s: refused: handle %u is a %s\n", __func__, args->handle,
+			       obj->funcs->name);
 		ret = -EINVAL;
 		goto out_put;
 	}
+	/* One deadline for every pass of the wait; beyond 2^62 ns is endless anyway. */
+	if (args->timeout_ns > 0)
+		deadline = ktime_add_ns(ktime_get(), min_t(s64, args->timeout_ns, S64_MAX / 2));
 
-	/*
-	 * A stream: everything submitted so far, then its error read again
-	 * (the jobs just waited for may have failed). RECOVER clears the
-	 * error once no job is queued, and reports the error it cleared; jobs
-	 * submitted after the fence was taken, and cancelled since the stream
-	 * failed, are waited for too: a failed stream takes no new ones, and
-	 * every pass ends at the same deadline.
-	 */
-	for (;;) {
-		fence = npuipc_stream_last(stream, &status);
-		ret = fence ? npuipc_wait_fence(fence, npuipc_wait_left(args, deadline)) : 0;
-		dma_fence_put(fence);
-		if (ret)
-			break;
-		dma_fence_put(npuipc_stream_last(stream, &status));
-		if (!(args->flags & NPUIPC_WAIT_RECOVER))
-			break;
-		ret = npuipc_stream_recover(stream, &status);
-		if (ret != -EBUSY)
-			break;
-	}
-out_status:
+	ret = obj->funcs->wait(obj, drm, args, deadline, &status);
 	/*
 	 * Interrupted, a finite wait leaves in @timeout_ns what is left of it
 	 * (the DRM core copies the structure back even on failure), so that

@@ -3,68 +3,79 @@
 #define __NPUIPC_OBJECT_H__
 
 #include <linux/kref.h>
-#include <linux/kthread.h>
-#include <linux/list.h>
-#include <linux/mutex.h>
-#include <linux/spinlock.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
-#include <linux/xarray.h>
-#include <drm/drm_file.h>
 
+struct dma_fence;
 struct drm_device;
-struct npuipc_device;
+struct drm_file;
+struct drm_npuipc_wait;
+struct file;
+struct file_operations;
+struct npuipc_file;
+struct npuipc_object;
+struct seq_file;
 
-/* What an open DRM file of npuipc holds besides GEM handles. */
-struct npuipc_file {
-	struct npuipc_device *ndev;
-	u64 client_id;			/* drm-client-id in fdinfo */
-	atomic64_t engine_copy_ns;	/* drm-engine-copy: its COPY and FILL jobs */
-	/* GEM handles of imports, at most NPUIPC_MAX_IMPORTS. */
-	atomic_t imports;
-	/* Streams, events and notifies by handle; the xarray locks itself. */
-	struct xarray objects;
+/*
+ * What a type of object (NPUIPC_OBJ_*) does, in the style of
+ * drm_gem_object_funcs: the ioctls of npuipc_object.c and the file's
+ * handle table reach streams, events and notifies only through these.
+ */
+struct npuipc_object_funcs {
+	u32 type;		/* NPUIPC_OBJ_* */
+	const char *name;	/* in drm_dbg lines */
 
-	/* Protects the choice of copy_worker */
-	struct mutex copy_worker_lock;
+	/* OBJ_CREATE: a new object of @nfile, referenced; NULL without memory. */
+	struct npuipc_object *(*create)(struct npuipc_file *nfile);
+	/* The last reference is gone. */
+	void (*free)(struct npuipc_object *obj);
 	/*
-	 * Runs this file's COPY and FILL jobs: the worker of the process that
-	 * submitted the first one (npuipc_copy_worker.c). Chosen by that
-	 * SUBMIT, before any such job is queued; read without the lock then.
+	 * Optional: a handle to it is gone (OBJ_DESTROY or its file closing),
+	 * before the handle's reference is dropped. Objects with it run work
+	 * that refers to others: a closing file drops them first.
 	 */
-	struct npuipc_copy_worker *copy_worker;
-
-	/* Protects owned_notifies */
-	spinlock_t owned_lock;
+	void (*close)(struct npuipc_object *obj);
 	/*
-	 * Every live notify this file created, unreferenced: a notify leaves
-	 * it when freed, and closing the file orphans those left.
+	 * Optional: WAIT on it until @deadline (npuipc_object_wait_fence());
+	 * 0 with *@status set, or the ioctl's error.
 	 */
-	struct list_head owned_notifies;
+	int (*wait)(struct npuipc_object *obj, struct drm_device *drm,
+		    const struct drm_npuipc_wait *args, ktime_t deadline, int *status);
+	/* Optional: OBJ_EXPORT with NPUIPC_OBJ_EXPORT_SYNC_FILE. */
+	struct file *(*export_sync_file)(struct npuipc_object *obj);
+	/*
+	 * Optional: OBJ_EXPORT makes an fd of these operations, named
+	 * @file_name, holding a reference; their release must be
+	 * npuipc_object_file_release(). OBJ_IMPORT takes such fds back.
+	 */
+	const struct file_operations *fops;
+	const char *file_name;
+	/* Optional: jobs it holds that have not completed (fdinfo). */
+	unsigned int (*queued_jobs)(struct npuipc_object *obj);
+	/* Its state under @handle, for debugfs's npuipc_streams. */
+	void (*show)(struct seq_file *m, unsigned long handle, struct npuipc_object *obj);
 };
 
-/* Common head of streams, events and notifies (NPUIPC_OBJ_*). */
+/* Common head of streams, events and notifies. */
 struct npuipc_object {
-	u32 type;
+	const struct npuipc_object_funcs *funcs;
 	struct kref kref;
 };
 
-static inline struct npuipc_file *to_npuipc_file(struct drm_file *file)
+static inline u32 npuipc_object_type(const struct npuipc_object *obj)
 {
-	return file->driver_priv;
+	return obj->funcs->type;
 }
 
+void npuipc_object_init(struct npuipc_object *obj, const struct npuipc_object_funcs *funcs);
 void npuipc_object_get(struct npuipc_object *obj);
+bool npuipc_object_get_unless_zero(struct npuipc_object *obj);
 void npuipc_object_put(struct npuipc_object *obj);
-/*
- * The object behind @handle (of @type, unless 0), with a reference;
- * ERR_PTR(-ENOENT) if there is none, ERR_PTR(-EINVAL) if it is of another
- * type: every ioctl gives a wrong-type handle the same -EINVAL.
- */
-struct npuipc_object *npuipc_object_lookup(struct npuipc_file *nfile,
-					   u32 handle, u32 type);
 
-int npuipc_file_open(struct drm_device *drm, struct drm_file *file);
-void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file);
+int npuipc_object_file_release(struct inode *inode, struct file *file);
+
+int npuipc_object_wait_fence(struct dma_fence *fence, const struct drm_npuipc_wait *args,
+			     ktime_t deadline);
 
 int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 			    struct drm_file *file);

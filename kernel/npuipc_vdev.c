@@ -12,6 +12,7 @@
 #include <drm/drm_drv.h>
 
 #include "npuipc_drv.h"
+#include "npuipc_vdev.h"
 #include "drm/npuipc_drm.h"
 
 #define NPUIPC_VDEV_NAME		"npuipc-vdev"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef __NPUIPC_DMABUF_H__
-#define __NPUIPC_DMABUF_H__
+#ifndef __NPUIPC_PRIME_H__
+#define __NPUIPC_PRIME_H__
 
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -27,11 +27,11 @@ struct npuipc_export {
 	struct list_head node;		/* in npuipc_device.exports */
 };
 
-struct npuipc_export *npuipc_dmabuf_to_export(struct dma_buf *dmabuf);
-
 int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 
 void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev);
 
-#endif /* __NPUIPC_DMABUF_H__ */
+#endif /* __NPUIPC_PRIME_H__ */

@@ -1,30 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef __NPUIPC_SYNC_H__
-#define __NPUIPC_SYNC_H__
+#ifndef __NPUIPC_NOTIFY_H__
+#define __NPUIPC_NOTIFY_H__
 
-#include <linux/dma-fence.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
 #include "npuipc_object.h"
 
-struct dma_fence;
-struct file;
+struct npuipc_file;
 struct npuipc_job;
 
-struct npuipc_event {
-	struct npuipc_object base;
-	/* Protects last and poll_fence */
-	spinlock_t lock;
-	/* Fence of the most recent record; NULL until the first record. */
-	struct dma_fence *last;
-	/* Pollers of exported event fds, woken through poll_cb on poll_fence. */
-	wait_queue_head_t poll_wq;
-	struct dma_fence *poll_fence;
-	struct dma_fence_cb poll_cb;
-};
-
+/* A notify: a flag with an owner; records set it, the owner's waits consume it. */
 struct npuipc_notify {
 	struct npuipc_object base;
 	/* Protects set, waiters and owner */
@@ -39,13 +26,13 @@ struct npuipc_notify {
 	wait_queue_head_t poll_wq;
 };
 
-struct npuipc_event *npuipc_event_create(void);
-void npuipc_event_free(struct npuipc_event *event);
-struct dma_fence *npuipc_event_last(struct npuipc_event *event);
-void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence);
+extern const struct npuipc_object_funcs npuipc_notify_funcs;
 
-struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner);
-void npuipc_notify_free(struct npuipc_notify *notify);
+static inline struct npuipc_notify *to_npuipc_notify(struct npuipc_object *obj)
+{
+	return container_of(obj, struct npuipc_notify, base);
+}
+
 bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nfile);
 void npuipc_notify_orphan_all(struct npuipc_file *nfile);
 struct npuipc_job *npuipc_notify_record(struct npuipc_notify *notify);
@@ -55,7 +42,4 @@ int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
 struct npuipc_job *npuipc_notify_unpark(struct npuipc_notify *notify,
 				       struct npuipc_job *job);
 
-struct file *npuipc_sync_export_file(struct npuipc_object *obj);
-struct npuipc_object *npuipc_sync_import_file(struct file *file);
-
-#endif /* __NPUIPC_SYNC_H__ */
+#endif /* __NPUIPC_NOTIFY_H__ */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef __NPUIPC_BO_H__
-#define __NPUIPC_BO_H__
+#ifndef __NPUIPC_GEM_H__
+#define __NPUIPC_GEM_H__
 
 #include <linux/dma-direction.h>
 #include <linux/mm_types.h>
@@ -8,6 +8,7 @@
 
 struct dma_buf;
 struct dma_buf_attachment;
+struct drm_device;
 struct drm_file;
 struct sg_table;
 
@@ -55,11 +56,13 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only);
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
 			      pgoff_t npages, pgoff_t index);
 
+/* A filled-in @bo as a GEM object with a handle in @file. */
+int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
+		      size_t size, struct drm_file *file, u32 *handle);
+
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 			 struct drm_file *file);
-int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
-			   struct drm_file *file);
 
-#endif /* __NPUIPC_BO_H__ */
+#endif /* __NPUIPC_GEM_H__ */

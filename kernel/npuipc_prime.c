@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The dma-buf exporter: a dma-buf is one page-aligned range of a buffer,
- * read-write or read-only, and nothing reaches outside it: mmap, device
- * mappings and CPU-access syncs all go through the range here.
+ * PRIME: buffers leave a device as dma-bufs (BO_EXPORT) and come in from
+ * any exporter (BO_IMPORT). A dma-buf npuipc exports is one page-aligned
+ * range of a buffer, read-write or read-only, and nothing reaches outside
+ * it: mmap, device mappings and CPU-access syncs all go through the range
+ * here.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -16,9 +18,10 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 
-#include "npuipc_bo.h"
-#include "npuipc_dmabuf.h"
 #include "npuipc_drv.h"
+#include "npuipc_file.h"
+#include "npuipc_gem.h"
+#include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
 
 static const char *const npuipc_page_class_names[NPUIPC_PAGE_CLASS_COUNT] = {
@@ -218,7 +221,7 @@ static const struct dma_buf_ops npuipc_dmabuf_ops = {
 	.mmap = npuipc_dmabuf_mmap,
 };
 
-struct npuipc_export *npuipc_dmabuf_to_export(struct dma_buf *dmabuf)
+static struct npuipc_export *npuipc_dmabuf_to_export(struct dma_buf *dmabuf)
 {
 	return dmabuf->ops == &npuipc_dmabuf_ops ? dmabuf->priv : NULL;
 }
@@ -312,6 +315,97 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 	ret = 0;
 out_put:
 	drm_gem_object_put(obj);
+	return ret;
+}
+
+int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct drm_npuipc_bo_import *args = data;
+	struct npuipc_export *exp;
+	struct dma_buf *dmabuf;
+	struct npuipc_bo *bo;
+	int ret;
+
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_IMPORT_FLAGS_VALID))
+		return -EINVAL;
+	if (npuipc_refuse(drm, args->pad || args->handle || args->size))
+		return -EINVAL;
+	/* Early, to spare the work; npuipc_bo_open() has the last word. */
+	if (atomic_read(&to_npuipc_file(file)->imports) >= NPUIPC_MAX_IMPORTS)
+		return -ENOSPC;
+
+	dmabuf = dma_buf_get(args->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	/* GEM objects are whole pages; some exporters make odd sizes. */
+	if (npuipc_refuse(drm, !PAGE_ALIGNED(dmabuf->size))) {
+		dma_buf_put(dmabuf);
+		return -EINVAL;
+	}
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo) {
+		ret = -ENOMEM;
+		goto err_put_dmabuf;
+	}
+	bo->bo_flags = NPUIPC_BO_IMPORTED;
+	exp = npuipc_dmabuf_to_export(dmabuf);
+	if (exp) {
+		if (exp->bo->base.dev != drm) {
+			if (!(args->flags & NPUIPC_BO_IMPORT_PEER_ACCESS)) {
+				ret = -EXDEV;
+				goto err_free_bo;
+			}
+			bo->bo_flags |= NPUIPC_BO_PEER;
+		}
+		bo->page_class = exp->bo->page_class;
+		if (exp->read_only)
+			bo->bo_flags |= NPUIPC_BO_READ_ONLY;
+	} else {
+		bo->page_class = NPUIPC_PAGE_CLASS_NORMAL;
+		bo->bo_flags |= NPUIPC_BO_FOREIGN;
+	}
+	if (!(dmabuf->file->f_mode & FMODE_WRITE))
+		bo->bo_flags |= NPUIPC_BO_READ_ONLY;
+	bo->dir = bo->bo_flags & NPUIPC_BO_READ_ONLY ? DMA_TO_DEVICE :
+						       DMA_BIDIRECTIONAL;
+
+	bo->attach = dma_buf_attach(dmabuf, drm->dev);
+	if (IS_ERR(bo->attach)) {
+		ret = PTR_ERR(bo->attach);
+		goto err_free_bo;
+	}
+	/*
+	 * Only npuipc memory is reached through its pages, so it needs no
+	 * device mapping (the virtual device does no DMA). Another exporter's
+	 * memory is mapped, which pins it; that scatterlist is for DMA alone:
+	 * its pages are not ours to touch (sg_page() of an import is off
+	 * limits; DMABUF_DEBUG mangles it).
+	 */
+	if (exp) {
+		bo->pages = exp->bo->pages + exp->first_page;
+	} else {
+		bo->sgt = dma_buf_map_attachment_unlocked(bo->attach, bo->dir);
+		if (IS_ERR(bo->sgt)) {
+			ret = PTR_ERR(bo->sgt);
+			goto err_detach;
+		}
+	}
+	bo->dmabuf = dmabuf;
+	atomic_inc(&to_npuipc(drm)->live_imports);
+
+	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);
+	if (!ret)
+		args->size = dmabuf->size;
+	return ret;
+
+err_detach:
+	dma_buf_detach(dmabuf, bo->attach);
+err_free_bo:
+	kfree(bo);
+err_put_dmabuf:
+	dma_buf_put(dmabuf);
 	return ret;
 }
 

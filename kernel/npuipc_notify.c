@@ -1,79 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Events and notifies: the synchronisation objects processes share.
- *
- * An event is the fence of its most recent record. A notify is a flag with
- * an owner: records set it, the owner's WAIT_NOTIFY jobs consume it. Both
- * travel between processes as anon-inode fds (OBJ_EXPORT/OBJ_IMPORT).
+ * Notifies: a notify is a flag with an owner (the file that created it).
+ * Records set it, or hand it to the first of the owner's parked
+ * WAIT_NOTIFY jobs; waits consume it. It travels between processes as a
+ * pollable anon-inode fd (OBJ_EXPORT/OBJ_IMPORT); only its owner may wait
+ * on it or reset it.
  */
-#include <linux/anon_inodes.h>
-#include <linux/dma-fence.h>
-#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "npuipc_drv.h"
-#include "npuipc_stream.h"
-#include "npuipc_sync.h"
+#include "npuipc_engine.h"
+#include "npuipc_file.h"
+#include "npuipc_job.h"
+#include "npuipc_notify.h"
 #include "drm/npuipc_drm.h"
 
-struct npuipc_event *npuipc_event_create(void)
-{
-	struct npuipc_event *event = kzalloc(sizeof(*event), GFP_KERNEL_ACCOUNT);
-
-	if (!event)
-		return NULL;
-	npuipc_live_inc(NPUIPC_KIND_EVENT);
-	event->base.type = NPUIPC_OBJ_EVENT;
-	kref_init(&event->base.kref);
-	spin_lock_init(&event->lock);
-	init_waitqueue_head(&event->poll_wq);
-	return event;
-}
-
-void npuipc_event_free(struct npuipc_event *event)
-{
-	if (event->poll_fence) {
-		dma_fence_remove_callback(event->poll_fence, &event->poll_cb);
-		dma_fence_put(event->poll_fence);
-	}
-	dma_fence_put(event->last);
-	kfree(event);
-	npuipc_live_dec(NPUIPC_KIND_EVENT);
-}
-
-/* The most recent record's fence, referenced; NULL if never recorded. */
-struct dma_fence *npuipc_event_last(struct npuipc_event *event)
-{
-	struct dma_fence *fence;
-
-	spin_lock(&event->lock);
-	fence = dma_fence_get(event->last);
-	spin_unlock(&event->lock);
-	return fence;
-}
-
-void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence)
-{
-	struct dma_fence *old;
-
-	spin_lock(&event->lock);
-	old = event->last;
-	event->last = dma_fence_get(fence);
-	spin_unlock(&event->lock);
-	dma_fence_put(old);
-}
-
-struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
+static struct npuipc_object *npuipc_notify_create(struct npuipc_file *owner)
 {
 	struct npuipc_notify *notify = kzalloc(sizeof(*notify), GFP_KERNEL_ACCOUNT);
 
 	if (!notify)
 		return NULL;
 	npuipc_live_inc(NPUIPC_KIND_NOTIFY);
-	notify->base.type = NPUIPC_OBJ_NOTIFY;
-	kref_init(&notify->base.kref);
+	npuipc_object_init(&notify->base, &npuipc_notify_funcs);
 	spin_lock_init(&notify->lock);
 	INIT_LIST_HEAD(&notify->waiters);
 	init_waitqueue_head(&notify->poll_wq);
@@ -81,7 +33,7 @@ struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
 	spin_lock(&owner->owned_lock);
 	list_add_tail(&notify->owner_node, &owner->owned_notifies);
 	spin_unlock(&owner->owned_lock);
-	return notify;
+	return &notify->base;
 }
 
 /*
@@ -89,8 +41,9 @@ struct npuipc_notify *npuipc_notify_create(struct npuipc_file *owner)
  * closing the owner waits for it to leave (npuipc_notify_orphan_all()),
  * so the owner outlives this.
  */
-void npuipc_notify_free(struct npuipc_notify *notify)
+static void npuipc_notify_free(struct npuipc_object *obj)
 {
+	struct npuipc_notify *notify = to_npuipc_notify(obj);
 	struct npuipc_file *owner;
 
 	/* Parked jobs hold a reference: none can be left. */
@@ -144,7 +97,7 @@ void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 		spin_lock(&nfile->owned_lock);
 		notify = list_first_entry_or_null(&nfile->owned_notifies,
 						  struct npuipc_notify, owner_node);
-		if (notify && !kref_get_unless_zero(&notify->base.kref)) {
+		if (notify && !npuipc_object_get_unless_zero(&notify->base)) {
 			spin_unlock(&nfile->owned_lock);
 			wait_var_event(&nfile->owned_notifies, npuipc_notify_left(nfile, notify));
 			continue;
@@ -179,9 +132,9 @@ struct npuipc_job *npuipc_notify_record(struct npuipc_notify *notify)
 		job->notify_parked = false;
 		job->notify_satisfied = true;
 		/* Claimed, the job stays at the head of its stream until run. */
-		claimed = npuipc_stream_try_claim(job->stream);
+		claimed = npuipc_engine_try_claim(job->stream);
 		if (!claimed)
-			npuipc_stream_kick(job->stream);
+			npuipc_engine_kick(job->stream);
 	} else {
 		notify->set = true;
 	}
@@ -248,16 +201,9 @@ struct npuipc_job *npuipc_notify_unpark(struct npuipc_notify *notify, struct npu
 	return pass_on ? npuipc_notify_record(notify) : NULL;
 }
 
-static int npuipc_sync_file_release(struct inode *inode, struct file *file)
-{
-	npuipc_object_put(file->private_data);
-	npuipc_live_dec(NPUIPC_KIND_OBJECT_FILE);
-	return 0;
-}
-
 static __poll_t npuipc_notify_poll(struct file *file, poll_table *wait)
 {
-	struct npuipc_notify *notify = file->private_data;
+	struct npuipc_notify *notify = to_npuipc_notify(file->private_data);
 	__poll_t mask = 0;
 
 	poll_wait(file, &notify->poll_wq, wait);
@@ -270,84 +216,34 @@ static __poll_t npuipc_notify_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-static void npuipc_event_poll_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
-{
-	struct npuipc_event *event = container_of(cb, struct npuipc_event, poll_cb);
-
-	wake_up_all(&event->poll_wq);
-}
-
-/* Readable once the most recent record has completed, or if none was made. */
-static __poll_t npuipc_event_poll(struct file *file, poll_table *wait)
-{
-	struct npuipc_event *event = file->private_data;
-	struct dma_fence *fence;
-	__poll_t mask = 0;
-
-	poll_wait(file, &event->poll_wq, wait);
-	spin_lock(&event->lock);
-	fence = event->last;
-	if (!fence || dma_fence_is_signaled(fence)) {
-		mask = EPOLLIN | EPOLLRDNORM;
-	} else if (event->poll_fence != fence) {
-		/* One callback, on the record pollers wait for now. */
-		if (event->poll_fence) {
-			dma_fence_remove_callback(event->poll_fence, &event->poll_cb);
-			dma_fence_put(event->poll_fence);
-		}
-		event->poll_fence = dma_fence_get(fence);
-		if (dma_fence_add_callback(fence, &event->poll_cb, npuipc_event_poll_cb))
-			mask = EPOLLIN | EPOLLRDNORM;
-	}
-	spin_unlock(&event->lock);
-	return mask;
-}
-
-static const struct file_operations npuipc_event_fops = {
-	.owner = THIS_MODULE,
-	.release = npuipc_sync_file_release,
-	.poll = npuipc_event_poll,
-	.llseek = noop_llseek,
-};
-
 static const struct file_operations npuipc_notify_fops = {
 	.owner = THIS_MODULE,
-	.release = npuipc_sync_file_release,
+	.release = npuipc_object_file_release,
 	.poll = npuipc_notify_poll,
 	.llseek = noop_llseek,
 };
 
-/* A new file holding a reference to the event or notify @obj. */
-struct file *npuipc_sync_export_file(struct npuipc_object *obj)
+static void npuipc_notify_show(struct seq_file *m, unsigned long handle,
+			       struct npuipc_object *obj)
 {
-	const struct file_operations *fops;
-	struct file *file;
-	const char *name;
+	struct npuipc_notify *notify = to_npuipc_notify(obj);
+	unsigned int parked;
+	bool set;
 
-	if (obj->type == NPUIPC_OBJ_EVENT) {
-		fops = &npuipc_event_fops;
-		name = "[npuipc_event]";
-	} else {
-		fops = &npuipc_notify_fops;
-		name = "[npuipc_notify]";
-	}
-	npuipc_object_get(obj);
-	file = anon_inode_getfile(name, fops, obj, O_RDWR | O_CLOEXEC);
-	if (IS_ERR(file))
-		npuipc_object_put(obj);
-	else
-		npuipc_live_inc(NPUIPC_KIND_OBJECT_FILE);
-	return file;
+	spin_lock(&notify->lock);
+	set = notify->set;
+	parked = list_count_nodes(&notify->waiters);
+	spin_unlock(&notify->lock);
+	seq_printf(m, "  notify %lu (%p): %s, %u parked waits\n", handle, notify,
+		   set ? "set" : "not set", parked);
 }
 
-/* The event or notify behind @file, referenced; NULL for any other file. */
-struct npuipc_object *npuipc_sync_import_file(struct file *file)
-{
-	struct npuipc_object *obj;
-
-	if (file->f_op != &npuipc_event_fops && file->f_op != &npuipc_notify_fops)
-		return NULL;
-	obj = file->private_data;
-	npuipc_object_get(obj);
-	return obj;
-}
+const struct npuipc_object_funcs npuipc_notify_funcs = {
+	.type = NPUIPC_OBJ_NOTIFY,
+	.name = "notify",
+	.create = npuipc_notify_create,
+	.free = npuipc_notify_free,
+	.fops = &npuipc_notify_fops,
+	.file_name = "[npuipc_notify]",
+	.show = npuipc_notify_show,
+};

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-file state: the handle table of streams, events and notifies, the
+ * file's copy worker, and what the file shows of itself (fdinfo, and its
+ * objects in debugfs).
+ */
+#include <linux/atomic.h>
+#include <linux/err.h>
+#include <linux/idr.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+
+#include "npuipc_copy_worker.h"
+#include "npuipc_drv.h"
+#include "npuipc_file.h"
+#include "npuipc_gem.h"
+#include "npuipc_notify.h"
+#include "npuipc_object.h"
+#include "drm/npuipc_drm.h"
+
+/* drm-client-id: unique for the life of the module, never reused. */
+static atomic64_t npuipc_client_ids = ATOMIC64_INIT(0);
+
+int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct npuipc_file *nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
+
+	if (!nfile)
+		return -ENOMEM;
+	nfile->ndev = to_npuipc(drm);
+	nfile->client_id = atomic64_inc_return(&npuipc_client_ids);
+	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
+	mutex_init(&nfile->copy_worker_lock);
+	spin_lock_init(&nfile->owned_lock);
+	INIT_LIST_HEAD(&nfile->owned_notifies);
+	file->driver_priv = nfile;
+	return 0;
+}
+
+/* Everything a handle held: a stream stops. */
+static void npuipc_file_drop_handle(struct npuipc_object *obj)
+{
+	if (obj->funcs->close)
+		obj->funcs->close(obj);
+	npuipc_object_put(obj);
+}
+
+void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct npuipc_object *obj;
+	unsigned long handle;
+
+	/* Streams first: their parked jobs must leave the notifies' lists. */
+	xa_for_each(&nfile->objects, handle, obj) {
+		if (obj->funcs->close) {
+			xa_erase(&nfile->objects, handle);
+			npuipc_file_drop_handle(obj);
+		}
+	}
+	xa_for_each(&nfile->objects, handle, obj) {
+		xa_erase(&nfile->objects, handle);
+		npuipc_file_drop_handle(obj);
+	}
+	npuipc_notify_orphan_all(nfile);
+	xa_destroy(&nfile->objects);
+	/* Every stream is shut down and freed: none queues copy work any more. */
+	if (nfile->copy_worker)
+		npuipc_copy_worker_put(nfile->copy_worker);
+	mutex_destroy(&nfile->copy_worker_lock);
+	kfree(nfile);
+}
+
+/* Gives @obj a handle, which takes over the caller's reference. */
+int npuipc_file_add_object(struct npuipc_file *nfile, struct npuipc_object *obj,
+			   u32 *handle)
+{
+	int ret = xa_alloc(&nfile->objects, handle, obj,
+			   XA_LIMIT(1, NPUIPC_MAX_OBJECTS), GFP_KERNEL_ACCOUNT);
+
+	return ret == -EBUSY ? -ENOSPC : ret;
+}
+
+struct npuipc_object *npuipc_file_lookup_object(struct npuipc_file *nfile,
+						u32 handle, u32 type)
+{
+	struct npuipc_object *obj;
+
+	xa_lock(&nfile->objects);
+	obj = xa_load(&nfile->objects, handle);
+	if (!obj)
+		obj = ERR_PTR(-ENOENT);
+	else if (type && npuipc_object_type(obj) != type)
+		obj = ERR_PTR(-EINVAL);	/* logged below, out of the lock */
+	else
+		npuipc_object_get(obj);
+	xa_unlock(&nfile->objects);
+	if (obj == ERR_PTR(-EINVAL))
+		drm_dbg_driver(&nfile->ndev->drm, "refused: handle %u is not of type %u\n",
+			       handle, type);
+	return obj;
+}
+
+int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle)
+{
+	struct npuipc_object *obj = xa_erase(&nfile->objects, handle);
+
+	if (!obj)
+		return -ENOENT;
+	npuipc_file_drop_handle(obj);
+	return 0;
+}
+
+/*
+ * The file's copy worker, chosen by its first COPY or FILL submit: the
+ * submitting process's (npuipc_copy_worker.c). Process context, no lock held.
+ */
+int npuipc_file_copy_worker(struct npuipc_file *nfile)
+{
+	struct npuipc_copy_worker *w;
+	int ret = 0;
+
+	if (smp_load_acquire(&nfile->copy_worker))
+		return 0;
+	mutex_lock(&nfile->copy_worker_lock);
+	if (!nfile->copy_worker) {
+		w = npuipc_copy_worker_get();
+		if (IS_ERR(w))
+			ret = PTR_ERR(w);
+		else
+			smp_store_release(&nfile->copy_worker, w);
+	}
+	mutex_unlock(&nfile->copy_worker_lock);
+	return ret;
+}
+
+/*
+ * drm-engine-copy: time the engine spent on this file's COPY and FILL
+ * jobs. drm-memory-device: buffers of this device's memory the file holds
+ * handles to; drm-memory-imported: imports (of other devices' or other
+ * exporters' memory, or of this device's through a dma-buf).
+ *
+ * Then npuipc's own keys, so that a user sees its processes' objects
+ * without debugfs: npuipc-buffers (GEM handles, imports included),
+ * npuipc-streams, npuipc-events, npuipc-notifies (handles of this file),
+ * npuipc-jobs (submitted on its streams and not yet completed).
+ */
+void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
+{
+	struct drm_file *file = f->private_data;
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	unsigned int buffers = 0, types[NPUIPC_OBJ_NOTIFY + 1] = { 0 }, jobs = 0;
+	u64 owned = 0, imported = 0;
+	struct drm_gem_object *obj;
+	struct npuipc_object *nobj;
+	unsigned long handle;
+	int id;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id) {
+		if (to_npuipc_bo(obj)->dmabuf)
+			imported += obj->size;
+		else
+			owned += obj->size;
+		buffers++;
+	}
+	spin_unlock(&file->table_lock);
+
+	/* Under the xarray's lock no handle is destroyed, so each object lives. */
+	xa_lock(&nfile->objects);
+	xa_for_each(&nfile->objects, handle, nobj) {
+		if (npuipc_object_type(nobj) < ARRAY_SIZE(types))
+			types[npuipc_object_type(nobj)]++;
+		if (nobj->funcs->queued_jobs)
+			jobs += nobj->funcs->queued_jobs(nobj);
+	}
+	xa_unlock(&nfile->objects);
+
+	seq_printf(m, "drm-driver:\t%s\n", DRIVER_NAME);
+	seq_printf(m, "drm-client-id:\t%llu\n", nfile->client_id);
+	seq_printf(m, "drm-engine-copy:\t%llu ns\n",
+		   (u64)atomic64_read(&nfile->engine_copy_ns));
+	seq_printf(m, "drm-memory-device:\t%llu KiB\n", owned >> 10);
+	seq_printf(m, "drm-memory-imported:\t%llu KiB\n", imported >> 10);
+	seq_printf(m, "npuipc-buffers:\t%u\n", buffers);
+	seq_printf(m, "npuipc-streams:\t%u\n", types[NPUIPC_OBJ_STREAM]);
+	seq_printf(m, "npuipc-events:\t%u\n", types[NPUIPC_OBJ_EVENT]);
+	seq_printf(m, "npuipc-notifies:\t%u\n", types[NPUIPC_OBJ_NOTIFY]);
+	seq_printf(m, "npuipc-jobs:\t%u\n", jobs);
+}
+
+/*
+ * The file's objects, for debugfs's npuipc_streams. Each is taken with a
+ * reference out of the handle table's lock, so that showing it may take
+ * its own lock.
+ */
+void npuipc_file_show_objects(struct seq_file *m, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct npuipc_object *obj;
+	unsigned long handle = 0;
+
+	seq_printf(m, "client %llu pid %d\n", nfile->client_id, pid_nr(file->pid));
+	for (;; handle++) {
+		xa_lock(&nfile->objects);
+		obj = xa_find(&nfile->objects, &handle, ULONG_MAX, XA_PRESENT);
+		if (obj)
+			npuipc_object_get(obj);
+		xa_unlock(&nfile->objects);
+		if (!obj)
+			break;
+		obj->funcs->show(m, handle, obj);
+		npuipc_object_put(obj);
+		cond_resched();	/* up to NPUIPC_MAX_OBJECTS, with filelist_mutex held */
+	}
+}

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Jobs: what SUBMIT turns each drm_npuipc_job into, the fence that says it
+ * is done, and the work of a COPY or FILL. Running a job, and waiting,
+ * is the engine's (npuipc_engine.c).
+ */
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+
+#include "npuipc_debugfs.h"
+#include "npuipc_drv.h"
+#include "npuipc_event.h"
+#include "npuipc_file.h"
+#include "npuipc_gem.h"
+#include "npuipc_job.h"
+#include "npuipc_notify.h"
+#include "npuipc_stream.h"
+#include "drm/npuipc_drm.h"
+
+/* The largest job timeout one may set (a running job stops at a close within 1 MiB anyway). */
+#define NPUIPC_MAX_JOB_TIMEOUT_MS	60000U
+
+/*
+ * A wait with a longer timeout (146 years fit in timeout_ns) is as good as
+ * endless: its fence counts as unbounded and stays inside npuipc.
+ */
+#define NPUIPC_MAX_BOUNDED_WAIT_NS	(60ULL * NSEC_PER_SEC)
+
+static unsigned int npuipc_job_timeout_ms = 10000;
+module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms, "A COPY or FILL job taking longer (its worker's CPU time; 10x in wall time) fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
+
+static const char *npuipc_fence_driver_name(struct dma_fence *fence)
+{
+	return "npuipc";
+}
+
+static const char *npuipc_fence_timeline_name(struct dma_fence *fence)
+{
+	return "npuipc-stream";
+}
+
+static void npuipc_job_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct npuipc_job, fence.rcu));
+	npuipc_live_dec(NPUIPC_KIND_JOB);
+	module_put(THIS_MODULE);
+}
+
+/*
+ * Fences may outlive every npuipc file (a sync_file in another process), so
+ * each one holds the module until it is freed, after an RCU grace period as
+ * dma_fence_free() would; npuipc_engine_fini() waits for those callbacks.
+ */
+static void npuipc_fence_release(struct dma_fence *fence)
+{
+	call_rcu(&fence->rcu, npuipc_job_free_rcu);
+}
+
+static const struct dma_fence_ops npuipc_job_fence_ops = {
+	.get_driver_name = npuipc_fence_driver_name,
+	.get_timeline_name = npuipc_fence_timeline_name,
+	.release = npuipc_fence_release,
+};
+
+/*
+ * Set on a job's fence, at submit, when it may never signal: the job, or
+ * one before it on its stream, waits without a timeout (or with one above
+ * NPUIPC_MAX_BOUNDED_WAIT_NS) for a notify or for a fence with this flag.
+ * Flagged fences stay inside npuipc (see npuipc_fence_unbounded()); every
+ * other fence is bounded by timeouts.
+ */
+#define NPUIPC_FENCE_FLAG_UNBOUNDED	DMA_FENCE_FLAG_USER_BITS
+
+/*
+ * Whether @fence may never signal. The dma-fence rules require every fence
+ * that leaves a driver to signal in bounded time (another driver, or the
+ * kernel's memory management, may wait for it holding locks), so such a
+ * fence is never exported as a sync_file (-EDEADLK). Foreign fences obey
+ * those rules; a flagged fence that has signalled is harmless.
+ */
+bool npuipc_fence_unbounded(struct dma_fence *fence)
+{
+	return fence && fence->ops == &npuipc_job_fence_ops &&
+	       test_bit(NPUIPC_FENCE_FLAG_UNBOUNDED, &fence->flags) &&
+	       !dma_fence_is_signaled(fence);
+}
+
+/* The job whose fence @fence is; NULL for any other fence. */
+struct npuipc_job *npuipc_fence_to_job(struct dma_fence *fence)
+{
+	return fence->ops == &npuipc_job_fence_ops ?
+	       container_of(fence, struct npuipc_job, fence) : NULL;
+}
+
+/* A new job of @stream, its fence not yet initialized; NULL without memory. */
+struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream)
+{
+	struct npuipc_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+
+	if (!job)
+		return NULL;
+	npuipc_live_inc(NPUIPC_KIND_JOB);
+	job->stream = stream;
+	spin_lock_init(&job->fence_lock);
+	INIT_LIST_HEAD(&job->notify_node);
+	INIT_LIST_HEAD(&job->handoffs);
+	INIT_LIST_HEAD(&job->handoff_node);
+	return job;
+}
+
+/*
+ * The job's fence, @seqno on the stream's timeline @context; flagged when
+ * it may never signal. It holds the module until freed.
+ */
+void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool unbounded)
+{
+	__module_get(THIS_MODULE);	/* put in npuipc_fence_release() */
+	dma_fence_init(&job->fence, &npuipc_job_fence_ops, &job->fence_lock, context, seqno);
+	if (unbounded)
+		set_bit(NPUIPC_FENCE_FLAG_UNBOUNDED, &job->fence.flags);
+}
+
+/* Drops what a job holds; its fence stays until the last reference. */
+void npuipc_job_release_resources(struct npuipc_job *job)
+{
+	if (job->dst)
+		drm_gem_object_put(&job->dst->base);
+	if (job->src)
+		drm_gem_object_put(&job->src->base);
+	dma_fence_put(job->wait_fence);
+	if (job->event)
+		npuipc_object_put(&job->event->base);
+	if (job->notify)
+		npuipc_object_put(&job->notify->base);
+	job->dst = job->src = NULL;
+	job->wait_fence = NULL;
+	job->event = NULL;
+	job->notify = NULL;
+}
+
+/*
+ * The engine's data mover. Word-aligned runs move as 64-bit words in an
+ * unrolled loop: as fast as memcpy on hardware, and many times faster
+ * under QEMU's TCG, which emulates the kernel's rep-movs memcpy slowly.
+ */
+static void npuipc_engine_copy(void *dst, const void *src, size_t n)
+{
+	u64 *d = dst;
+	const u64 *s = src;
+
+	if (!IS_ALIGNED((unsigned long)dst | (unsigned long)src | n, 64)) {
+		memcpy(dst, src, n);
+		return;
+	}
+	for (; n; n -= 64, d += 8, s += 8) {
+		u64 a = s[0], b = s[1], c = s[2], e = s[3];
+		u64 f = s[4], g = s[5], h = s[6], i = s[7];
+
+		d[0] = a; d[1] = b; d[2] = c; d[3] = e;
+		d[4] = f; d[5] = g; d[6] = h; d[7] = i;
+	}
+}
+
+/*
+ * Copies or fills page by page, checking the device's job timeout. The
+ * timeout counts the copy worker's CPU time: a worker throttled by its
+ * cgroup's cpu.max, or sharing a CPU, is not a job that overran. Ten times
+ * the timeout of wall time is the backstop.
+ */
+int npuipc_job_copy_fill(struct npuipc_job *job)
+{
+	unsigned int timeout_ms = min(READ_ONCE(npuipc_job_timeout_ms), NPUIPC_MAX_JOB_TIMEOUT_MS);
+	unsigned long backstop = jiffies + 1 + msecs_to_jiffies(10 * timeout_ms);
+	u64 cpu_start = current->se.sum_exec_runtime;
+	u64 done = 0;
+
+	while (done < job->size) {
+		u64 d = job->dst_offset + done, s = job->src_offset + done;
+		size_t n = min_t(u64, PAGE_SIZE - offset_in_page(d), job->size - done);
+		void *dst;
+
+		if (job->src)
+			n = min_t(size_t, n, PAGE_SIZE - offset_in_page(s));
+		dst = kmap_local_page(job->dst->pages[d >> PAGE_SHIFT]);
+		if (job->src) {
+			struct page *src_page = job->src->pages[s >> PAGE_SHIFT];
+			void *src = kmap_local_page(src_page);
+
+			/*
+			 * Ranges aliasing the same memory (through an import)
+			 * copy like memcpy: undefined contents, but nothing
+			 * outside them is touched.
+			 */
+			if (src_page == job->dst->pages[d >> PAGE_SHIFT])
+				memmove(dst + offset_in_page(d), src + offset_in_page(s), n);
+			else
+				npuipc_engine_copy(dst + offset_in_page(d), src + offset_in_page(s), n);
+			kunmap_local(src);
+		} else {
+			memset(dst + offset_in_page(d), job->value, n);
+		}
+		kunmap_local(dst);
+		done += n;
+		if (!(d & (SZ_1M - 1))) {
+			if (current->se.sum_exec_runtime - cpu_start > (u64)timeout_ms * NSEC_PER_MSEC ||
+			    time_after(jiffies, backstop))
+				return -ETIMEDOUT;
+			/* Closing the stream's file must not wait for all of it. */
+			if (READ_ONCE(job->stream->dying))
+				return -ECANCELED;
+			cond_resched();
+		}
+	}
+	return 0;
+}
+
+/* A GEM buffer of @file with [@offset, @offset + @size) inside it. */
+static int npuipc_job_lookup_range(struct drm_file *file, u32 handle, u64 offset,
+				   u64 size, bool write, struct npuipc_bo **out)
+{
+	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
+	struct drm_device *drm = file->minor->dev;
+	struct npuipc_bo *bo;
+
+	if (!obj)
+		return -ENOENT;
+	bo = to_npuipc_bo(obj);
+	*out = bo;	/* released with the job, whatever happens next */
+	if (npuipc_refuse(drm, !size || offset > obj->size || size > obj->size - offset))
+		return -EINVAL;
+	/*
+	 * Another exporter's memory is reachable only through its CPU-access
+	 * protocol (vmap, begin/end_cpu_access), which may take its locks and
+	 * wait for fences: never from a job, whose fence must signal.
+	 */
+	if (bo->bo_flags & NPUIPC_BO_FOREIGN)
+		return -EOPNOTSUPP;
+	if (write && (bo->bo_flags & NPUIPC_BO_READ_ONLY))
+		return -EACCES;
+	return 0;
+}
+
+static int npuipc_job_lookup_sync(struct npuipc_file *nfile, u32 handle, u32 type,
+				  struct npuipc_object **out)
+{
+	struct npuipc_object *obj = npuipc_file_lookup_object(nfile, handle, type);
+
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	*out = obj;
+	return 0;
+}
+
+static int npuipc_job_wait_sync_file(struct npuipc_job *job, int fd)
+{
+	struct file *file = fget(fd);
+
+	if (!file)
+		return -EBADF;
+	fput(file);
+	job->wait_fence = sync_file_get_fence(fd);
+	return job->wait_fence ? 0 : -EINVAL;	/* not a sync_file: logged by the caller */
+}
+
+/*
+ * The fence at @point of syncobj @handle. On failure 6.1's
+ * drm_syncobj_find_fence() can leave the fence it already put in its
+ * out-parameter (a timeline point past the last one), so only a success
+ * is stored in the job, whose release puts it.
+ */
+static int npuipc_job_wait_syncobj(struct npuipc_job *job, struct drm_file *file,
+				   u32 handle, u64 point)
+{
+	struct dma_fence *fence = NULL;
+	int ret = drm_syncobj_find_fence(file, handle, point, 0, &fence);
+
+	if (!ret)
+		job->wait_fence = fence;
+	else if (ret == -EINVAL)
+		drm_dbg_driver(file->minor->dev, "%s: refused: syncobj %u has no fence at point %llu\n",
+			       __func__, handle, point);
+	return ret;
+}
+
+/* Checks one job and takes what it refers to; all or nothing is the caller's. */
+int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
+			    struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	bool uses_buffers = in->kind == NPUIPC_JOB_COPY || in->kind == NPUIPC_JOB_FILL;
+	struct drm_device *drm = file->minor->dev;
+	struct npuipc_object *obj;
+	int ret;
+
+	if (npuipc_refuse(drm, in->flags || in->pad))
+		return -EINVAL;
+	if (npuipc_refuse(drm, !uses_buffers && (in->dst || in->src || in->dst_offset || in->src_offset ||
+			      in->size)))
+		return -EINVAL;
+	if (npuipc_refuse(drm, uses_buffers && (in->object || in->timeout_ns)))
+		return -EINVAL;
+	if (npuipc_refuse(drm, in->value && in->kind != NPUIPC_JOB_FILL && in->kind != NPUIPC_JOB_WAIT_SYNCOBJ))
+		return -EINVAL;
+	if (npuipc_refuse(drm, in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT))
+		return -EINVAL;
+
+	job->kind = in->kind;
+	job->dst_offset = in->dst_offset;
+	job->src_offset = in->src_offset;
+	job->size = in->size;
+	if (in->timeout_ns)
+		/* Rounded up, plus the partial jiffy now: never shorter than asked. */
+		job->timeout_jiffies = min_t(u64, nsecs_to_jiffies64(min_t(u64, in->timeout_ns,
+									   S64_MAX / 2) +
+								     TICK_NSEC - 1) + 1,
+					     MAX_JIFFY_OFFSET);
+
+	switch (in->kind) {
+	case NPUIPC_JOB_COPY:
+		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
+					      true, &job->dst);
+		if (!ret)
+			ret = npuipc_job_lookup_range(file, in->src, in->src_offset,
+						      in->size, false, &job->src);
+		/* Within one buffer the ranges may not overlap. */
+		if (npuipc_refuse(drm, !ret && job->src == job->dst &&
+		    in->src_offset < in->dst_offset + in->size &&
+		    in->dst_offset < in->src_offset + in->size))
+			ret = -EINVAL;
+		break;
+	case NPUIPC_JOB_FILL:
+		if (npuipc_refuse(drm, in->src || in->src_offset || in->value > 0xff))
+			return -EINVAL;
+		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
+					      true, &job->dst);
+		job->value = in->value;
+		break;
+	case NPUIPC_JOB_WAIT_SYNC_FILE:
+		ret = npuipc_job_wait_sync_file(job, in->object);
+		if (ret == -EINVAL)
+			drm_dbg_driver(drm, "%s: refused: fd %u is not a sync_file\n", __func__,
+				       in->object);
+		break;
+	case NPUIPC_JOB_WAIT_SYNCOBJ:
+		ret = npuipc_job_wait_syncobj(job, file, in->object, in->value);
+		break;
+	case NPUIPC_JOB_WAIT_EVENT:
+		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_EVENT, &obj);
+		if (!ret) {
+			job->wait_fence = npuipc_event_last(to_npuipc_event(obj));
+			npuipc_object_put(obj);
+		}
+		break;
+	case NPUIPC_JOB_RECORD_EVENT:
+		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_EVENT, &obj);
+		if (!ret)
+			job->event = to_npuipc_event(obj);
+		break;
+	case NPUIPC_JOB_WAIT_NOTIFY:
+	case NPUIPC_JOB_RECORD_NOTIFY:
+	case NPUIPC_JOB_RESET_NOTIFY:
+		ret = npuipc_job_lookup_sync(nfile, in->object, NPUIPC_OBJ_NOTIFY, &obj);
+		if (ret)
+			break;
+		job->notify = to_npuipc_notify(obj);
+		if (in->kind != NPUIPC_JOB_RECORD_NOTIFY &&
+		    !npuipc_notify_owned_by(job->notify, nfile))
+			ret = -EPERM;
+		break;
+	default:
+		drm_dbg_driver(drm, "%s: refused: unknown job kind %u\n", __func__, in->kind);
+		ret = -EINVAL;
+	}
+	job->unbounded = !ret && (!in->timeout_ns || in->timeout_ns > NPUIPC_MAX_BOUNDED_WAIT_NS) &&
+			 (in->kind == NPUIPC_JOB_WAIT_NOTIFY || npuipc_fence_unbounded(job->wait_fence));
+	return ret;
+}
+
+/* Undoes npuipc_job_alloc(), and npuipc_job_init_fence() if @fences_initialized. */
+void npuipc_jobs_discard(struct npuipc_job **jobs, unsigned int count,
+			 bool fences_initialized)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++) {
+		npuipc_job_release_resources(jobs[i]);
+		if (fences_initialized)
+			dma_fence_put(&jobs[i]->fence);
+		else
+			kfree(jobs[i]);
+		if (!fences_initialized)
+			npuipc_live_dec(NPUIPC_KIND_JOB);
+	}
+}
+
+static const char *const npuipc_job_kind_names[] = {
+	[NPUIPC_JOB_COPY] = "copy",
+	[NPUIPC_JOB_FILL] = "fill",
+	[NPUIPC_JOB_WAIT_SYNC_FILE] = "wait_sync_file",
+	[NPUIPC_JOB_WAIT_SYNCOBJ] = "wait_syncobj",
+	[NPUIPC_JOB_WAIT_EVENT] = "wait_event",
+	[NPUIPC_JOB_WAIT_NOTIFY] = "wait_notify",
+	[NPUIPC_JOB_RECORD_EVENT] = "record_event",
+	[NPUIPC_JOB_RECORD_NOTIFY] = "record_notify",
+	[NPUIPC_JOB_RESET_NOTIFY] = "reset_notify",
+};
+
+/* A stream's head job and what it waits on, for debugfs; stream->lock held. */
+void npuipc_job_show(struct seq_file *m, struct npuipc_job *job)
+{
+	seq_printf(m, "    head: %s", job->kind < ARRAY_SIZE(npuipc_job_kind_names) ?
+		   npuipc_job_kind_names[job->kind] : "?");
+	if (npuipc_job_is_bulk(job))
+		seq_printf(m, " of %llu bytes", job->size);
+	if (job->notify)
+		seq_printf(m, " on notify %p%s", job->notify,
+			   READ_ONCE(job->notify_parked) ? ", parked" : "");
+	if (job->wait_fence) {
+		seq_puts(m, " on ");
+		npuipc_debugfs_show_fence(m, job->wait_fence);
+	}
+	if (job->timeout_jiffies)
+		seq_printf(m, ", timeout %llu ms", jiffies64_to_msecs(job->timeout_jiffies));
+	seq_putc(m, '\n');
+}
