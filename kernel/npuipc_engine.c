@@ -16,7 +16,10 @@
  *
  *   drm_device.filelist_mutex (debugfs: listing files)
  *       -> npuipc_file.objects' xa_lock, then npuipc_stream.lock,
- *          npuipc_event.lock or npuipc_notify.lock, one at a time
+ *          npuipc_event.lock or npuipc_notify.lock, one at a time; and
+ *          what freeing an object takes, as the listing may drop its last
+ *          reference: npuipc_notify.lock then npuipc_file.owned_lock, a
+ *          dma_fence's lock, waiting for a stream's work items
  *   npuipc_file.copy_worker_lock (choosing a file's copy worker)
  *       -> npuipc_copy_workers_lock -> the cgroup core's locks
  *   npuipc_stream.submit_lock (one SUBMIT at a time per stream)
@@ -25,7 +28,8 @@
  *   an exported dma-buf's dma_resv lock -> npuipc_export.lock
  *
  * A job's fence_lock is held while its fence signals: the callbacks run
- * under it only take a stream's claim (an atomic) or queue work. A
+ * under it only take a stream's claim (an atomic), queue work or wake an
+ * event's pollers. A
  * notify's lock is never held with its owner's owned_lock. Queueing work
  * (the workqueue's and the kthread worker's own locks) may happen under
  * any lock above.
@@ -40,13 +44,10 @@
 #include <linux/llist.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
-#include <linux/slab.h>
 #include <linux/workqueue.h>
 
 #include "npuipc_copy_worker.h"
-#include "npuipc_drv.h"
 #include "npuipc_engine.h"
-#include "npuipc_event.h"
 #include "npuipc_file.h"
 #include "npuipc_job.h"
 #include "npuipc_notify.h"
@@ -153,6 +154,12 @@ bool npuipc_engine_try_claim(struct npuipc_stream *stream)
 {
 	return atomic_cmpxchg(&stream->claim, NPUIPC_STREAM_IDLE, NPUIPC_STREAM_CLAIMED) ==
 	       NPUIPC_STREAM_IDLE;
+}
+
+/* Whether nobody runs the stream now: a submit may then run it directly. */
+bool npuipc_engine_stream_idle(struct npuipc_stream *stream)
+{
+	return atomic_read(&stream->claim) == NPUIPC_STREAM_IDLE;
 }
 
 /*
@@ -306,6 +313,11 @@ static void npuipc_completion_release(struct npuipc_completion *c)
 	}
 	if (queue)
 		queue_work(system_unbound_wq, &npuipc_release_work);
+}
+
+static bool npuipc_job_expired(struct npuipc_job *job)
+{
+	return job->deadline_armed && time_after_eq(jiffies, job->deadline);
 }
 
 /*

@@ -15,6 +15,7 @@ void npuipc_engine_fini_stream(struct npuipc_stream *stream);
 
 void npuipc_engine_kick(struct npuipc_stream *stream);
 bool npuipc_engine_try_claim(struct npuipc_stream *stream);
+bool npuipc_engine_stream_idle(struct npuipc_stream *stream);
 void npuipc_engine_run_direct(struct npuipc_stream *stream);
 
 #endif /* __NPUIPC_ENGINE_H__ */

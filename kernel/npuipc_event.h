@@ -21,8 +21,6 @@ struct npuipc_event {
 	struct dma_fence_cb poll_cb;
 };
 
-extern const struct npuipc_object_funcs npuipc_event_funcs;
-
 static inline struct npuipc_event *to_npuipc_event(struct npuipc_object *obj)
 {
 	return container_of(obj, struct npuipc_event, base);

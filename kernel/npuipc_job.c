@@ -295,7 +295,7 @@ static int npuipc_job_wait_syncobj(struct npuipc_job *job, struct drm_file *file
 
 /* Checks one job and takes what it refers to; all or nothing is the caller's. */
 int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
-			    struct drm_file *file)
+		     struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	bool uses_buffers = in->kind == NPUIPC_JOB_COPY || in->kind == NPUIPC_JOB_FILL;

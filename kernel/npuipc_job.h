@@ -3,7 +3,6 @@
 #define __NPUIPC_JOB_H__
 
 #include <linux/dma-fence.h>
-#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/spinlock.h>
@@ -48,6 +47,7 @@ struct npuipc_job {
 
 	struct npuipc_event *event;
 	struct npuipc_notify *notify;
+	/* The notify's lock protects notify_node, notify_parked and notify_satisfied. */
 	struct list_head notify_node;	/* in notify->waiters while parked */
 	bool notify_parked;
 	bool notify_satisfied;
@@ -59,11 +59,6 @@ struct npuipc_job {
 static inline bool npuipc_job_is_bulk(const struct npuipc_job *job)
 {
 	return job->kind == NPUIPC_JOB_COPY || job->kind == NPUIPC_JOB_FILL;
-}
-
-static inline bool npuipc_job_expired(const struct npuipc_job *job)
-{
-	return job->deadline_armed && time_after_eq(jiffies, job->deadline);
 }
 
 struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream);

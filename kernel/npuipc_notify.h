@@ -26,8 +26,6 @@ struct npuipc_notify {
 	wait_queue_head_t poll_wq;
 };
 
-extern const struct npuipc_object_funcs npuipc_notify_funcs;
-
 static inline struct npuipc_notify *to_npuipc_notify(struct npuipc_object *obj)
 {
 	return container_of(obj, struct npuipc_notify, base);

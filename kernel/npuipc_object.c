@@ -9,16 +9,12 @@
 #include <linux/fs.h>
 #include <linux/anon_inodes.h>
 #include <linux/nospec.h>
-#include <linux/slab.h>
 
 #include <drm/drm_file.h>
 
 #include "npuipc_drv.h"
-#include "npuipc_event.h"
 #include "npuipc_file.h"
-#include "npuipc_notify.h"
 #include "npuipc_object.h"
-#include "npuipc_stream.h"
 #include "drm/npuipc_drm.h"
 
 /* Every type, by NPUIPC_OBJ_*: what OBJ_CREATE and OBJ_IMPORT choose from. */
@@ -157,10 +153,12 @@ int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 		return PTR_ERR(obj);
 
 	ret = -EINVAL;
-	if (npuipc_refuse(drm, !obj->funcs->fops))	/* a stream */
+	if (!obj->funcs->fops || (sync_file && !obj->funcs->export_sync_file)) {
+		drm_dbg_driver(drm, "%s: refused: handle %u is a %s, which exports no %s\n",
+			       __func__, args->handle, obj->funcs->name,
+			       sync_file ? "sync_file" : "fd");
 		goto out_put;
-	if (npuipc_refuse(drm, sync_file && !obj->funcs->export_sync_file))
-		goto out_put;
+	}
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {

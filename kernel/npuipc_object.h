@@ -12,6 +12,7 @@ struct drm_file;
 struct drm_npuipc_wait;
 struct file;
 struct file_operations;
+struct inode;
 struct npuipc_file;
 struct npuipc_object;
 struct seq_file;
@@ -19,7 +20,7 @@ struct seq_file;
 /*
  * What a type of object (NPUIPC_OBJ_*) does, in the style of
  * drm_gem_object_funcs: the ioctls of npuipc_object.c and the file's
- * handle table reach streams, events and notifies only through these.
+ * handle table reach streams, events and notifies through these.
  */
 struct npuipc_object_funcs {
 	u32 type;		/* NPUIPC_OBJ_* */
@@ -61,6 +62,11 @@ struct npuipc_object {
 	const struct npuipc_object_funcs *funcs;
 	struct kref kref;
 };
+
+/* The types, defined each in its own file. */
+extern const struct npuipc_object_funcs npuipc_stream_funcs;
+extern const struct npuipc_object_funcs npuipc_event_funcs;
+extern const struct npuipc_object_funcs npuipc_notify_funcs;
 
 static inline u32 npuipc_object_type(const struct npuipc_object *obj)
 {

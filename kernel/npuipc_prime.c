@@ -9,7 +9,9 @@
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
+#include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -23,6 +25,20 @@
 #include "npuipc_gem.h"
 #include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
+
+/* One exported range of a buffer: the dma-buf's private data. */
+struct npuipc_export {
+	struct npuipc_bo *bo;		/* holds a GEM reference */
+	struct dma_buf *dmabuf;
+	pgoff_t first_page;
+	pgoff_t npages;
+	bool read_only;
+	pid_t exporter_pid;
+	/* Protects importers and the mappings hung on attachments' priv */
+	struct mutex lock;
+	int importers;
+	struct list_head node;		/* in npuipc_device.exports */
+};
 
 static const char *const npuipc_page_class_names[NPUIPC_PAGE_CLASS_COUNT] = {
 	[NPUIPC_PAGE_CLASS_NORMAL] = "normal",

@@ -24,7 +24,6 @@
 /* Submits of up to this many jobs are copied in without allocating. */
 #define NPUIPC_SUBMIT_ON_STACK		2
 
-
 static struct npuipc_object *npuipc_stream_create(struct npuipc_file *nfile)
 {
 	struct npuipc_stream *stream = kzalloc(sizeof(*stream), GFP_KERNEL_ACCOUNT);
@@ -277,7 +276,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	 * and event latencies). COPY and FILL always go to the engine.
 	 */
 	direct = !stream->queued && !npuipc_job_is_bulk(jobs[0]) &&
-		 atomic_read(&stream->claim) == NPUIPC_STREAM_IDLE;
+		 npuipc_engine_stream_idle(stream);
 	for (i = 0; i < parsed; i++) {
 		/* Records publish in submission order, before anyone can wait. */
 		if (jobs[i]->kind == NPUIPC_JOB_RECORD_EVENT)

@@ -48,14 +48,13 @@ struct npuipc_stream {
 	atomic_t claim;
 	struct list_head claim_node;	/* in a hand-off's claimed streams */
 	ktime_t last_signal;		/* the claim's holder's: latest fence timestamp */
-	struct dma_fence *last;	/* fence of the last submitted job */
+	/* Fence of the last submitted job; written holding submit_lock too. */
+	struct dma_fence *last;
 
 	struct work_struct work;	/* on the engine's high-priority queue */
 	struct kthread_work bulk_work;	/* COPY and FILL, on its file's copy worker */
 	struct delayed_work timeout_work;
 };
-
-extern const struct npuipc_object_funcs npuipc_stream_funcs;
 
 static inline struct npuipc_stream *to_npuipc_stream(struct npuipc_object *obj)
 {
