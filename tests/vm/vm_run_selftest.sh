@@ -67,7 +67,7 @@ expect_log() {
 }
 
 echo "TAP version 13"
-echo "1..22"
+echo "1..24"
 expect_status 0 "a succeeding command exits 0" -- -- true
 expect_status 7 "the command's exit status is vm-run's" -- -- sh -c 'exit 7'
 expect_status 0 "module parameters reach the module" \
@@ -131,4 +131,11 @@ expect_cmd 0 "a copy of tools/ under /var/tmp runs its own guest with --module" 
 	sh "$copy/tools/vm-guest"
 expect_true "the copy built its own initramfs under its build/vm" \
 	bash -c 'ls "$1"/build/vm/initramfs-*.cpio.gz > /dev/null 2>&1' sh "$copy"
+
+# Mock PCI NPUs: ivshmem devices on a q35 machine, unplugged and plugged
+# back by the guest through QEMU's monitor.
+expect_status 2 "--pci-npu refuses a size that is not a power of two" \
+	-- --no-module --pci-npu 3M -- true
+expect_status 0 "--pci-npu devices have their BAR2 sizes, and the guest unplugs and plugs them through tools/vm-qmp" \
+	-- --no-module --pci-npu 64M --pci-npu 128M -- "$top/tests/vm/pci_npu_hotplug_guest.sh"
 [ "$failed" = 0 ]
