@@ -20,6 +20,7 @@
 #include "npuipc_file.h"
 #include "npuipc_gem.h"
 #include "npuipc_object.h"
+#include "npuipc_pci.h"
 #include "npuipc_prime.h"
 #include "npuipc_stream.h"
 #include "npuipc_vdev.h"
@@ -129,7 +130,7 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (npuipc_refuse(drm, args->pad || args->uapi_version || args->device_index ||
 	    args->mem_total || args->mem_free || args->caps ||
-	    args->caller_tgid || args->pad2))
+	    args->caller_tgid || args->pad2 || args->pci_address || args->pad3))
 		return -EINVAL;
 
 	args->uapi_version = NPUIPC_UAPI_VERSION;
@@ -139,6 +140,7 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 	args->caps = ndev->caps;
 	/* The PID an IPC exporter lists: the same from every namespace. */
 	args->caller_tgid = task_tgid_nr(current);
+	args->pci_address = ndev->pci_address;
 	return 0;
 }
 
@@ -196,12 +198,22 @@ static int __init npuipc_init(void)
 		return ret;
 	ret = npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
 	if (ret)
-		npuipc_engine_fini();
+		goto err_engine;
+	ret = npuipc_pci_register(num_devices);
+	if (ret)
+		goto err_vdevs;
+	return 0;
+
+err_vdevs:
+	npuipc_vdev_destroy_all();
+err_engine:
+	npuipc_engine_fini();
 	return ret;
 }
 
 static void __exit npuipc_exit(void)
 {
+	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
 	npuipc_engine_fini();
 }

@@ -20,6 +20,8 @@
 #define NPUIPC_MAX_VIRTUAL_DEVICES	16
 #define NPUIPC_MAX_MEM_MIB		(64 * 1024)
 
+struct gen_pool;
+
 struct npuipc_device {
 	struct drm_device drm;
 	unsigned int index;
@@ -38,7 +40,22 @@ struct npuipc_device {
 	struct mutex exports_lock;
 	/* Live dma-bufs exported from this device's buffers. */
 	struct list_head exports;
+
+	/*
+	 * A PCI device's memory (npuipc_pci.c): its BAR at @bar_phys, mapped
+	 * write-combined at @bar, allocated from @bar_pool (whose addresses
+	 * start at NPUIPC_BAR_POOL_BASE: a gen_pool takes 0 for failure, and
+	 * aligns addresses, so the base is aligned to the largest page class,
+	 * as the BAR is to its size).
+	 * NULL for a virtual device, whose memory is RAM.
+	 */
+	struct gen_pool *bar_pool;
+	phys_addr_t bar_phys;
+	void __iomem *bar;
+	u32 pci_address;	/* GET_INFO's */
 };
+
+#define NPUIPC_BAR_POOL_BASE	SZ_1G
 
 /*
  * Objects alive in the whole module, by kind, for debugfs (npuipc_state)

@@ -6,11 +6,13 @@
  * their exporter, freed by letting go of the dma-buf.
  */
 #include <linux/dma-buf.h>
+#include <linux/genalloc.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_vma_manager.h>
@@ -55,22 +57,29 @@ static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
 	return 0;
 }
 
-/* Checks a mapping of npuipc memory and makes it a PFN map of its pages. */
-int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only)
+/*
+ * Checks a mapping of npuipc memory and makes it a PFN map of @mem:
+ * write-combined for a BAR, as a GPU driver maps its VRAM.
+ */
+int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem,
+			bool read_only)
 {
 	int ret = npuipc_mmap_check(vma, read_only);
 
-	if (!ret)
-		vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-	return ret;
+	if (ret)
+		return ret;
+	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	if (!mem->pages)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	return 0;
 }
 
 /* The pages a fault maps and where, for npuipc_fault_pte(). */
 struct npuipc_fault_map {
 	struct vm_area_struct *vma;
 	struct mm_struct *mm;
-	struct page **pages;
-	pgoff_t first;		/* index in @pages of the page at @start */
+	const struct npuipc_mem *mem;
+	pgoff_t first;		/* index in @mem of the page at @start */
 	unsigned long start;
 	pgprot_t prot;
 };
@@ -83,23 +92,24 @@ static int npuipc_fault_pte(pte_t *pte, unsigned long addr, void *data)
 	/* What a racing fault mapped is the same page: leave it. */
 	if (pte_none(ptep_get(pte))) {
 		set_pte_at(map->mm, addr, pte,
-			   pte_mkspecial(pfn_pte(page_to_pfn(map->pages[i]), map->prot)));
+			   pte_mkspecial(pfn_pte(npuipc_mem_pfn(map->mem, i), map->prot)));
 		update_mmu_cache(map->vma, addr, pte);
 	}
 	return 0;
 }
 
 /*
- * Maps page @index of @pages at the faulting address, and with it the rest
+ * Maps page @index of @mem at the faulting address, and with it the rest
  * of its 2 MiB window (NPUIPC_CHUNK_PAGES, within the VMA and @npages), as
  * the page cache maps pages around a fault. 6.1 gives a PFN map no PMD
  * entries, so this is how touching 2 MiB costs one fault rather than 512;
  * and the window's entries are written in one page-table walk under one
  * lock (apply_to_page_range()), not one vmf_insert_pfn() each. They are
  * special entries, as vmf_insert_pfn() writes them: no struct page is
- * referenced, and every page of a buffer is ordinary write-back RAM.
+ * referenced, and every page of a buffer is ordinary write-back RAM or,
+ * for a BAR, I/O memory mapped write-combined.
  */
-vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
+vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -108,7 +118,7 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
 	struct npuipc_fault_map map = {
 		.vma = vma,
 		.mm = vma->vm_mm,
-		.pages = pages,
+		.mem = mem,
 		.prot = vma->vm_page_prot,
 	};
 	pgoff_t last;
@@ -128,13 +138,26 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
 	return VM_FAULT_NOPAGE;
 }
 
+/*
+ * A BAR is gone with its device: once unplugged (its mappings revoked),
+ * touching its memory is SIGBUS. RAM outlives the device.
+ */
 static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
+	vm_fault_t ret;
+	int idx;
 
-	return npuipc_fault_pages(vmf, bo->pages, obj->size >> PAGE_SHIFT,
-				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
+	if (bo->mem.pages)
+		return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
+					  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
+	if (!drm_dev_enter(obj->dev, &idx))
+		return VM_FAULT_SIGBUS;
+	ret = npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
+				 vmf->pgoff - drm_vma_node_start(&obj->vma_node));
+	drm_dev_exit(idx);
+	return ret;
 }
 
 static const struct vm_operations_struct npuipc_bo_vm_ops = {
@@ -149,7 +172,7 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	int ret;
 
 	if (!bo->dmabuf)
-		return npuipc_mmap_prepare(vma, bo->bo_flags & NPUIPC_BO_READ_ONLY);
+		return npuipc_mmap_prepare(vma, &bo->mem, bo->bo_flags & NPUIPC_BO_READ_ONLY);
 
 	/*
 	 * An import is mapped by its exporter, which alone knows the memory
@@ -177,19 +200,20 @@ static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
 	pgoff_t i;
 
 	for (i = 0; i < npages; i++) {
-		if (bo->pages[i])
-			__free_page(bo->pages[i]);
+		if (bo->mem.pages[i])
+			__free_page(bo->mem.pages[i]);
 		if (!(i & (NPUIPC_CHUNK_PAGES - 1)))
 			cond_resched();
 	}
-	kvfree(bo->pages);
-	bo->pages = NULL;
+	kvfree(bo->mem.pages);
+	bo->mem.pages = NULL;
 }
 
 static void npuipc_bo_free(struct drm_gem_object *obj)
 {
 	struct npuipc_device *ndev = to_npuipc(obj->dev);
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
+	bool bo_was_import = bo->dmabuf;
 
 	if (bo->dmabuf) {
 		atomic_dec(&ndev->live_imports);
@@ -198,13 +222,19 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
 	} else {
-		npuipc_bo_free_pages(bo, obj->size >> PAGE_SHIFT);
+		if (bo->mem.pages)
+			npuipc_bo_free_pages(bo, obj->size >> PAGE_SHIFT);
+		else
+			gen_pool_free(ndev->bar_pool, bo->bar_addr, obj->size);
 		npuipc_mem_uncharge(ndev, obj->size);
 	}
 	drm_gem_free_mmap_offset(obj);
 	drm_gem_object_release(obj);
 	atomic_dec(&ndev->live_objects);
 	kfree(bo);
+	/* Taken at creation: the device, and its BAR's pool, outlive its buffers. */
+	if (!bo_was_import)
+		drm_dev_put(&ndev->drm);
 }
 
 /*
@@ -273,8 +303,8 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 	pgoff_t npages = size >> PAGE_SHIFT, i, j;
 	struct page *page;
 
-	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL_ACCOUNT);
-	if (!bo->pages)
+	bo->mem.pages = kvcalloc(npages, sizeof(*bo->mem.pages), GFP_KERNEL_ACCOUNT);
+	if (!bo->mem.pages)
 		return -ENOMEM;
 
 	for (i = 0; i < npages; i += 1UL << order) {
@@ -294,10 +324,45 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 		if (order)
 			split_page(page, order);
 		for (j = 0; j < 1UL << order; j++)
-			bo->pages[i + j] = nth_page(page, j);
+			bo->mem.pages[i + j] = nth_page(page, j);
 		cond_resched();
 	}
 	return 0;
+}
+
+/*
+ * A range of the device's BAR, aligned to the class's page size, zeroed
+ * 2 MiB at a time (a user may have left anything in the range).
+ */
+static int npuipc_bo_alloc_bar(struct npuipc_device *ndev, struct npuipc_bo *bo, u64 size)
+{
+	struct genpool_data_align align = { .align = npuipc_page_class_size(bo->page_class) };
+	int idx, ret = 0;
+	u64 done;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	bo->bar_addr = gen_pool_alloc_algo(ndev->bar_pool, size, gen_pool_first_fit_align,
+					   &align);
+	if (!bo->bar_addr) {
+		ret = -ENOMEM;	/* the budget fits, but no aligned range is free */
+		goto out;
+	}
+	bo->mem.phys = ndev->bar_phys + (bo->bar_addr - NPUIPC_BAR_POOL_BASE);
+	bo->mem.iomem = ndev->bar + (bo->bar_addr - NPUIPC_BAR_POOL_BASE);
+	bo->mem.dev = &ndev->drm;
+	for (done = 0; done < size; done += SZ_2M) {
+		if (fatal_signal_pending(current)) {
+			gen_pool_free(ndev->bar_pool, bo->bar_addr, size);
+			ret = -EINTR;
+			goto out;
+		}
+		memset_io(bo->mem.iomem + done, 0, min_t(u64, SZ_2M, size - done));
+		cond_resched();
+	}
+out:
+	drm_dev_exit(idx);
+	return ret;
 }
 
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
@@ -328,10 +393,14 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 		goto err_uncharge;
 	}
 	bo->page_class = args->page_class;
-	ret = npuipc_bo_alloc_pages(bo, args->size);
+	if (ndev->bar_pool)
+		ret = npuipc_bo_alloc_bar(ndev, bo, args->size);
+	else
+		ret = npuipc_bo_alloc_pages(bo, args->size);
 	if (ret)
 		goto err_free_bo;
 
+	drm_dev_get(drm);	/* put in npuipc_bo_free() */
 	return npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 
 err_free_bo:

@@ -3,6 +3,8 @@
 #define __NPUIPC_GEM_H__
 
 #include <linux/dma-direction.h>
+#include <linux/highmem.h>
+#include <linux/io.h>
 #include <linux/mm_types.h>
 #include <drm/drm_gem.h>
 
@@ -17,7 +19,58 @@ struct sg_table;
 #define NPUIPC_CHUNK_PAGES	(1UL << NPUIPC_CHUNK_ORDER)
 
 /*
- * A buffer object: either device memory this device owns (@pages), or an
+ * Where memory lies, page by page: system RAM (@pages, one entry per 4 KiB
+ * page), or a range of a PCI device's BAR (@phys, mapped write-combined in
+ * the kernel at @iomem), which has no struct pages and goes with its
+ * device @dev (drm_dev_enter() around every access). Neither: another
+ * exporter's memory, which npuipc never touches.
+ */
+struct npuipc_mem {
+	struct page **pages;
+	phys_addr_t phys;
+	void __iomem *iomem;
+	struct drm_device *dev;
+};
+
+/* The view of @mem from page @first on. */
+static inline struct npuipc_mem npuipc_mem_from(const struct npuipc_mem *mem, pgoff_t first)
+{
+	struct npuipc_mem view = { NULL };
+
+	if (mem->pages)
+		view.pages = mem->pages + first;
+	else if (mem->iomem)
+		view = (struct npuipc_mem){ .phys = mem->phys + ((phys_addr_t)first << PAGE_SHIFT),
+					    .iomem = mem->iomem + (first << PAGE_SHIFT),
+					    .dev = mem->dev };
+	return view;
+}
+
+static inline unsigned long npuipc_mem_pfn(const struct npuipc_mem *mem, pgoff_t i)
+{
+	return mem->pages ? page_to_pfn(mem->pages[i]) : PHYS_PFN(mem->phys) + i;
+}
+
+/*
+ * A kernel address of page @i, until npuipc_mem_unmap_page() (in reverse
+ * order of mapping). BAR memory is I/O memory: x86 reaches a
+ * write-combined mapping of it with plain loads and stores.
+ */
+static inline void *npuipc_mem_map_page(const struct npuipc_mem *mem, pgoff_t i)
+{
+	if (mem->pages)
+		return kmap_local_page(mem->pages[i]);
+	return (void __force *)(mem->iomem + (i << PAGE_SHIFT));
+}
+
+static inline void npuipc_mem_unmap_page(const struct npuipc_mem *mem, void *addr)
+{
+	if (mem->pages)
+		kunmap_local(addr);
+}
+
+/*
+ * A buffer object: either device memory this device owns (@mem), or an
  * import of a dma-buf (@dmabuf), which is mapped through its exporter.
  */
 struct npuipc_bo {
@@ -27,17 +80,19 @@ struct npuipc_bo {
 	u32 bo_flags;
 
 	/*
-	 * One entry per 4 KiB page, for the engine and for faults. Owned
-	 * memory: its own pages. An npuipc import: the exporter's array at the
-	 * export's first page (the dma-buf keeps it alive). A foreign import:
-	 * NULL (mapped by its exporter, never copied by the engine).
+	 * Its memory, for the engine and for faults. Owned memory: its own
+	 * pages, or its range of the device's BAR (at @bar_addr in the BAR's
+	 * pool). An npuipc import: the exporter's, from the export's first
+	 * page on (the dma-buf keeps it alive). A foreign import: neither
+	 * (mapped by its exporter, never copied by the engine).
 	 */
-	struct page **pages;
+	struct npuipc_mem mem;
+	unsigned long bar_addr;
 
 	/*
 	 * Imports: the dma-buf, this device's attachment and, for a foreign
 	 * dma-buf, its mapping (which makes the exporter pin its memory).
-	 * npuipc's own memory is reached through @pages: no mapping is made.
+	 * npuipc's own memory is reached through @mem: no mapping is made.
 	 */
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attach;
@@ -52,8 +107,9 @@ static inline struct npuipc_bo *to_npuipc_bo(struct drm_gem_object *obj)
 
 u64 npuipc_page_class_size(u32 page_class);
 
-int npuipc_mmap_prepare(struct vm_area_struct *vma, bool read_only);
-vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, struct page **pages,
+int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem,
+			bool read_only);
+vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index);
 
 /* A filled-in @bo as a GEM object with a handle in @file. */

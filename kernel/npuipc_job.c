@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/sync_file.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_syncobj.h>
@@ -172,18 +173,49 @@ static void npuipc_engine_copy(void *dst, const void *src, size_t n)
 	}
 }
 
+/* Leaves what npuipc_job_enter() entered. */
+static void npuipc_job_exit(struct npuipc_job *job, const int idx[2])
+{
+	if (job->dst->mem.dev)
+		drm_dev_exit(idx[0]);
+	if (job->src && job->src->mem.dev)
+		drm_dev_exit(idx[1]);
+}
+
+/*
+ * Enters the devices whose BARs the job's buffers lie in, for one stretch
+ * of work: false (nothing entered) once one is unplugged.
+ */
+static bool npuipc_job_enter(struct npuipc_job *job, int idx[2])
+{
+	if (job->dst->mem.dev && !drm_dev_enter(job->dst->mem.dev, &idx[0]))
+		return false;
+	if (job->src && job->src->mem.dev && !drm_dev_enter(job->src->mem.dev, &idx[1])) {
+		if (job->dst->mem.dev)
+			drm_dev_exit(idx[0]);
+		return false;
+	}
+	return true;
+}
+
 /*
  * Copies or fills page by page, checking the device's job timeout. The
  * timeout counts the copy worker's CPU time: a worker throttled by its
  * cgroup's cpu.max, or sharing a CPU, is not a job that overran. Ten times
  * the timeout of wall time is the backstop.
+ * BAR memory is touched only while its device is there (-ENODEV after).
  */
 int npuipc_job_copy_fill(struct npuipc_job *job)
 {
 	unsigned int timeout_ms = min(READ_ONCE(npuipc_job_timeout_ms), NPUIPC_MAX_JOB_TIMEOUT_MS);
 	unsigned long backstop = jiffies + 1 + msecs_to_jiffies(10 * timeout_ms);
 	u64 cpu_start = current->se.sum_exec_runtime;
+	const struct npuipc_mem *dmem = &job->dst->mem, *smem = job->src ? &job->src->mem : NULL;
 	u64 done = 0;
+	int idx[2];
+
+	if (!npuipc_job_enter(job, idx))
+		return -ENODEV;
 
 	while (done < job->size) {
 		u64 d = job->dst_offset + done, s = job->src_offset + done;
@@ -192,27 +224,27 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 
 		if (job->src)
 			n = min_t(size_t, n, PAGE_SIZE - offset_in_page(s));
-		dst = kmap_local_page(job->dst->pages[d >> PAGE_SHIFT]);
-		if (job->src) {
-			struct page *src_page = job->src->pages[s >> PAGE_SHIFT];
-			void *src = kmap_local_page(src_page);
+		dst = npuipc_mem_map_page(dmem, d >> PAGE_SHIFT);
+		if (smem) {
+			void *src = npuipc_mem_map_page(smem, s >> PAGE_SHIFT);
 
 			/*
 			 * Ranges aliasing the same memory (through an import)
 			 * copy like memcpy: undefined contents, but nothing
 			 * outside them is touched.
 			 */
-			if (src_page == job->dst->pages[d >> PAGE_SHIFT])
+			if (npuipc_mem_pfn(smem, s >> PAGE_SHIFT) == npuipc_mem_pfn(dmem, d >> PAGE_SHIFT))
 				memmove(dst + offset_in_page(d), src + offset_in_page(s), n);
 			else
 				npuipc_engine_copy(dst + offset_in_page(d), src + offset_in_page(s), n);
-			kunmap_local(src);
+			npuipc_mem_unmap_page(smem, src);
 		} else {
 			memset(dst + offset_in_page(d), job->value, n);
 		}
-		kunmap_local(dst);
+		npuipc_mem_unmap_page(dmem, dst);
 		done += n;
 		if (!(d & (SZ_1M - 1))) {
+			npuipc_job_exit(job, idx);
 			if (current->se.sum_exec_runtime - cpu_start > (u64)timeout_ms * NSEC_PER_MSEC ||
 			    time_after(jiffies, backstop))
 				return -ETIMEDOUT;
@@ -220,8 +252,11 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 			if (READ_ONCE(job->stream->dying))
 				return -ECANCELED;
 			cond_resched();
+			if (!npuipc_job_enter(job, idx))
+				return -ENODEV;
 		}
 	}
+	npuipc_job_exit(job, idx);
 	return 0;
 }
 

@@ -46,9 +46,10 @@ static const char *const npuipc_page_class_names[NPUIPC_PAGE_CLASS_COUNT] = {
 	[NPUIPC_PAGE_CLASS_HUGE1G] = "huge1g",
 };
 
-static struct page **npuipc_export_pages(struct npuipc_export *exp)
+/* The export's memory: its buffer's, from the export's first page on. */
+static struct npuipc_mem npuipc_export_mem(struct npuipc_export *exp)
 {
-	return exp->bo->pages + exp->first_page;
+	return npuipc_mem_from(&exp->bo->mem, exp->first_page);
 }
 
 static struct npuipc_device *npuipc_export_device(struct npuipc_export *exp)
@@ -83,17 +84,45 @@ static void npuipc_dmabuf_detach(struct dma_buf *dmabuf,
 	mutex_unlock(&exp->lock);
 }
 
-/* One device mapping of an export: what CPU-access syncs must sync. */
+/*
+ * One device mapping of an export: what CPU-access syncs must sync. A BAR
+ * has no struct pages: its one entry holds only a DMA address
+ * (dma_map_resource()), and write-combined I/O memory needs no sync.
+ */
 struct npuipc_mapping {
 	struct sg_table sgt;
 	enum dma_data_direction dir;
+	bool resource;
 };
+
+/* @map's table for BAR memory at @phys: one entry, a DMA address only. */
+static int npuipc_map_bar(struct npuipc_mapping *map, struct device *dev, phys_addr_t phys,
+			  size_t size, enum dma_data_direction dir)
+{
+	dma_addr_t addr;
+	int ret;
+
+	ret = sg_alloc_table(&map->sgt, 1, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		return ret;
+	addr = dma_map_resource(dev, phys, size, dir, 0);
+	if (dma_mapping_error(dev, addr)) {
+		sg_free_table(&map->sgt);
+		return -ENOMEM;
+	}
+	map->sgt.sgl->length = size;
+	sg_dma_address(map->sgt.sgl) = addr;
+	sg_dma_len(map->sgt.sgl) = size;
+	map->resource = true;
+	return 0;
+}
 
 static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 					  enum dma_data_direction dir)
 {
 	struct npuipc_export *exp = attach->dmabuf->priv;
 	struct npuipc_mapping *map;
+	struct npuipc_mem mem;
 	int ret;
 
 	/* A device that may write cannot map read-only memory. */
@@ -104,14 +133,21 @@ static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 	if (!map)
 		return ERR_PTR(-ENOMEM);
 	map->dir = dir;
-	ret = sg_alloc_table_from_pages(&map->sgt, npuipc_export_pages(exp), exp->npages,
+	mem = npuipc_export_mem(exp);
+	if (!mem.pages) {
+		ret = npuipc_map_bar(map, attach->dev, mem.phys, exp->npages << PAGE_SHIFT, dir);
+		if (ret)
+			goto err_free;
+		goto out;
+	}
+	ret = sg_alloc_table_from_pages(&map->sgt, mem.pages, exp->npages,
 					0, exp->npages << PAGE_SHIFT, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_free;
 	ret = dma_map_sgtable(attach->dev, &map->sgt, dir, 0);
 	if (ret)
 		goto err_free_table;
-
+out:
 	/* The core caches it (cache_sgt_mapping): one mapping per attachment. */
 	mutex_lock(&exp->lock);
 	attach->priv = map;
@@ -134,7 +170,11 @@ static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
 	mutex_lock(&exp->lock);
 	attach->priv = NULL;
 	mutex_unlock(&exp->lock);
-	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	if (map->resource)
+		dma_unmap_resource(attach->dev, sg_dma_address(sgt->sgl), sg_dma_len(sgt->sgl),
+				   dir, 0);
+	else
+		dma_unmap_sgtable(attach->dev, sgt, dir, 0);
 	sg_free_table(sgt);
 	kfree(map);
 }
@@ -174,7 +214,7 @@ static int npuipc_dmabuf_sync(struct dma_buf *dmabuf,
 	list_for_each_entry(attach, &dmabuf->attachments, node) {
 		struct npuipc_mapping *map = attach->priv;
 
-		if (!map)
+		if (!map || map->resource)
 			continue;
 		if (for_cpu && map->dir != DMA_TO_DEVICE)
 			dma_sync_sgtable_for_cpu(attach->dev, &map->sgt, map->dir);
@@ -198,12 +238,21 @@ static int npuipc_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 	return npuipc_dmabuf_sync(dmabuf, dir, false);
 }
 
+/* As npuipc_bo_vm_fault(): BAR memory is SIGBUS once its device is unplugged. */
 static vm_fault_t npuipc_dmabuf_vm_fault(struct vm_fault *vmf)
 {
 	struct npuipc_export *exp = vmf->vma->vm_private_data;
+	struct npuipc_mem mem = npuipc_export_mem(exp);
+	vm_fault_t ret;
+	int idx;
 
-	return npuipc_fault_pages(vmf, npuipc_export_pages(exp), exp->npages,
-				  vmf->pgoff);
+	if (mem.pages)
+		return npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
+	if (!drm_dev_enter(exp->bo->base.dev, &idx))
+		return VM_FAULT_SIGBUS;
+	ret = npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
+	drm_dev_exit(idx);
+	return ret;
 }
 
 /* The mapping holds the dma-buf's file, and so the export, alive. */
@@ -214,10 +263,11 @@ static const struct vm_operations_struct npuipc_dmabuf_vm_ops = {
 static int npuipc_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
 	struct npuipc_export *exp = dmabuf->priv;
+	struct npuipc_mem mem = npuipc_export_mem(exp);
 	int ret;
 
 	/* The dma-buf core has checked that the range lies in the dma-buf. */
-	ret = npuipc_mmap_prepare(vma, exp->read_only);
+	ret = npuipc_mmap_prepare(vma, &mem, exp->read_only);
 	if (ret)
 		return ret;
 	vma->vm_ops = &npuipc_dmabuf_vm_ops;
@@ -400,7 +450,7 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	 * limits; DMABUF_DEBUG mangles it).
 	 */
 	if (exp) {
-		bo->pages = exp->bo->pages + exp->first_page;
+		bo->mem = npuipc_export_mem(exp);
 	} else {
 		bo->sgt = dma_buf_map_attachment_unlocked(bo->attach, bo->dir);
 		if (IS_ERR(bo->sgt)) {
@@ -423,6 +473,17 @@ err_free_bo:
 err_put_dmabuf:
 	dma_buf_put(dmabuf);
 	return ret;
+}
+
+/* Removes every user mapping of the dma-bufs exported from @ndev. */
+void npuipc_exports_revoke_mappings(struct npuipc_device *ndev)
+{
+	struct npuipc_export *exp;
+
+	mutex_lock(&ndev->exports_lock);
+	list_for_each_entry(exp, &ndev->exports, node)
+		unmap_mapping_range(exp->dmabuf->file->f_mapping, 0, 0, 1);
+	mutex_unlock(&ndev->exports_lock);
 }
 
 void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev)

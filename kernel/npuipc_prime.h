@@ -12,6 +12,7 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 
+void npuipc_exports_revoke_mappings(struct npuipc_device *ndev);
 void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev);
 
 #endif /* __NPUIPC_PRIME_H__ */

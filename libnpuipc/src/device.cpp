@@ -48,6 +48,7 @@ Result<DeviceInfo> query_info(int fd)
     info.mem_free = args.mem_free;
     info.caps = args.caps;
     info.caller_tgid = args.caller_tgid;
+    info.pci_address = args.pci_address;
     return info;
 }
 

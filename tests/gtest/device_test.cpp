@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "drm/npuipc_drm.h"
 
@@ -19,33 +24,73 @@ long module_param_num_devices()
     return n;
 }
 
+// The mock PCI NPUs the module binds (bind_ivshmem=1): QEMU's ivshmem
+// devices, PCI 1af4:1110, in address order (the probe order), as
+// domain << 16 | bus << 8 | devfn.
+std::vector<uint32_t> bound_pci_npus()
+{
+    std::ifstream bind("/sys/module/npuipc/parameters/bind_ivshmem");
+    std::string yes;
+    bind >> yes;
+    std::vector<uint32_t> addresses;
+    if (yes != "Y")
+        return addresses;
+    DIR *dir = opendir("/sys/bus/pci/devices");
+    if (!dir)
+        return addresses;
+    while (const dirent *e = readdir(dir)) {
+        std::string base = std::string("/sys/bus/pci/devices/") + e->d_name;
+        std::string vendor, device;
+        std::ifstream(base + "/vendor") >> vendor;
+        std::ifstream(base + "/device") >> device;
+        unsigned domain, bus, slot, fn;
+        if (vendor == "0x1af4" && device == "0x1110" &&
+            std::sscanf(e->d_name, "%x:%x:%x.%x", &domain, &bus, &slot, &fn) == 4)
+            addresses.push_back(domain << 16 | bus << 8 | slot << 3 | fn);
+    }
+    closedir(dir);
+    std::sort(addresses.begin(), addresses.end());
+    return addresses;
+}
+
 class DeviceTest : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        if (module_param_num_devices() <= 0)
-            GTEST_SKIP() << "npuipc.ko is not loaded or has no virtual device";
+        if (module_param_num_devices() < 0)
+            GTEST_SKIP() << "npuipc.ko is not loaded";
+        virtual_ = module_param_num_devices();
+        pci_ = bound_pci_npus();
     }
+    size_t virtual_ = 0;
+    std::vector<uint32_t> pci_;
 };
 
-TEST_F(DeviceTest, ListDevicesFindsEveryVirtualDeviceInIndexOrder)
+// The virtual devices first, then the PCI ones with their addresses.
+TEST_F(DeviceTest, ListDevicesFindsEveryDeviceInIndexOrder)
 {
     auto devices = npuipc::list_devices();
     ASSERT_TRUE(devices.ok()) << devices.error();
-    ASSERT_EQ(static_cast<size_t>(module_param_num_devices()), devices.value().size());
+    ASSERT_EQ(virtual_ + pci_.size(), devices.value().size());
     for (size_t i = 0; i < devices.value().size(); i++) {
         const npuipc::DeviceInfo &info = devices.value()[i];
         EXPECT_EQ(i, info.index);
         EXPECT_EQ(static_cast<uint32_t>(NPUIPC_UAPI_VERSION), info.uapi_version);
         EXPECT_GT(info.mem_total, 0u);
-        EXPECT_TRUE(info.caps & NPUIPC_CAP_VIRTUAL);
+        if (i < virtual_) {
+            EXPECT_EQ(NPUIPC_CAP_VIRTUAL, info.caps & (NPUIPC_CAP_VIRTUAL | NPUIPC_CAP_PCI));
+            EXPECT_EQ(0u, info.pci_address);
+        } else {
+            EXPECT_EQ(NPUIPC_CAP_PCI, info.caps & (NPUIPC_CAP_VIRTUAL | NPUIPC_CAP_PCI));
+            EXPECT_EQ(pci_[i - virtual_], info.pci_address) << std::hex << info.pci_address;
+        }
     }
 }
 
 TEST_F(DeviceTest, OpenByIndexReachesThatDevice)
 {
     auto dev = npuipc::Device::open(1);
-    if (!dev.ok() && module_param_num_devices() < 2)
+    if (!dev.ok() && virtual_ + pci_.size() < 2)
         GTEST_SKIP() << "needs two devices";
     ASSERT_TRUE(dev.ok()) << dev.error();
     auto info = dev.value().info();

@@ -14,17 +14,6 @@
 
 #define MIB (1024ULL * 1024ULL)
 
-/* The budget module parameters give device @index (see npuipc_drv.c). */
-static unsigned long long expected_mem_total(unsigned int index)
-{
-	long mib[16];
-	int n = npuipc_module_param("mem_mib", mib, 16);
-
-	if (n <= 0)
-		return 256 * MIB;
-	return (unsigned long long)mib[index < (unsigned int)n ? index : (unsigned int)n - 1] * MIB;
-}
-
 FIXTURE(device) {
 	int fd;
 };
@@ -51,9 +40,11 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
 	EXPECT_EQ(NPUIPC_UAPI_VERSION, info.uapi_version);
 	/* (The fixture found device 0 by its index: see the next test.) */
-	EXPECT_EQ(expected_mem_total(0), info.mem_total);
+	EXPECT_EQ(npuipc_expected_mem_total(0), info.mem_total);
 	EXPECT_EQ(info.mem_total, info.mem_free);
-	EXPECT_TRUE(info.caps & NPUIPC_CAP_VIRTUAL);
+	/* Exactly one kind: RAM-backed virtual, or a PCI device's BAR. */
+	EXPECT_EQ(npuipc_expected_pci(0) ? NPUIPC_CAP_PCI : NPUIPC_CAP_VIRTUAL,
+		  info.caps & (NPUIPC_CAP_PCI | NPUIPC_CAP_VIRTUAL));
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_SYNCOBJ_TIMELINE);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_RESET_NOTIFY);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_CALLER_TGID);
@@ -63,6 +54,44 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	/* The tests run in the initial PID namespace. */
 	EXPECT_EQ(getpid(), info.caller_tgid);
 	EXPECT_EQ(0, info.pad2);
+	EXPECT_EQ(0, info.pad3);
+}
+
+/*
+ * A PCI device's pci_address is the address of the device its render node
+ * belongs to (domain << 16 | bus << 8 | devfn); a virtual device's is 0.
+ */
+TEST_F(device, get_info_reports_each_pci_devices_address)
+{
+	unsigned int seen = 0;
+	int minor;
+
+	for (minor = NPUIPC_RENDER_MINOR_FIRST; minor <= NPUIPC_RENDER_MINOR_LAST; minor++) {
+		struct drm_npuipc_get_info info;
+		unsigned int domain, bus, dev, fn;
+		char path[96], target[256], *name;
+		int ours = npuipc_render_node_info(minor, &info);
+		ssize_t n;
+
+		ASSERT_LE(0, ours) TH_LOG("renderD%d", minor);
+		if (!ours)
+			continue;
+		seen++;
+		if (!npuipc_expected_pci(info.device_index)) {
+			EXPECT_EQ(0, info.pci_address) TH_LOG("renderD%d", minor);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/sys/class/drm/renderD%d/device", minor);
+		n = readlink(path, target, sizeof(target) - 1);
+		ASSERT_LT(0, n) TH_LOG("%s", path);
+		target[n] = '\0';
+		name = strrchr(target, '/');
+		ASSERT_NE(NULL, name);
+		ASSERT_EQ(4, sscanf(name + 1, "%x:%x:%x.%x", &domain, &bus, &dev, &fn)) TH_LOG("%s", target);
+		EXPECT_EQ(domain << 16 | bus << 8 | dev << 3 | fn, info.pci_address)
+			TH_LOG("renderD%d is %s", minor, name + 1);
+	}
+	EXPECT_EQ(npuipc_expected_device_count(), seen);
 }
 
 /* 0 is never a handle: the first buffer and the first object of a file get 1. */
@@ -80,16 +109,15 @@ TEST_F(device, handles_of_a_new_file_start_at_1)
 
 /*
  * Indices, read from every render node rather than searched for: the
- * npuipc nodes carry 0 .. num_devices-1, each once, in the order of their
- * minors (the virtual devices are made in index order).
+ * npuipc nodes carry 0 .. N-1 (the virtual devices, then the PCI ones),
+ * each once, in the order of their minors (devices are made in index
+ * order).
  */
 TEST_F(device, render_nodes_carry_each_index_once_in_minor_order)
 {
 	unsigned int expected = 0;
-	long num;
 	int minor;
 
-	ASSERT_EQ(1, npuipc_module_param("num_devices", &num, 1));
 	for (minor = NPUIPC_RENDER_MINOR_FIRST; minor <= NPUIPC_RENDER_MINOR_LAST; minor++) {
 		struct drm_npuipc_get_info info;
 		int ours = npuipc_render_node_info(minor, &info);
@@ -100,17 +128,15 @@ TEST_F(device, render_nodes_carry_each_index_once_in_minor_order)
 		EXPECT_EQ(expected, info.device_index) TH_LOG("renderD%d", minor);
 		expected++;
 	}
-	EXPECT_EQ((unsigned int)num, expected);
+	EXPECT_EQ(npuipc_expected_device_count(), expected);
 }
 
 /* udev names nodes by it (/dev/npuipc/N); it must be there before the node. */
 TEST_F(device, sysfs_npuipc_index_of_each_node_is_its_get_info_index)
 {
 	unsigned int seen = 0;
-	long num;
 	int minor;
 
-	ASSERT_EQ(1, npuipc_module_param("num_devices", &num, 1));
 	for (minor = NPUIPC_RENDER_MINOR_FIRST; minor <= NPUIPC_RENDER_MINOR_LAST; minor++) {
 		struct drm_npuipc_get_info info;
 		char path[96], text[32], expected[32];
@@ -125,7 +151,7 @@ TEST_F(device, sysfs_npuipc_index_of_each_node_is_its_get_info_index)
 		EXPECT_STREQ(expected, text);
 		seen++;
 	}
-	EXPECT_EQ((unsigned int)num, seen);
+	EXPECT_EQ(npuipc_expected_device_count(), seen);
 }
 
 TEST_F(device, get_info_reports_the_initial_namespace_pid_from_a_pid_namespace)
@@ -270,23 +296,21 @@ TEST_F(device, get_info_of_the_40_byte_version_3_structure_still_works)
 
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, cmd, &old));
 	EXPECT_EQ(NPUIPC_UAPI_VERSION, old.uapi_version);
-	EXPECT_EQ(expected_mem_total(0), old.mem_total);
+	EXPECT_EQ(npuipc_expected_mem_total(0), old.mem_total);
 }
 
 TEST_F(device, module_parameters_create_that_many_devices_with_their_budgets)
 {
-	long num;
-	unsigned int i;
+	unsigned int i, num = npuipc_expected_device_count();
 
-	ASSERT_EQ(1, npuipc_module_param("num_devices", &num, 1));
-	ASSERT_EQ((unsigned int)num, npuipc_count_devices());
-	for (i = 0; i < (unsigned int)num; i++) {
+	ASSERT_EQ(num, npuipc_count_devices());
+	for (i = 0; i < num; i++) {
 		struct drm_npuipc_get_info info = { 0 };
 		int fd = npuipc_open_device(i);
 
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
-		EXPECT_EQ(expected_mem_total(i), info.mem_total);
+		EXPECT_EQ(npuipc_expected_mem_total(i), info.mem_total);
 		close(fd);
 	}
 }
@@ -434,6 +458,20 @@ TEST_F(device, get_info_rejects_nonzero_caller_tgid_on_entry)
 	expect_get_info_rejected(_metadata, self->fd, &info);
 }
 
+TEST_F(device, get_info_rejects_nonzero_pci_address_on_entry)
+{
+	struct drm_npuipc_get_info info = { .pci_address = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_pad3)
+{
+	struct drm_npuipc_get_info info = { .pad3 = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
 TEST_F(device, get_info_rejects_nonzero_pad2)
 {
 	struct drm_npuipc_get_info info = { .pad2 = 1 };
@@ -458,7 +496,8 @@ TEST_F(device, unknown_driver_ioctl_is_rejected)
 TEST(uapi_structures_are_padded_to_8_bytes)
 {
 	EXPECT_EQ(0, sizeof(struct drm_npuipc_get_info) % 8);
-	EXPECT_EQ(48, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(56, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(48, offsetof(struct drm_npuipc_get_info, pci_address));
 	EXPECT_EQ(40, offsetof(struct drm_npuipc_get_info, caller_tgid));
 	EXPECT_EQ(32, offsetof(struct drm_npuipc_get_info, caps));
 }

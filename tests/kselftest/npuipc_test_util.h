@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <stdbool.h>
 #include <linux/sync_file.h>
 
 #include "drm.h"
@@ -213,6 +215,99 @@ static inline int npuipc_module_param(const char *name, long *values, int max)
 		p = end + (*end == ',');
 	}
 	return n;
+}
+
+/* Whether the module binds mock PCI NPUs (bind_ivshmem=1). */
+static inline bool npuipc_binds_pci(void)
+{
+	char text[8];
+
+	return !npuipc_read_file("/sys/module/npuipc/parameters/bind_ivshmem", text, sizeof(text)) &&
+	       text[0] == 'Y';
+}
+
+#define NPUIPC_MAX_PCI_NPUS 16
+
+/*
+ * The mock PCI NPUs the module binds with bind_ivshmem=1: QEMU's ivshmem
+ * devices (PCI 1af4:1110), in PCI address order (the probe order): their
+ * BAR2 sizes. Returns how many.
+ */
+static inline int npuipc_pci_npu_sizes(unsigned long long *sizes, int max)
+{
+	struct dirent **names;
+	int n, i, found = 0;
+
+	n = scandir("/sys/bus/pci/devices", &names, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		char path[300], text[256];
+		unsigned long long start = 0, end = 0;
+		char *line;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", names[i]->d_name);
+		if (npuipc_read_file(path, text, sizeof(text)) || strcmp(text, "0x1af4\n"))
+			goto next;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", names[i]->d_name);
+		if (npuipc_read_file(path, text, sizeof(text)) || strcmp(text, "0x1110\n"))
+			goto next;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", names[i]->d_name);
+		if (npuipc_read_file(path, text, sizeof(text)))
+			goto next;
+		/* Lines "start end flags"; BAR2's is the third. */
+		line = strchr(text, '\n');
+		line = line ? strchr(line + 1, '\n') : NULL;
+		if (found < max && line && sscanf(line + 1, "%llx %llx", &start, &end) == 2)
+			sizes[found++] = end - start + 1;
+next:
+		free(names[i]);
+	}
+	if (n > 0)
+		free(names);
+	return found;
+}
+
+/*
+ * The devices the module should have: num_devices virtual ones, then, with
+ * bind_ivshmem=1, one per mock PCI NPU.
+ */
+static inline unsigned int npuipc_expected_device_count(void)
+{
+	unsigned long long sizes[NPUIPC_MAX_PCI_NPUS];
+	long num = 0;
+
+	if (npuipc_module_param("num_devices", &num, 1) != 1)
+		return 0;
+	return num + (npuipc_binds_pci() ? npuipc_pci_npu_sizes(sizes, NPUIPC_MAX_PCI_NPUS) : 0);
+}
+
+/* Whether device @index is a mock PCI NPU (it comes after the virtual ones). */
+static inline bool npuipc_expected_pci(unsigned int index)
+{
+	long num = 0;
+
+	return npuipc_module_param("num_devices", &num, 1) == 1 && index >= (unsigned long)num;
+}
+
+/*
+ * Device @index's budget: a virtual device's from mem_mib (256 MiB by
+ * default; the last value given holds for the devices after it), a PCI
+ * device's its BAR.
+ */
+static inline unsigned long long npuipc_expected_mem_total(unsigned int index)
+{
+	unsigned long long sizes[NPUIPC_MAX_PCI_NPUS];
+	long mib[16], num = 0;
+	int n;
+
+	npuipc_module_param("num_devices", &num, 1);
+	if (index >= (unsigned long)num) {
+		n = npuipc_pci_npu_sizes(sizes, NPUIPC_MAX_PCI_NPUS);
+		return index - (unsigned long)num < (unsigned long)n ? sizes[index - num] : 0;
+	}
+	n = npuipc_module_param("mem_mib", mib, 16);
+	if (n <= 0)
+		return 256ULL << 20;
+	return (unsigned long long)mib[index < (unsigned int)n ? index : (unsigned int)n - 1] << 20;
 }
 
 static inline int npuipc_bo_create(int fd, uint64_t size, uint32_t page_class,

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# usage (in the guest, module loaded, default parameters):
+# usage (in the guest, module loaded, default parameters, or num_devices=0
+# bind_ivshmem=1 with two mock PCI NPUs of 256 MiB):
 #   tests/vm/npuipc_smi_test.sh NPUIPC_SMI IPC_MEMORY_LENDER NPUIPC_HOLD_FD
 # npuipc-smi as its users meet it (TAP): the table and --json of devices,
 # memory and objects, a process holding device memory shown with its use,
@@ -17,10 +18,19 @@ tap_plan 7
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# The devices' kind and PCI address column.
+if [ "$(cat /sys/module/npuipc/parameters/bind_ivshmem)" = Y ]; then
+	kind=pci
+	kind_column='pci +[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]'
+else
+	kind=virtual
+	kind_column='virtual +-'
+fi
+
 "$smi" > "$out/table" 2>&1
 rc=$?
 sed 's/^/# /' "$out/table"
-[ "$rc" = 0 ] && [ "$(grep -Ec '^[01] +/dev/dri/renderD[0-9]+ +virtual +- +256 MiB +0 MiB +0 +0$' "$out/table")" = 2 ] &&
+[ "$rc" = 0 ] && [ "$(grep -Ec "^[01] +/dev/dri/renderD[0-9]+ +$kind_column +256 MiB +0 MiB +0 +0\$" "$out/table")" = 2 ] &&
 	grep -q '^(no exported buffer)$' "$out/table" && grep -q '^module: 0 streams, 0 events' "$out/table" &&
 	grep -q '^(no stream with pending jobs)$' "$out/table"
 result $? "the table lists both idle devices, module objects, no exported buffer and no pending stream"
@@ -36,17 +46,22 @@ rc=$?
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -rf "$keys"
-python3 - "$out/json" "$holder" > "$out/check" 2>&1 <<'PY'
-import json, sys
+python3 - "$out/json" "$holder" "$kind" > "$out/check" 2>&1 <<'PY'
+import json, re, sys
 report = json.load(open(sys.argv[1]))
 holder = int(sys.argv[2])
+kind = sys.argv[3]
 devices = {d["index"]: d for d in report["devices"]}
 assert sorted(devices) == [0, 1], devices
 assert devices[0]["mem_used"] > 0 and devices[0]["live_objects"] > 0, devices[0]
 procs = [p for p in report["processes"] if p["pid"] == holder]
 assert procs, report["processes"]
 assert any(p["drm-memory-device"] != "0 KiB" and int(p["npuipc-buffers"]) >= 1 for p in procs), procs
-assert all(d["pci_address"] is None and d["kind"] == "virtual" for d in report["devices"])
+if kind == "pci":
+    assert all(d["kind"] == "pci" and re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]",
+                                                   d["pci_address"]) for d in report["devices"]), report["devices"]
+else:
+    assert all(d["pci_address"] is None and d["kind"] == "virtual" for d in report["devices"])
 assert report["module"]["streams"] >= 0 and "exports" in report
 print("holder", holder, "seen:", procs)
 PY

@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 5
+#define NPUIPC_UAPI_VERSION 6
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -49,6 +49,11 @@ extern "C" {
  * exporter's buffers (-EOPNOTSUPP).
  */
 #define NPUIPC_CAP_BOUNDED_FENCES	(1ULL << 6)
+/*
+ * The device is a PCI device (a mock NPU: QEMU's ivshmem-plain) whose
+ * memory is its BAR; GET_INFO reports its pci_address (uapi version 6).
+ */
+#define NPUIPC_CAP_PCI			(1ULL << 7)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -68,8 +73,9 @@ extern "C" {
  * @pad: must be 0.
  * @uapi_version: out, NPUIPC_UAPI_VERSION of the running module.
  * @device_index: out, the device's npuipc index: 0..N-1 for virtual devices,
- *	in creation order. Stable for the life of the module, independent of
- *	the DRM minor numbers.
+ *	in creation order, then PCI devices in probe order, each taking the
+ *	lowest index free (a device that comes back after an unplug may take
+ *	its old one). Independent of the DRM minor numbers.
  * @mem_total: out, device-memory budget in bytes.
  * @mem_free: out, bytes of that budget not held by any object.
  * @caps: out, NPUIPC_CAP_* bits.
@@ -78,6 +84,9 @@ extern "C" {
  *	NPUIPC_CAP_CALLER_TGID). Older userspace that passes the 40-byte
  *	structure does not see it.
  * @pad2: must be 0.
+ * @pci_address: out, a PCI device's address (NPUIPC_CAP_PCI, uapi version 6)
+ *	as domain << 16 | bus << 8 | devfn; 0 for a virtual device.
+ * @pad3: must be 0.
  *
  * All out fields must be 0 on entry.
  *
@@ -96,6 +105,8 @@ struct drm_npuipc_get_info {
 	__u64 caps;
 	__u32 caller_tgid;
 	__u32 pad2;
+	__u32 pci_address;
+	__u32 pad3;
 };
 
 #define NPUIPC_GET_INFO_FLAGS_VALID	0x0

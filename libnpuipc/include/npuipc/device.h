@@ -26,6 +26,9 @@ struct DeviceInfo {
     uint64_t caps = 0;
     // The caller's PID in the initial PID namespace (0 before uapi 4).
     uint32_t caller_tgid = 0;
+    // A PCI device's (NPUIPC_CAP_PCI) address, domain << 16 | bus << 8 |
+    // devfn; 0 for a virtual device (and before uapi 6).
+    uint32_t pci_address = 0;
 };
 
 struct BufferInfo {

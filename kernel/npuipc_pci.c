@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mock PCI NPUs: QEMU's ivshmem-plain device (PCI 1af4:1110), whose BAR2
+ * is RAM of its memory backend's size (a power of two), bound as an npuipc
+ * device whose device memory is that BAR, as on a real NPU: I/O memory
+ * without struct pages, allocated from a range allocator, mapped to users
+ * write-combined (npuipc_gem.c) and exported as DMA addresses
+ * (npuipc_prime.c).
+ *
+ * Binding is opt-in (bind_ivshmem=1): an ivshmem device is usually meant
+ * for something else. Remove (unbind, or unplug) revokes every user
+ * mapping of the BAR; its memory and budget stay until the last holder
+ * of a buffer lets go (the drm_device outlives the PCI device).
+ */
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/genalloc.h>
+#include <linux/idr.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+
+#include "npuipc_drv.h"
+#include "npuipc_pci.h"
+#include "npuipc_prime.h"
+#include "drm/npuipc_drm.h"
+
+#define NPUIPC_IVSHMEM_BAR	2
+
+static bool bind_ivshmem;
+module_param(bind_ivshmem, bool, 0444);
+MODULE_PARM_DESC(bind_ivshmem, "Bind QEMU's ivshmem-plain devices (PCI 1af4:1110) as mock NPUs whose memory is their BAR2 (default off)");
+
+/* Indices of PCI devices: after the virtual ones, the lowest free first. */
+static DEFINE_IDA(npuipc_pci_indices);
+static unsigned int npuipc_pci_first_index;
+
+static void npuipc_pci_free_index(void *index)
+{
+	ida_free(&npuipc_pci_indices, (unsigned long)index);
+}
+
+/* drm_device release: the last buffer of the BAR is gone. */
+static void npuipc_pci_fini_bar(struct drm_device *drm, void *data)
+{
+	struct npuipc_device *ndev = to_npuipc(drm);
+
+	if (ndev->bar_pool)
+		gen_pool_destroy(ndev->bar_pool);
+	if (ndev->bar)
+		iounmap(ndev->bar);
+}
+
+static int npuipc_pci_init_bar(struct npuipc_device *ndev, resource_size_t start,
+			       resource_size_t len)
+{
+	int ret = drmm_add_action(&ndev->drm, npuipc_pci_fini_bar, NULL);
+
+	if (ret)
+		return ret;
+	ndev->bar_phys = start;
+	ndev->bar = ioremap_wc(start, len);
+	if (!ndev->bar)
+		return -ENOMEM;
+	ndev->bar_pool = gen_pool_create(PAGE_SHIFT, -1);
+	if (!ndev->bar_pool)
+		return -ENOMEM;
+	return gen_pool_add(ndev->bar_pool, NPUIPC_BAR_POOL_BASE, len, -1);
+}
+
+static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct npuipc_device *ndev;
+	resource_size_t start, len;
+	int index, ret;
+
+	if (!bind_ivshmem)
+		return -ENODEV;
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	start = pci_resource_start(pdev, NPUIPC_IVSHMEM_BAR);
+	len = pci_resource_len(pdev, NPUIPC_IVSHMEM_BAR);
+	if (!(pci_resource_flags(pdev, NPUIPC_IVSHMEM_BAR) & IORESOURCE_MEM) ||
+	    len < SZ_2M || len > (resource_size_t)NPUIPC_MAX_MEM_MIB << 20) {
+		dev_err(&pdev->dev, "BAR%d of %pa bytes: a mock NPU needs 2 MiB to %u MiB\n",
+			NPUIPC_IVSHMEM_BAR, &len, NPUIPC_MAX_MEM_MIB);
+		return -ENODEV;
+	}
+	/* Managed: pcim_enable_device() releases it on unbind. */
+	ret = pci_request_region(pdev, NPUIPC_IVSHMEM_BAR, DRIVER_NAME);
+	if (ret)
+		return ret;
+	/* Imported dma-bufs are mapped for this device like for real hardware. */
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
+	ndev = devm_drm_dev_alloc(&pdev->dev, &npuipc_drm_driver, struct npuipc_device, drm);
+	if (IS_ERR(ndev))
+		return PTR_ERR(ndev);
+	index = ida_alloc_min(&npuipc_pci_indices, npuipc_pci_first_index, GFP_KERNEL);
+	if (index < 0)
+		return index;
+	ret = devm_add_action_or_reset(&pdev->dev, npuipc_pci_free_index, (void *)(long)index);
+	if (ret)
+		return ret;
+
+	npuipc_device_init(ndev, index, len, NPUIPC_CAP_PCI);
+	ndev->pci_address = pci_domain_nr(pdev->bus) << 16 | pdev->bus->number << 8 | pdev->devfn;
+	ret = npuipc_pci_init_bar(ndev, start, len);
+	if (ret)
+		return ret;
+	pci_set_drvdata(pdev, ndev);
+	ret = npuipc_device_add_sysfs(ndev);
+	if (ret)
+		return ret;
+	return drm_dev_register(&ndev->drm, 0);
+}
+
+/*
+ * Every user mapping of the device's memory goes: through its DRM fds
+ * (the device's address space) and through the dma-bufs exported from it,
+ * whoever mapped them. Faults from here on are SIGBUS (npuipc_gem.c).
+ */
+static void npuipc_pci_revoke_mappings(struct npuipc_device *ndev)
+{
+	unmap_mapping_range(ndev->drm.anon_inode->i_mapping, 0, 0, 1);
+	npuipc_exports_revoke_mappings(ndev);
+}
+
+static void npuipc_pci_remove(struct pci_dev *pdev)
+{
+	struct npuipc_device *ndev = pci_get_drvdata(pdev);
+
+	/* No new access from here on: ioctls fail -ENODEV, faults SIGBUS, copies -ENODEV. */
+	drm_dev_unplug(&ndev->drm);
+	npuipc_pci_revoke_mappings(ndev);
+}
+
+static const struct pci_device_id npuipc_pci_ids[] = {
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },	/* ivshmem */
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, npuipc_pci_ids);
+
+static struct pci_driver npuipc_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = npuipc_pci_ids,
+	.probe = npuipc_pci_probe,
+	.remove = npuipc_pci_remove,
+};
+
+/* PCI devices take indices from @first_index on (after the virtual ones). */
+int npuipc_pci_register(unsigned int first_index)
+{
+	npuipc_pci_first_index = first_index;
+	return pci_register_driver(&npuipc_pci_driver);
+}
+
+void npuipc_pci_unregister(void)
+{
+	pci_unregister_driver(&npuipc_pci_driver);
+}
