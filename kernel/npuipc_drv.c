@@ -87,6 +87,23 @@ int npuipc_device_add_sysfs(struct npuipc_device *ndev)
 	return devm_device_add_group(ndev->drm.dev, &npuipc_dev_group);
 }
 
+/*
+ * A bus driver's remove: no new access to the device (ioctls fail -ENODEV,
+ * and BAR memory is left alone, see npuipc_gem.c), and every stream of its
+ * files stops, so that nothing waits for work on a device that is gone.
+ * Objects, buffers and the budget go with their last holders.
+ */
+void npuipc_device_unplug(struct npuipc_device *ndev)
+{
+	struct drm_file *file;
+
+	drm_dev_unplug(&ndev->drm);
+	mutex_lock(&ndev->drm.filelist_mutex);
+	list_for_each_entry(file, &ndev->drm.filelist, lhead)
+		npuipc_file_unplug(file);
+	mutex_unlock(&ndev->drm.filelist_mutex);
+}
+
 /* Reserves @bytes of the device's budget; -ENOMEM when it does not fit. */
 int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes)
 {

@@ -106,6 +106,7 @@ static inline struct npuipc_device *to_npuipc(struct drm_device *drm)
 void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 		       u64 mem_total, u64 caps);
 int npuipc_device_add_sysfs(struct npuipc_device *ndev);
+void npuipc_device_unplug(struct npuipc_device *ndev);
 int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes);
 void npuipc_mem_uncharge(struct npuipc_device *ndev, u64 bytes);
 u64 npuipc_mem_used(struct npuipc_device *ndev);

@@ -560,20 +560,28 @@ static void npuipc_job_disarm(struct npuipc_job *job, struct npuipc_completion *
 }
 
 /*
- * The stream's handle is gone: a running job finishes (bounded by the job
- * timeout), every other job is cancelled and its fence signalled, and the
- * stream never runs again.
+ * The stream's handle is gone, or its device: a running job finishes
+ * (bounded by the job timeout), every other job is cancelled and its fence
+ * signalled, and the stream never runs again.
  */
 void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 {
 	struct npuipc_completion c;
 	struct npuipc_job *job, *tmp;
 	LIST_HEAD(cancelled);
-	bool cookie;
+	bool cookie, stopped;
 
+	/*
+	 * Once: an unplug stops the streams of its device's files, whose
+	 * handles go later. The first caller does the work, holding a
+	 * reference, so a later one has nothing to wait for.
+	 */
 	spin_lock(&stream->lock);
+	stopped = stream->dying;
 	WRITE_ONCE(stream->dying, true);
 	spin_unlock(&stream->lock);
+	if (stopped)
+		return;
 
 	cancel_work_sync(&stream->work);
 	kthread_cancel_work_sync(&stream->bulk_work);

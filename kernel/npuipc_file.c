@@ -117,6 +117,31 @@ int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle)
 }
 
 /*
+ * The file's device is unplugged: its streams stop, their pending jobs
+ * cancelled (fences signal -ECANCELED and whoever waits on them wakes),
+ * and no more run. Their handles stay until the file is closed.
+ */
+void npuipc_file_unplug(struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct npuipc_object *obj;
+	unsigned long handle = 0;
+
+	for (;; handle++) {
+		xa_lock(&nfile->objects);
+		obj = xa_find(&nfile->objects, &handle, ULONG_MAX, XA_PRESENT);
+		if (obj)
+			npuipc_object_get(obj);
+		xa_unlock(&nfile->objects);
+		if (!obj)
+			break;
+		if (obj->funcs->close)
+			obj->funcs->close(obj);
+		npuipc_object_put(obj);
+	}
+}
+
+/*
  * The file's copy worker, chosen by its first COPY or FILL submit: the
  * submitting process's (npuipc_copy_worker.c). Process context, no lock held.
  */

@@ -65,6 +65,7 @@ struct npuipc_object *npuipc_file_lookup_object(struct npuipc_file *nfile,
 int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle);
 
 int npuipc_file_copy_worker(struct npuipc_file *nfile);
+void npuipc_file_unplug(struct drm_file *file);
 
 void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f);
 void npuipc_file_show_objects(struct seq_file *m, struct drm_file *file);

@@ -32,8 +32,9 @@ struct npuipc_object_funcs {
 	void (*free)(struct npuipc_object *obj);
 	/*
 	 * Optional: a handle to it is gone (OBJ_DESTROY or its file closing),
-	 * before the handle's reference is dropped. Objects with it run work
-	 * that refers to others: a closing file drops them first.
+	 * before the handle's reference is dropped, or its device is (then
+	 * again when the handle goes: only the first call acts). Objects with
+	 * it run work that refers to others: a closing file drops them first.
 	 */
 	void (*close)(struct npuipc_object *obj);
 	/*

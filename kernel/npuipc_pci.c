@@ -124,23 +124,17 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 }
 
 /*
- * Every user mapping of the device's memory goes: through its DRM fds
- * (the device's address space) and through the dma-bufs exported from it,
- * whoever mapped them. Faults from here on are SIGBUS (npuipc_gem.c).
+ * No new access from here on: ioctls fail -ENODEV, faults SIGBUS, copies
+ * -ENODEV. Every user mapping of the BAR goes: drm_dev_unplug() zaps those
+ * made through the device's DRM fds, and those of the dma-bufs exported
+ * from it, whoever mapped them, go here.
  */
-static void npuipc_pci_revoke_mappings(struct npuipc_device *ndev)
-{
-	unmap_mapping_range(ndev->drm.anon_inode->i_mapping, 0, 0, 1);
-	npuipc_exports_revoke_mappings(ndev);
-}
-
 static void npuipc_pci_remove(struct pci_dev *pdev)
 {
 	struct npuipc_device *ndev = pci_get_drvdata(pdev);
 
-	/* No new access from here on: ioctls fail -ENODEV, faults SIGBUS, copies -ENODEV. */
-	drm_dev_unplug(&ndev->drm);
-	npuipc_pci_revoke_mappings(ndev);
+	npuipc_device_unplug(ndev);
+	npuipc_exports_revoke_mappings(ndev);
 }
 
 static const struct pci_device_id npuipc_pci_ids[] = {

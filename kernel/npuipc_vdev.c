@@ -55,7 +55,8 @@ static int npuipc_vdev_remove(struct platform_device *pdev)
 {
 	struct npuipc_device *ndev = platform_get_drvdata(pdev);
 
-	drm_dev_unplug(&ndev->drm);
+	/* Its memory is RAM: mappings and importers keep their data. */
+	npuipc_device_unplug(ndev);
 	return 0;
 }
 
