@@ -19,7 +19,9 @@
  *          npuipc_event.lock or npuipc_notify.lock, one at a time; and
  *          what freeing an object takes, as the listing may drop its last
  *          reference: npuipc_notify.lock then npuipc_file.owned_lock, a
- *          dma_fence's lock, waiting for a stream's work items
+ *          dma_fence's lock, waiting for a stream's work items; and, when
+ *          the device is unplugged, all that stopping a stream takes
+ *          (npuipc_engine_stop_stream())
  *   npuipc_file.copy_worker_lock (choosing a file's copy worker)
  *       -> npuipc_copy_workers_lock -> the cgroup core's locks
  *   npuipc_stream.submit_lock (one SUBMIT at a time per stream)

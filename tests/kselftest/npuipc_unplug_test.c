@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unplug with live users (tools/check step 9): run in a vm-run guest with
- * --pci-npu 64M --pci-npu 64M and num_devices=1 bind_ivshmem=1, so that
- * device 0 is virtual and devices 1 and 2 are mock PCI NPUs.
+ * Unplug with live users (tools/check step 9, and make check-debug): run
+ * in a vm-run guest with two --pci-npu devices and num_devices=1
+ * bind_ivshmem=1, so that device 0 is virtual and devices 1 and 2 are mock
+ * PCI NPUs.
  *
  * Device 1 is removed while a buffer of its BAR is mapped here, exported,
  * imported and mapped by another process through device 0, and while a
@@ -111,6 +112,7 @@ static void importer(int sock, int dmabuf)
 }
 
 FIXTURE(unplug) {
+	unsigned long long bar_size;	/* device 1's, and the one plugged back */
 	int fd, fence, sock;
 	uint32_t bo, stream, gate;
 	uint8_t *map;
@@ -133,6 +135,7 @@ FIXTURE_SETUP(unplug)
 	ASSERT_EQ(0, pci_dir_of(PCI_INDEX, self->pci_dir, sizeof(self->pci_dir)));
 	self->fd = npuipc_open_device(PCI_INDEX);
 	ASSERT_LE(0, self->fd);
+	self->bar_size = npuipc_expected_mem_total(PCI_INDEX);
 
 	/* A buffer of the BAR, mapped here with a pattern in it. */
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, BUF_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &self->bo));
@@ -204,7 +207,7 @@ static void expect_unplugged(struct __test_metadata *_metadata,
 }
 
 /* The device is back at its index, empty and usable. */
-static void expect_back(struct __test_metadata *_metadata)
+static void expect_back(struct __test_metadata *_metadata, unsigned long long bar_size)
 {
 	struct drm_npuipc_get_info info = { 0 };
 	uint32_t bo;
@@ -217,7 +220,7 @@ static void expect_back(struct __test_metadata *_metadata)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_PCI);
-	EXPECT_EQ(64 * MIB, info.mem_total);
+	EXPECT_EQ(bar_size, info.mem_total);
 	EXPECT_EQ(info.mem_total, info.mem_free);
 	ASSERT_EQ(0, npuipc_bo_create(fd, BUF_SIZE, NPUIPC_PAGE_CLASS_HUGE, &bo));
 	map = npuipc_bo_mmap(fd, bo, PROT_READ | PROT_WRITE, &size);
@@ -241,7 +244,7 @@ TEST_F(unplug, sysfs_remove_revokes_mappings_and_cancels_work_and_a_rescan_bring
 	EXPECT_TRUE(device_settles(2, true));
 
 	ASSERT_EQ(0, npuipc_write_file("/sys/bus/pci/rescan", "1"));
-	expect_back(_metadata);
+	expect_back(_metadata, self->bar_size);
 }
 
 /* QEMU unplugs the device (the guest's pciehp removes it), then plugs one back. */
@@ -266,9 +269,9 @@ TEST_F(unplug, qemu_device_del_revokes_mappings_and_cancels_work_and_device_add_
 		 "\"size\": %llu, \"share\": true}' > /dev/null && "
 		 "%s device_add '{\"driver\": \"ivshmem-plain\", \"id\": \"npu0\", "
 		 "\"memdev\": \"npumem0.%d\", \"bus\": \"npuport0\"}' > /dev/null",
-		 qmp, plugs, 64 * MIB, qmp, plugs);
+		 qmp, plugs, self->bar_size, qmp, plugs);
 	ASSERT_EQ(0, system(cmd));
-	expect_back(_metadata);
+	expect_back(_metadata, self->bar_size);
 }
 
 /*
