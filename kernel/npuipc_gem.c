@@ -69,8 +69,11 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem
 	if (ret)
 		return ret;
 	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-	if (!mem->pages)
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	if (!mem->pages) {
+		/* Decrypted, as ioremap_wc() maps it for the kernel (SME, TDX). */
+		vma->vm_flags |= VM_IO;
+		vma->vm_page_prot = pgprot_decrypted(pgprot_writecombine(vma->vm_page_prot));
+	}
 	return 0;
 }
 
@@ -213,7 +216,6 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 {
 	struct npuipc_device *ndev = to_npuipc(obj->dev);
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
-	bool bo_was_import = bo->dmabuf;
 
 	if (bo->dmabuf) {
 		atomic_dec(&ndev->live_imports);
@@ -232,9 +234,7 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	drm_gem_object_release(obj);
 	atomic_dec(&ndev->live_objects);
 	kfree(bo);
-	/* Taken at creation: the device, and its BAR's pool, outlive its buffers. */
-	if (!bo_was_import)
-		drm_dev_put(&ndev->drm);
+	drm_dev_put(&ndev->drm);	/* taken in npuipc_bo_publish() */
 }
 
 /*
@@ -281,6 +281,12 @@ int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
 
 	drm_gem_private_object_init(drm, &bo->base, size);
 	bo->base.funcs = &npuipc_bo_funcs;
+	/*
+	 * Put in npuipc_bo_free(): the device (and a PCI device's BAR pool)
+	 * outlives its buffers, which a job may hold after the last file of
+	 * an unplugged device is closed.
+	 */
+	drm_dev_get(drm);
 	atomic_inc(&to_npuipc(drm)->live_objects);
 
 	ret = drm_gem_create_mmap_offset(&bo->base);
@@ -340,28 +346,27 @@ static int npuipc_bo_alloc_bar(struct npuipc_device *ndev, struct npuipc_bo *bo,
 	int idx, ret = 0;
 	u64 done;
 
-	if (!drm_dev_enter(&ndev->drm, &idx))
-		return -ENODEV;
 	bo->bar_addr = gen_pool_alloc_algo(ndev->bar_pool, size, gen_pool_first_fit_align,
 					   &align);
-	if (!bo->bar_addr) {
-		ret = -ENOMEM;	/* the budget fits, but no aligned range is free */
-		goto out;
-	}
+	if (!bo->bar_addr)
+		return -ENOMEM;	/* the budget fits, but no aligned range is free */
 	bo->mem.phys = ndev->bar_phys + (bo->bar_addr - NPUIPC_BAR_POOL_BASE);
 	bo->mem.iomem = ndev->bar + (bo->bar_addr - NPUIPC_BAR_POOL_BASE);
 	bo->mem.dev = &ndev->drm;
-	for (done = 0; done < size; done += SZ_2M) {
+	/* Entered a chunk at a time: an unplug waits for no more than that. */
+	for (done = 0; done < size && !ret; done += SZ_2M) {
 		if (fatal_signal_pending(current)) {
-			gen_pool_free(ndev->bar_pool, bo->bar_addr, size);
 			ret = -EINTR;
-			goto out;
+		} else if (!drm_dev_enter(&ndev->drm, &idx)) {
+			ret = -ENODEV;
+		} else {
+			memset_io(bo->mem.iomem + done, 0, min_t(u64, SZ_2M, size - done));
+			drm_dev_exit(idx);
+			cond_resched();
 		}
-		memset_io(bo->mem.iomem + done, 0, min_t(u64, SZ_2M, size - done));
-		cond_resched();
 	}
-out:
-	drm_dev_exit(idx);
+	if (ret)
+		gen_pool_free(ndev->bar_pool, bo->bar_addr, size);
 	return ret;
 }
 
@@ -400,7 +405,6 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_free_bo;
 
-	drm_dev_get(drm);	/* put in npuipc_bo_free() */
 	return npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 
 err_free_bo:

@@ -53,8 +53,10 @@ static inline unsigned long npuipc_mem_pfn(const struct npuipc_mem *mem, pgoff_t
 
 /*
  * A kernel address of page @i, until npuipc_mem_unmap_page() (in reverse
- * order of mapping). BAR memory is I/O memory: x86 reaches a
- * write-combined mapping of it with plain loads and stores.
+ * order of mapping). BAR memory is I/O memory: x86 (the only architecture
+ * npuipc builds for) reaches a write-combined mapping of it with plain
+ * loads and stores, and the locked operation of a fence's signal drains
+ * the write-combining buffers before anyone sees the job done.
  */
 static inline void *npuipc_mem_map_page(const struct npuipc_mem *mem, pgoff_t i)
 {

@@ -112,7 +112,9 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		return ret;
 
 	npuipc_device_init(ndev, index, len, NPUIPC_CAP_PCI);
-	ndev->pci_address = pci_domain_nr(pdev->bus) << 16 | pdev->bus->number << 8 | pdev->devfn;
+	/* (16 bits of domain: VMD's domains above 0xffff do not fit.) */
+	ndev->pci_address = (pci_domain_nr(pdev->bus) & 0xffff) << 16 |
+			    pdev->bus->number << 8 | pdev->devfn;
 	ret = npuipc_pci_init_bar(ndev, start, len);
 	if (ret)
 		return ret;
@@ -137,11 +139,14 @@ static void npuipc_pci_remove(struct pci_dev *pdev)
 	npuipc_exports_revoke_mappings(ndev);
 }
 
+/*
+ * No MODULE_DEVICE_TABLE: an ivshmem device must not make udev load
+ * npuipc (binding is opt-in anyway).
+ */
 static const struct pci_device_id npuipc_pci_ids[] = {
 	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },	/* ivshmem */
 	{ }
 };
-MODULE_DEVICE_TABLE(pci, npuipc_pci_ids);
 
 static struct pci_driver npuipc_pci_driver = {
 	.name = DRIVER_NAME,

@@ -92,27 +92,45 @@ static void npuipc_dmabuf_detach(struct dma_buf *dmabuf,
 struct npuipc_mapping {
 	struct sg_table sgt;
 	enum dma_data_direction dir;
+	/* A BAR's: the one dma_map_resource() mapping the entries split. */
 	bool resource;
+	dma_addr_t addr;
+	u64 size;
 };
 
-/* @map's table for BAR memory at @phys: one entry, a DMA address only. */
+/*
+ * @map's table for BAR memory at @phys: DMA addresses only, split into
+ * entries the importing device takes (an entry's length is 32 bits). On
+ * x86 a BAR's bus address is its CPU address, which dma_map_resource()
+ * assumes (it knows nothing of PCI peer-to-peer).
+ */
 static int npuipc_map_bar(struct npuipc_mapping *map, struct device *dev, phys_addr_t phys,
-			  size_t size, enum dma_data_direction dir)
+			  u64 size, enum dma_data_direction dir)
 {
-	dma_addr_t addr;
-	int ret;
+	unsigned int seg = max_t(unsigned int, PAGE_SIZE,
+				 rounddown(min_t(unsigned int, dma_get_max_seg_size(dev), SZ_1G),
+					   PAGE_SIZE));
+	struct scatterlist *sg;
+	u64 done = 0;
+	int ret, i;
 
-	ret = sg_alloc_table(&map->sgt, 1, GFP_KERNEL_ACCOUNT);
+	ret = sg_alloc_table(&map->sgt, DIV_ROUND_UP_ULL(size, seg), GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
-	addr = dma_map_resource(dev, phys, size, dir, 0);
-	if (dma_mapping_error(dev, addr)) {
+	map->addr = dma_map_resource(dev, phys, size, dir, 0);
+	if (dma_mapping_error(dev, map->addr)) {
 		sg_free_table(&map->sgt);
 		return -ENOMEM;
 	}
-	map->sgt.sgl->length = size;
-	sg_dma_address(map->sgt.sgl) = addr;
-	sg_dma_len(map->sgt.sgl) = size;
+	for_each_sgtable_sg(&map->sgt, sg, i) {
+		unsigned int len = min_t(u64, seg, size - done);
+
+		sg->length = len;
+		sg_dma_address(sg) = map->addr + done;
+		sg_dma_len(sg) = len;
+		done += len;
+	}
+	map->size = size;
 	map->resource = true;
 	return 0;
 }
@@ -123,7 +141,7 @@ static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 	struct npuipc_export *exp = attach->dmabuf->priv;
 	struct npuipc_mapping *map;
 	struct npuipc_mem mem;
-	int ret;
+	int ret, idx;
 
 	/* A device that may write cannot map read-only memory. */
 	if (exp->read_only && dir != DMA_TO_DEVICE)
@@ -135,7 +153,13 @@ static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 	map->dir = dir;
 	mem = npuipc_export_mem(exp);
 	if (!mem.pages) {
-		ret = npuipc_map_bar(map, attach->dev, mem.phys, exp->npages << PAGE_SHIFT, dir);
+		/* A BAR released at unplug may be another device's by now. */
+		if (!drm_dev_enter(mem.dev, &idx)) {
+			ret = -ENODEV;
+			goto err_free;
+		}
+		ret = npuipc_map_bar(map, attach->dev, mem.phys, (u64)exp->npages << PAGE_SHIFT, dir);
+		drm_dev_exit(idx);
 		if (ret)
 			goto err_free;
 		goto out;
@@ -171,8 +195,7 @@ static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
 	attach->priv = NULL;
 	mutex_unlock(&exp->lock);
 	if (map->resource)
-		dma_unmap_resource(attach->dev, sg_dma_address(sgt->sgl), sg_dma_len(sgt->sgl),
-				   dir, 0);
+		dma_unmap_resource(attach->dev, map->addr, map->size, dir, 0);
 	else
 		dma_unmap_sgtable(attach->dev, sgt, dir, 0);
 	sg_free_table(sgt);
@@ -481,8 +504,19 @@ void npuipc_exports_revoke_mappings(struct npuipc_device *ndev)
 	struct npuipc_export *exp;
 
 	mutex_lock(&ndev->exports_lock);
-	list_for_each_entry(exp, &ndev->exports, node)
-		unmap_mapping_range(exp->dmabuf->file->f_mapping, 0, 0, 1);
+	list_for_each_entry(exp, &ndev->exports, node) {
+		struct file *file = exp->dmabuf->file;
+
+		/*
+		 * A dma-buf whose file is being released may be on the list
+		 * still (its release waits for the lock), its inode already
+		 * gone: no mapping can hold that file.
+		 */
+		if (!get_file_rcu(file))
+			continue;
+		unmap_mapping_range(file->f_mapping, 0, 0, 1);
+		fput(file);
+	}
 	mutex_unlock(&ndev->exports_lock);
 }
 
