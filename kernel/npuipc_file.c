@@ -117,6 +117,24 @@ int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle)
 }
 
 /*
+ * The object of the lowest handle at or above *@handle, referenced, and
+ * its handle in *@handle; NULL past the last. Taken out of the table's
+ * lock, so that the caller may take the object's own locks and sleep.
+ */
+static struct npuipc_object *npuipc_file_next_object(struct npuipc_file *nfile,
+						     unsigned long *handle)
+{
+	struct npuipc_object *obj;
+
+	xa_lock(&nfile->objects);
+	obj = xa_find(&nfile->objects, handle, ULONG_MAX, XA_PRESENT);
+	if (obj)
+		npuipc_object_get(obj);
+	xa_unlock(&nfile->objects);
+	return obj;
+}
+
+/*
  * The file's device is unplugged: its streams stop, their pending jobs
  * cancelled (fences signal -ECANCELED and whoever waits on them wakes),
  * and no more run. Their handles stay until the file is closed.
@@ -127,14 +145,7 @@ void npuipc_file_unplug(struct drm_file *file)
 	struct npuipc_object *obj;
 	unsigned long handle = 0;
 
-	for (;; handle++) {
-		xa_lock(&nfile->objects);
-		obj = xa_find(&nfile->objects, &handle, ULONG_MAX, XA_PRESENT);
-		if (obj)
-			npuipc_object_get(obj);
-		xa_unlock(&nfile->objects);
-		if (!obj)
-			break;
+	for (; (obj = npuipc_file_next_object(nfile, &handle)); handle++) {
 		if (obj->funcs->close)
 			obj->funcs->close(obj);
 		npuipc_object_put(obj);
@@ -219,11 +230,7 @@ void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
 	seq_printf(m, "npuipc-jobs:\t%u\n", jobs);
 }
 
-/*
- * The file's objects, for debugfs's npuipc_streams. Each is taken with a
- * reference out of the handle table's lock, so that showing it may take
- * its own lock.
- */
+/* The file's objects, for debugfs's npuipc_streams. */
 void npuipc_file_show_objects(struct seq_file *m, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
@@ -231,14 +238,7 @@ void npuipc_file_show_objects(struct seq_file *m, struct drm_file *file)
 	unsigned long handle = 0;
 
 	seq_printf(m, "client %llu pid %d\n", nfile->client_id, pid_nr(file->pid));
-	for (;; handle++) {
-		xa_lock(&nfile->objects);
-		obj = xa_find(&nfile->objects, &handle, ULONG_MAX, XA_PRESENT);
-		if (obj)
-			npuipc_object_get(obj);
-		xa_unlock(&nfile->objects);
-		if (!obj)
-			break;
+	for (; (obj = npuipc_file_next_object(nfile, &handle)); handle++) {
 		obj->funcs->show(m, handle, obj);
 		npuipc_object_put(obj);
 		cond_resched();	/* up to NPUIPC_MAX_OBJECTS, with filelist_mutex held */
