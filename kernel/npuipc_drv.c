@@ -97,6 +97,7 @@ void npuipc_device_unplug(struct npuipc_device *ndev)
 {
 	struct drm_file *file;
 
+	/* First: it waits for debugfs readers, who hold the file list's lock. */
 	drm_dev_unplug(&ndev->drm);
 	mutex_lock(&ndev->drm.filelist_mutex);
 	list_for_each_entry(file, &ndev->drm.filelist, lhead)

@@ -21,7 +21,7 @@
  *          reference: npuipc_notify.lock then npuipc_file.owned_lock, a
  *          dma_fence's lock, waiting for a stream's work items; and, when
  *          the device is unplugged, all that stopping a stream takes
- *          (npuipc_engine_stop_stream())
+ *          (npuipc_engine_stop_stream()) and orphaning a notify does
  *   npuipc_file.copy_worker_lock (choosing a file's copy worker)
  *       -> npuipc_copy_workers_lock -> the cgroup core's locks
  *   npuipc_stream.submit_lock (one SUBMIT at a time per stream)
@@ -575,15 +575,17 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 
 	/*
 	 * Once: an unplug stops the streams of its device's files, whose
-	 * handles go later. The first caller does the work, holding a
-	 * reference, so a later one has nothing to wait for.
+	 * handles go later (or an OBJ_DESTROY in flight races it). The first
+	 * caller does the work; a later one returns when it is done.
 	 */
 	spin_lock(&stream->lock);
 	stopped = stream->dying;
 	WRITE_ONCE(stream->dying, true);
 	spin_unlock(&stream->lock);
-	if (stopped)
+	if (stopped) {
+		wait_var_event(&stream->stopped, smp_load_acquire(&stream->stopped));
 		return;
+	}
 
 	cancel_work_sync(&stream->work);
 	kthread_cancel_work_sync(&stream->bulk_work);
@@ -619,6 +621,8 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 	npuipc_completion_run_ready(&c);
 	dma_fence_end_signalling(cookie);
 	npuipc_completion_release(&c);
+	smp_store_release(&stream->stopped, true);
+	wake_up_var(&stream->stopped);
 }
 
 /*

@@ -137,7 +137,9 @@ static struct npuipc_object *npuipc_file_next_object(struct npuipc_file *nfile,
 /*
  * The file's device is unplugged: its streams stop, their pending jobs
  * cancelled (fences signal -ECANCELED and whoever waits on them wakes),
- * and no more run. Their handles stay until the file is closed.
+ * and no more run; its notifies lose their owner, whose waits can no
+ * longer come (their pollers see EPOLLHUP). Handles stay until the file
+ * is closed.
  */
 void npuipc_file_unplug(struct drm_file *file)
 {
@@ -150,6 +152,7 @@ void npuipc_file_unplug(struct drm_file *file)
 			obj->funcs->close(obj);
 		npuipc_object_put(obj);
 	}
+	npuipc_notify_orphan_all(nfile);
 }
 
 /*

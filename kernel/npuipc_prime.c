@@ -34,6 +34,12 @@ struct npuipc_export {
 	pgoff_t npages;
 	bool read_only;
 	pid_t exporter_pid;
+	/*
+	 * The dma-buf file's inode, held until the export is released: its
+	 * address space holds every user mapping of the dma-buf, and the
+	 * file itself may be gone while the export is still listed.
+	 */
+	struct inode *inode;
 	/* Protects importers and the mappings hung on attachments' priv */
 	struct mutex lock;
 	int importers;
@@ -210,6 +216,7 @@ static void npuipc_dmabuf_release(struct dma_buf *dmabuf)
 	mutex_lock(&ndev->exports_lock);
 	list_del(&exp->node);
 	mutex_unlock(&ndev->exports_lock);
+	iput(exp->inode);
 	drm_gem_object_put(&exp->bo->base);
 	drm_dev_put(&ndev->drm);
 	mutex_destroy(&exp->lock);
@@ -351,6 +358,8 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	drm_dev_get(&ndev->drm);
 	npuipc_live_inc(NPUIPC_KIND_DMABUF);
 	exp->dmabuf = dmabuf;
+	exp->inode = file_inode(dmabuf->file);
+	ihold(exp->inode);
 
 	mutex_lock(&ndev->exports_lock);
 	list_add_tail(&exp->node, &ndev->exports);
@@ -504,19 +513,8 @@ void npuipc_exports_revoke_mappings(struct npuipc_device *ndev)
 	struct npuipc_export *exp;
 
 	mutex_lock(&ndev->exports_lock);
-	list_for_each_entry(exp, &ndev->exports, node) {
-		struct file *file = exp->dmabuf->file;
-
-		/*
-		 * A dma-buf whose file is being released may be on the list
-		 * still (its release waits for the lock), its inode already
-		 * gone: no mapping can hold that file.
-		 */
-		if (!get_file_rcu(file))
-			continue;
-		unmap_mapping_range(file->f_mapping, 0, 0, 1);
-		fput(file);
-	}
+	list_for_each_entry(exp, &ndev->exports, node)
+		unmap_mapping_range(exp->inode->i_mapping, 0, 0, 1);
 	mutex_unlock(&ndev->exports_lock);
 }
 

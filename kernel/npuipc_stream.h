@@ -34,12 +34,13 @@ struct npuipc_stream {
 	struct mutex submit_lock;
 	u64 next_seqno;
 
-	/* Protects queue, queued, error, dying and last */
+	/* Protects queue, queued, error, dying, stopped and last */
 	spinlock_t lock;
 	struct list_head queue;
 	unsigned int queued;	/* jobs in queue, at most NPUIPC_MAX_QUEUED_JOBS */
 	int error;		/* first failure; later jobs are cancelled */
 	bool dying;
+	bool stopped;		/* npuipc_engine_stop_stream() is done */
 	/*
 	 * NPUIPC_STREAM_*: who runs the head of the queue. The stream's worker
 	 * or a hand-off holds it (CLAIMED) while running and completing jobs,
