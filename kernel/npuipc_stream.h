@@ -34,13 +34,14 @@ struct npuipc_stream {
 	struct mutex submit_lock;
 	u64 next_seqno;
 
-	/* Protects queue, queued, error, dying, stopped and last */
+	/* Protects queue, queued, error, dying and last */
 	spinlock_t lock;
 	struct list_head queue;
 	unsigned int queued;	/* jobs in queue, at most NPUIPC_MAX_QUEUED_JOBS */
 	int error;		/* first failure; later jobs are cancelled */
 	bool dying;
-	bool stopped;		/* npuipc_engine_stop_stream() is done */
+	/* npuipc_engine_stop_stream() is done: set once, with release order. */
+	bool stopped;
 	/*
 	 * NPUIPC_STREAM_*: who runs the head of the queue. The stream's worker
 	 * or a hand-off holds it (CLAIMED) while running and completing jobs,
