@@ -112,8 +112,8 @@ static int npuipc_fault_pte(pte_t *pte, unsigned long addr, void *data)
  * referenced, and every page of a buffer is ordinary write-back RAM or,
  * for a BAR, I/O memory mapped write-combined.
  */
-vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
-			      pgoff_t npages, pgoff_t index)
+static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_mem *mem,
+				      pgoff_t npages, pgoff_t index)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	pgoff_t before = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
@@ -142,25 +142,32 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 }
 
 /*
- * A BAR is gone with its device: once unplugged (its mappings revoked),
- * touching its memory is SIGBUS. RAM outlives the device.
+ * A fault in a mapping of @mem, through a DRM fd or a dma-buf. A BAR is
+ * gone with its device: once unplugged (its mappings revoked), touching
+ * it is SIGBUS. RAM outlives the device.
  */
+vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
+			      pgoff_t npages, pgoff_t index)
+{
+	vm_fault_t ret;
+	int idx;
+
+	if (mem->pages)
+		return npuipc_fault_window(vmf, mem, npages, index);
+	if (!drm_dev_enter(mem->dev, &idx))
+		return VM_FAULT_SIGBUS;
+	ret = npuipc_fault_window(vmf, mem, npages, index);
+	drm_dev_exit(idx);
+	return ret;
+}
+
 static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
-	vm_fault_t ret;
-	int idx;
 
-	if (bo->mem.pages)
-		return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
-					  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
-	if (!drm_dev_enter(obj->dev, &idx))
-		return VM_FAULT_SIGBUS;
-	ret = npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
-				 vmf->pgoff - drm_vma_node_start(&obj->vma_node));
-	drm_dev_exit(idx);
-	return ret;
+	return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
+				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
 }
 
 static const struct vm_operations_struct npuipc_bo_vm_ops = {

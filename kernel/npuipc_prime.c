@@ -268,21 +268,12 @@ static int npuipc_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 	return npuipc_dmabuf_sync(dmabuf, dir, false);
 }
 
-/* As npuipc_bo_vm_fault(): BAR memory is SIGBUS once its device is unplugged. */
 static vm_fault_t npuipc_dmabuf_vm_fault(struct vm_fault *vmf)
 {
 	struct npuipc_export *exp = vmf->vma->vm_private_data;
 	struct npuipc_mem mem = npuipc_export_mem(exp);
-	vm_fault_t ret;
-	int idx;
 
-	if (mem.pages)
-		return npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
-	if (!drm_dev_enter(exp->bo->base.dev, &idx))
-		return VM_FAULT_SIGBUS;
-	ret = npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
-	drm_dev_exit(idx);
-	return ret;
+	return npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
 }
 
 /* The mapping holds the dma-buf's file, and so the export, alive. */
