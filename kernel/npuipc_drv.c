@@ -179,6 +179,7 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 static const struct file_operations npuipc_fops = {
 	.owner		= THIS_MODULE,
 	DRM_GEM_FOPS,
+	.get_unmapped_area = npuipc_get_unmapped_area,
 	.show_fdinfo	= npuipc_file_show_fdinfo,
 };
 

@@ -8,6 +8,7 @@
 #include <linux/dma-buf.h>
 #include <linux/genalloc.h>
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -20,6 +21,7 @@
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
 #include "npuipc_gem.h"
+#include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
 
 u64 npuipc_page_class_size(u32 page_class)
@@ -58,8 +60,33 @@ static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
 }
 
 /*
- * Checks a mapping of npuipc memory and makes it a PFN map of @mem:
- * write-combined for a BAR, as a GPU driver maps its VRAM.
+ * Whether @vma maps whole 2 MiB compound chunks of @mem at 2 MiB-aligned
+ * addresses, so that the core mm can map each with one PMD entry
+ * (transhuge_vma_suitable() holds for every chunk). vm_pgoff is the index
+ * in @mem of the VMA's first page.
+ */
+static bool npuipc_vma_fits_chunks(const struct vm_area_struct *vma,
+				   const struct npuipc_mem *mem)
+{
+	return mem->pages && mem->chunked &&
+	       IS_ALIGNED(vma->vm_start, SZ_2M) && IS_ALIGNED(vma->vm_end, SZ_2M) &&
+	       IS_ALIGNED(vma->vm_pgoff, NPUIPC_CHUNK_PAGES);
+}
+
+/*
+ * Checks a mapping of npuipc memory (vm_pgoff: the index in @mem of its
+ * first page) and picks how faults fill it:
+ *
+ * - whole 2 MiB chunks at aligned addresses: a mapping of pages, which a
+ *   fault hands to the core mm (npuipc_fault_chunk_page()), and the core mm
+ *   maps each chunk with one PMD entry, as it maps a transparent huge page
+ *   of a file. The chunks are compound pages, so whatever takes a page
+ *   reference from such an entry (GUP-fast) holds the whole chunk, as it
+ *   would a THP. VM_IO keeps the rest of GUP (ptrace, /proc/PID/mem,
+ *   pin_user_pages()) away, as it is from a PFN map, and keeps the VMA out
+ *   of mlock, khugepaged and madvise's reclaim;
+ * - anything else: a PFN map (no struct page behind any entry), and for a
+ *   BAR a write-combined one, as a GPU driver maps its VRAM.
  */
 int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem,
 			bool read_only)
@@ -68,7 +95,12 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem
 
 	if (ret)
 		return ret;
-	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	if (npuipc_vma_fits_chunks(vma, mem)) {
+		vma->vm_flags |= VM_IO;
+		return 0;
+	}
+	vma->vm_flags |= VM_PFNMAP;
 	if (!mem->pages) {
 		/* Decrypted, as ioremap_wc() maps it for the kernel (SME, TDX). */
 		vma->vm_flags |= VM_IO;
@@ -142,6 +174,23 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 }
 
 /*
+ * A fault in a mapping of whole chunks (npuipc_mmap_prepare()): the page,
+ * with a reference for the entry that will map it. finish_fault() maps its
+ * whole chunk with one PMD entry (do_set_pmd()) while the VMA still covers
+ * the chunk at an aligned address, and else (after a partial munmap, an
+ * mremap) the page alone with a PTE; unmapping either drops the reference.
+ */
+static vm_fault_t npuipc_fault_chunk_page(struct vm_fault *vmf, const struct npuipc_mem *mem,
+					  pgoff_t npages, pgoff_t index)
+{
+	if (index >= npages)
+		return VM_FAULT_SIGBUS;
+	vmf->page = mem->pages[index];
+	get_page(vmf->page);
+	return 0;
+}
+
+/*
  * A fault in a mapping of @mem, through a DRM fd or a dma-buf. A BAR is
  * gone with its device: once unplugged (its mappings revoked), touching
  * it is SIGBUS. RAM outlives the device.
@@ -152,6 +201,8 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 	vm_fault_t ret;
 	int idx;
 
+	if (!(vmf->vma->vm_flags & VM_PFNMAP))
+		return npuipc_fault_chunk_page(vmf, mem, npages, index);
 	if (mem->pages)
 		return npuipc_fault_window(vmf, mem, npages, index);
 	if (!drm_dev_enter(mem->dev, &idx))
@@ -166,8 +217,29 @@ static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
-	return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
-				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
+	return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT, vmf->pgoff);
+}
+
+/*
+ * Where an mmap() of the DRM fd goes: 2 MiB-aligned when it is 2 MiB or
+ * more, so that a huge buffer, or an import of one, maps with PMD entries
+ * (npuipc_mmap_prepare()), as hugetlbfs aligns its mappings. A placement
+ * the caller asked for (a hint that is free, MAP_FIXED) is kept.
+ */
+unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
+				       unsigned long len, unsigned long pgoff,
+				       unsigned long flags)
+{
+	unsigned long padded = len + SZ_2M, ret;
+
+	if ((flags & MAP_FIXED) || len < SZ_2M || padded < len)
+		return current->mm->get_unmapped_area(file, addr, len, pgoff, flags);
+	ret = current->mm->get_unmapped_area(file, addr, padded, pgoff, flags);
+	if (IS_ERR_VALUE(ret))
+		return current->mm->get_unmapped_area(file, addr, len, pgoff, flags);
+	if (ret == addr)
+		return ret;
+	return round_up(ret, SZ_2M);
 }
 
 static const struct vm_operations_struct npuipc_bo_vm_ops = {
@@ -181,6 +253,8 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 	int ret;
 
+	/* From the fake offset DRM found the object by to the buffer's own. */
+	vma->vm_pgoff -= drm_vma_node_start(&obj->vma_node);
 	if (!bo->dmabuf)
 		return npuipc_mmap_prepare(vma, &bo->mem, bo->bo_flags & NPUIPC_BO_READ_ONLY);
 
@@ -197,21 +271,21 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	vma->vm_flags |= VM_DONTEXPAND;
 	vma->vm_private_data = NULL;
 	vma->vm_ops = NULL;
-	ret = dma_buf_mmap(bo->dmabuf, vma,
-			   vma->vm_pgoff - drm_vma_node_start(&obj->vma_node));
+	ret = dma_buf_mmap(bo->dmabuf, vma, vma->vm_pgoff);
 	if (!ret)
 		drm_gem_object_put(obj);
 	return ret;
 }
 
-/* Chunks are split at allocation, so every page is freed on its own. */
+/* Frees what npuipc_bo_alloc_pages() allocated of @npages, chunk by chunk. */
 static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
 {
+	unsigned int order = npuipc_chunk_order(bo->page_class);
 	pgoff_t i;
 
-	for (i = 0; i < npages; i++) {
+	for (i = 0; i < npages; i += 1UL << order) {
 		if (bo->mem.pages[i])
-			__free_page(bo->mem.pages[i]);
+			__free_pages(bo->mem.pages[i], order);
 		if (!(i & (NPUIPC_CHUNK_PAGES - 1)))
 			cond_resched();
 	}
@@ -263,10 +337,15 @@ static int npuipc_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 	return 0;
 }
 
+/* Closing a handle of a buffer ends the reuse of its exports. */
 static void npuipc_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 {
-	if (to_npuipc_bo(obj)->dmabuf)
+	struct npuipc_bo *bo = to_npuipc_bo(obj);
+
+	if (bo->dmabuf)
 		atomic_dec(&to_npuipc_file(file)->imports);
+	else
+		npuipc_bo_forget_exports(bo);
 }
 
 static const struct drm_gem_object_funcs npuipc_bo_funcs = {
@@ -325,21 +404,21 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 			npuipc_bo_free_pages(bo, npages);
 			return -EINTR;
 		}
-		page = alloc_pages(gfp, order);
+		/*
+		 * A chunk is one compound page, as a THP is: the core mm maps
+		 * it with one PMD entry (npuipc_mmap_prepare()), and a page
+		 * reference anyone takes holds the whole chunk.
+		 */
+		page = alloc_pages(order ? gfp | __GFP_COMP : gfp, order);
 		if (!page) {
 			npuipc_bo_free_pages(bo, npages);
 			return -ENOMEM;
 		}
-		/*
-		 * Physically contiguous, but every page refcounted on its own,
-		 * for importers that take page references.
-		 */
-		if (order)
-			split_page(page, order);
 		for (j = 0; j < 1UL << order; j++)
 			bo->mem.pages[i + j] = nth_page(page, j);
 		cond_resched();
 	}
+	bo->mem.chunked = order == NPUIPC_CHUNK_ORDER;
 	return 0;
 }
 
@@ -405,6 +484,7 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 		goto err_uncharge;
 	}
 	bo->page_class = args->page_class;
+	spin_lock_init(&bo->export_lock);
 	if (ndev->bar_pool)
 		ret = npuipc_bo_alloc_bar(ndev, bo, args->size);
 	else

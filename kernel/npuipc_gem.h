@@ -20,13 +20,15 @@ struct sg_table;
 
 /*
  * Where memory lies, page by page: system RAM (@pages, one entry per 4 KiB
- * page), or a range of a PCI device's BAR (@phys, mapped write-combined in
- * the kernel at @iomem), which has no struct pages and goes with its
- * device @dev (drm_dev_enter() around every access). Neither: another
- * exporter's memory, which npuipc never touches.
+ * page; with @chunked, 2 MiB compound pages from the first entry on), or a
+ * range of a PCI device's BAR (@phys, mapped write-combined in the kernel
+ * at @iomem), which has no struct pages and goes with its device @dev
+ * (drm_dev_enter() around every access). Neither: another exporter's
+ * memory, which npuipc never touches.
  */
 struct npuipc_mem {
 	struct page **pages;
+	bool chunked;
 	phys_addr_t phys;
 	void __iomem *iomem;
 	struct drm_device *dev;
@@ -38,7 +40,9 @@ static inline struct npuipc_mem npuipc_mem_from(const struct npuipc_mem *mem, pg
 	struct npuipc_mem view = { NULL };
 
 	if (mem->pages)
-		view.pages = mem->pages + first;
+		view = (struct npuipc_mem){ .pages = mem->pages + first,
+					    .chunked = mem->chunked &&
+						       IS_ALIGNED(first, NPUIPC_CHUNK_PAGES) };
 	else if (mem->iomem)
 		view = (struct npuipc_mem){ .phys = mem->phys + ((phys_addr_t)first << PAGE_SHIFT),
 					    .iomem = mem->iomem + (first << PAGE_SHIFT),
@@ -92,6 +96,16 @@ struct npuipc_bo {
 	unsigned long bar_addr;
 
 	/*
+	 * Owned memory: its latest export, handed out again to an export of
+	 * the same range and access while the buffer has its handle, as
+	 * DRM's PRIME hands out one dma-buf per object (npuipc_prime.c).
+	 * Protects @last_export and @handle_closed
+	 */
+	spinlock_t export_lock;
+	struct dma_buf *last_export;
+	bool handle_closed;
+
+	/*
 	 * Imports: the dma-buf, this device's attachment and, for a foreign
 	 * dma-buf, its mapping (which makes the exporter pin its memory).
 	 * npuipc's own memory is reached through @mem: no mapping is made.
@@ -111,6 +125,9 @@ u64 npuipc_page_class_size(u32 page_class);
 
 int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem,
 			bool read_only);
+unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
+				       unsigned long len, unsigned long pgoff,
+				       unsigned long flags);
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index);
 

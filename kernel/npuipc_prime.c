@@ -358,6 +358,66 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	return dmabuf;
 }
 
+/*
+ * @bo's latest export, with a new reference, if it is of @npages from
+ * @first with this access. Exporting a range again costs an fd, not a new
+ * dma-buf (its file, inode and export) to make and, later, release: what
+ * an IPC export does each time it shares the same memory.
+ */
+static struct dma_buf *npuipc_bo_reuse_export(struct npuipc_bo *bo, pgoff_t first,
+					      pgoff_t npages, bool read_only)
+{
+	struct dma_buf *dmabuf = NULL;
+	struct npuipc_export *exp;
+
+	spin_lock(&bo->export_lock);
+	if (bo->last_export) {
+		exp = bo->last_export->priv;
+		if (exp->first_page == first && exp->npages == npages &&
+		    exp->read_only == read_only) {
+			dmabuf = bo->last_export;
+			get_dma_buf(dmabuf);
+		}
+	}
+	spin_unlock(&bo->export_lock);
+	return dmabuf;
+}
+
+/*
+ * Keeps @dmabuf as @bo's latest export, and with it the buffer (the export
+ * holds a GEM reference): only while the buffer has its handle, whose
+ * close lets go of it (npuipc_bo_forget_exports()), so the two never keep
+ * each other alive.
+ */
+static void npuipc_bo_remember_export(struct npuipc_bo *bo, struct dma_buf *dmabuf)
+{
+	struct dma_buf *old = dmabuf;
+
+	get_dma_buf(dmabuf);
+	spin_lock(&bo->export_lock);
+	if (!bo->handle_closed) {
+		old = bo->last_export;
+		bo->last_export = dmabuf;
+	}
+	spin_unlock(&bo->export_lock);
+	if (old)
+		dma_buf_put(old);
+}
+
+/* @bo's handle is closed: its latest export lives on only in its holders. */
+void npuipc_bo_forget_exports(struct npuipc_bo *bo)
+{
+	struct dma_buf *old;
+
+	spin_lock(&bo->export_lock);
+	old = bo->last_export;
+	bo->last_export = NULL;
+	bo->handle_closed = true;
+	spin_unlock(&bo->export_lock);
+	if (old)
+		dma_buf_put(old);
+}
+
 int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
@@ -366,6 +426,7 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 	struct dma_buf *dmabuf;
 	struct npuipc_bo *bo;
 	u64 page_size;
+	bool read_only;
 	int fd, ret;
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_EXPORT_FLAGS_VALID))
@@ -377,6 +438,7 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 	if (!obj)
 		return -ENOENT;
 	bo = to_npuipc_bo(obj);
+	read_only = args->flags & NPUIPC_BO_EXPORT_READ_ONLY;
 
 	ret = -EINVAL;
 	if (npuipc_refuse(drm, bo->dmabuf))	/* an import */
@@ -392,12 +454,16 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 		ret = fd;
 		goto out_put;
 	}
-	dmabuf = npuipc_dmabuf_export(bo, args->offset, args->size,
-				      args->flags & NPUIPC_BO_EXPORT_READ_ONLY);
-	if (IS_ERR(dmabuf)) {
-		put_unused_fd(fd);
-		ret = PTR_ERR(dmabuf);
-		goto out_put;
+	dmabuf = npuipc_bo_reuse_export(bo, args->offset >> PAGE_SHIFT, args->size >> PAGE_SHIFT,
+					read_only);
+	if (!dmabuf) {
+		dmabuf = npuipc_dmabuf_export(bo, args->offset, args->size, read_only);
+		if (IS_ERR(dmabuf)) {
+			put_unused_fd(fd);
+			ret = PTR_ERR(dmabuf);
+			goto out_put;
+		}
+		npuipc_bo_remember_export(bo, dmabuf);
 	}
 	args->fd = fd;
 	fd_install(fd, dmabuf->file);

@@ -4,6 +4,7 @@
 
 struct drm_device;
 struct drm_file;
+struct npuipc_bo;
 struct npuipc_device;
 struct seq_file;
 
@@ -12,6 +13,7 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 
+void npuipc_bo_forget_exports(struct npuipc_bo *bo);
 void npuipc_exports_revoke_mappings(struct npuipc_device *ndev);
 void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev);
 

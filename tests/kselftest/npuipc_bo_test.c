@@ -212,6 +212,103 @@ TEST_F(bo, touching_2mib_costs_one_fault_in_every_class)
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
 }
 
+/*
+ * A mapping of 2 MiB or more through the DRM fd is placed 2 MiB-aligned,
+ * and every 2 MiB chunk of a huge buffer in RAM is then mapped by one PMD
+ * entry, as a hugetlb memfd's pages are (smaps: FilePmdMapped). A BAR is
+ * mapped by PTEs (a PFN map), and so is the normal class.
+ */
+TEST_F(bo, huge_memory_is_mapped_2mib_aligned_by_pmd_entries)
+{
+	long expected = npuipc_expected_pci(0) ? 0 : 4096;
+	uint32_t huge, normal;
+	uint8_t *p;
+	size_t size;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_HUGE, &huge));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &normal));
+
+	p = npuipc_bo_mmap(self->fd, huge, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, (uintptr_t)p % (2 * MIB));
+	memset(p, 0x5a, size);
+	EXPECT_EQ(expected, npuipc_smaps_kib(p, "FilePmdMapped"));
+	EXPECT_TRUE(npuipc_all_bytes_are(p, size, 0x5a));
+	munmap(p, size);
+
+	p = npuipc_bo_mmap(self->fd, normal, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x5a, size);
+	EXPECT_EQ(0, npuipc_smaps_kib(p, "FilePmdMapped"));
+	munmap(p, size);
+
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, huge));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
+}
+
+static void fill_page_numbers(uint8_t *p, size_t size, size_t first_page)
+{
+	size_t i;
+
+	for (i = 0; i < size; i += 4096)
+		memset(p + i, (uint8_t)(first_page + i / 4096), 4096);
+}
+
+static int has_page_numbers(const uint8_t *p, size_t size, size_t first_page)
+{
+	size_t i;
+
+	for (i = 0; i < size; i += 4096)
+		if (!npuipc_all_bytes_are(p + i, 4096, (uint8_t)(first_page + i / 4096)))
+			return 0;
+	return 1;
+}
+
+/*
+ * A chunk mapped by a PMD entry that is then split (a page unmapped in its
+ * middle) or moved to an address that is not 2 MiB-aligned (mremap) goes
+ * on reaching the same pages, now one PTE each, reading and writing; and
+ * the buffer is freed once every part is unmapped and its handle closed.
+ */
+TEST_F(bo, huge_mapping_split_or_moved_reaches_the_same_pages)
+{
+	uint8_t *p, *moved, *room, *view;
+	uint32_t handle;
+	size_t size;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	fill_page_numbers(p, size, 0);
+
+	/* Split: the first chunk loses one page. */
+	ASSERT_EQ(0, munmap(p + 1 * MIB, 4096));
+	EXPECT_TRUE(has_page_numbers(p, 1 * MIB, 0));
+	EXPECT_TRUE(has_page_numbers(p + 1 * MIB + 4096, 1 * MIB - 4096, 257));
+
+	/* Moved: the second chunk, to 4 KiB past a 2 MiB boundary. */
+	room = mmap(NULL, 6 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, room);
+	moved = (uint8_t *)(((uintptr_t)room + 2 * MIB - 1) / (2 * MIB) * (2 * MIB)) + 4096;
+	ASSERT_EQ(moved, mremap(p + 2 * MIB, 2 * MIB, 2 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+				moved));
+	EXPECT_TRUE(has_page_numbers(moved, 2 * MIB, 512));
+	EXPECT_EQ(0, npuipc_smaps_kib(moved, "FilePmdMapped"));
+	memset(moved + 4096, 0xee, 4096);
+
+	/* What the moved mapping wrote is in the buffer. */
+	view = npuipc_bo_mmap(self->fd, handle, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, view);
+	EXPECT_TRUE(npuipc_all_bytes_are(view + 2 * MIB + 4096, 4096, 0xee));
+	EXPECT_TRUE(has_page_numbers(view + 2 * MIB + 8192, 2 * MIB - 8192, 514));
+
+	munmap(view, size);
+	munmap(room, 6 * MIB);
+	munmap(p, 1 * MIB);
+	munmap(p + 1 * MIB + 4096, 1 * MIB - 4096);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
 TEST_F(bo, private_mapping_is_refused)
 {
 	struct drm_npuipc_bo_info info;

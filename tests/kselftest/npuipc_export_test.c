@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/dma-buf.h>
 
@@ -34,6 +35,14 @@ static int has_pattern(const uint8_t *p, size_t size, size_t start, uint8_t seed
 		if (p[i] != (uint8_t)((start + i) * 31 + seed))
 			return 0;
 	return 1;
+}
+
+static int same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_ino == sb.st_ino &&
+	       sa.st_dev == sb.st_dev;
 }
 
 static off_t dmabuf_size(int fd)
@@ -221,6 +230,95 @@ TEST_F(export, read_only_export_cannot_be_written_through_any_path)
 	close(dmabuf);
 }
 
+/*
+ * A read-only export mapped 2 MiB-aligned is mapped by a PMD entry (a
+ * compound page behind it, unlike a PFN map) and is still unwritable by
+ * every path: ptrace's /proc/PID/mem, process_vm_writev(), mprotect().
+ */
+TEST_F(export, read_only_export_mapped_by_a_pmd_entry_cannot_be_written)
+{
+	struct iovec local, remote;
+	uint8_t *room, *at, *p;
+	uint8_t byte = 0xff;
+	int dmabuf, memfd;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB,
+				      NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
+	room = mmap(NULL, 4 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, room);
+	at = (uint8_t *)(((uintptr_t)room + 2 * MIB - 1) / (2 * MIB) * (2 * MIB));
+	p = mmap(at, 2 * MIB, PROT_READ, MAP_SHARED | MAP_FIXED, dmabuf, 0);
+	ASSERT_EQ(at, p);
+	EXPECT_TRUE(has_pattern(p, 2 * MIB, 2 * MIB, 7));
+	EXPECT_EQ(npuipc_expected_pci(0) ? 0 : 2048, npuipc_smaps_kib(p, "FilePmdMapped"));
+
+	memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, memfd);
+	EXPECT_EQ(-1, pwrite(memfd, &byte, 1, (off_t)(uintptr_t)p));
+	close(memfd);
+	local = (struct iovec){ .iov_base = &byte, .iov_len = 1 };
+	remote = (struct iovec){ .iov_base = p, .iov_len = 1 };
+	EXPECT_EQ(-1, process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, mprotect(p, 2 * MIB, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_TRUE(has_pattern(p, 2 * MIB, 2 * MIB, 7));
+
+	munmap(room, 4 * MIB);
+	close(dmabuf);
+}
+
+/*
+ * Exporting a range again, with the same access, hands out a new fd of the
+ * same dma-buf, as DRM's PRIME does for a whole object; another range or
+ * access is another dma-buf.
+ */
+TEST_F(export, exporting_a_range_again_hands_out_the_same_dma_buf)
+{
+	int first, again, other_range, read_only;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &first));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &again));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &other_range));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB,
+				      NPUIPC_BO_EXPORT_READ_ONLY, &read_only));
+	EXPECT_NE(first, again);
+	EXPECT_TRUE(same_file(first, again));
+	EXPECT_FALSE(same_file(first, other_range));
+	EXPECT_FALSE(same_file(first, read_only));
+	EXPECT_EQ(O_RDONLY, fcntl(read_only, F_GETFL) & O_ACCMODE);
+	EXPECT_EQ(O_RDWR, fcntl(again, F_GETFL) & O_ACCMODE);
+	EXPECT_EQ(3, npuipc_debugfs_value(self->fd, "dmabufs"));
+	close(first);
+	close(again);
+	close(other_range);
+	close(read_only);
+}
+
+/*
+ * The buffer keeps its latest export for the next one while it has its
+ * handle: closing every fd leaves it, closing the handle lets it go (and
+ * the buffer with it once unmapped).
+ */
+TEST_F(export, buffer_lets_go_of_its_latest_export_with_its_handle)
+{
+	int dmabuf, again;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &dmabuf));
+	close(dmabuf);
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "dmabufs"));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &again));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "dmabufs"));
+	close(again);
+
+	munmap(self->map, self->size);
+	self->map = MAP_FAILED;
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, self->handle));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "mem_used"));
+}
+
 TEST_F(export, dma_buf_sync_is_accepted_on_a_read_write_export)
 {
 	struct { uint64_t flags; } sync;
@@ -307,6 +405,11 @@ TEST_F(export, debugfs_counts_importers_and_the_name_is_left_to_userspace)
 	ASSERT_EQ(0, npuipc_fdinfo_value(dmabuf, "name", value, sizeof(value)));
 	EXPECT_STREQ("weights", value);
 	close(dmabuf);
+	/* Listed while the buffer keeps it as its latest export, for its handle. */
+	EXPECT_EQ(0, listed_importers(self->fd, 2 * MIB, 4 * MIB));
+	munmap(self->map, self->size);
+	self->map = MAP_FAILED;
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, self->handle));
 	EXPECT_EQ(-1, listed_importers(self->fd, 2 * MIB, 4 * MIB));
 }
 
@@ -451,13 +554,6 @@ static int vgem_dmabuf(int vgem, struct drm_mode_create_dumb *dumb, uint8_t seed
 	return prime.fd;
 }
 
-static int same_file(int a, int b)
-{
-	struct stat sa, sb;
-
-	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_ino == sb.st_ino &&
-	       sa.st_dev == sb.st_dev;
-}
 
 TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 {

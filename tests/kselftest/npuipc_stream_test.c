@@ -97,7 +97,8 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
 	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "imports"));
 	close(dmabuf);
-	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+	/* Buffer a keeps its latest export until its handle is closed (below). */
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "dmabufs"));
 	/* Done jobs let go of their objects on a work item: polled. */
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
 	EXPECT_EQ(0, npuipc_debugfs_settles_at(self->fd, "notifies", 0));
@@ -109,6 +110,12 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	EXPECT_EQ(1, npuipc_debugfs_settles_at(self->fd, "streams", 1));
 	EXPECT_EQ(0, npuipc_debugfs_settles_at(self->fd, "jobs", 0));
 	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
+
+	munmap(self->map_a, self->size);
+	self->map_a = MAP_FAILED;
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, self->a));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
 /* This file's block of debugfs npuipc_streams, into @out; 0 or -1. */

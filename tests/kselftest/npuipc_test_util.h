@@ -458,6 +458,36 @@ static inline void npuipc_empty_fd_table(const int *fillers, int n)
 		close(fillers[--n]);
 }
 
+/*
+ * Field @key of /proc/self/smaps, in kB, for the mapping that starts at
+ * @addr (FilePmdMapped: what PMD entries map of a file); -1 if none.
+ */
+static inline long npuipc_smaps_kib(const void *addr, const char *key)
+{
+	char line[512], start[32];
+	size_t keylen = strlen(key);
+	long value = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return -1;
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)addr);
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line starts with its address, in lower-case hex. */
+		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
+			if (in)
+				break;
+			in = !strncmp(line, start, strlen(start));
+		} else if (in && !strncmp(line, key, keylen) && line[keylen] == ':') {
+			value = strtol(line + keylen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return value;
+}
+
 /* True when all @size bytes at @p are @value. */
 static inline int npuipc_all_bytes_are(const uint8_t *p, size_t size, uint8_t value)
 {
