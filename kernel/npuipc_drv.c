@@ -232,6 +232,7 @@ err_engine:
 
 static void __exit npuipc_exit(void)
 {
+	npuipc_gem_fini();
 	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
 	npuipc_engine_fini();

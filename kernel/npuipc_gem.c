@@ -7,11 +7,14 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/genalloc.h>
+#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -63,12 +66,14 @@ static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
  * Whether @vma maps whole 2 MiB compound chunks of @mem at 2 MiB-aligned
  * addresses, so that the core mm can map each with one PMD entry
  * (transhuge_vma_suitable() holds for every chunk). vm_pgoff is the index
- * in @mem of the VMA's first page.
+ * in @mem of the VMA's first page. Not where a foreign importer mapping
+ * through us already made the VMA a PFN or mixed map, whose huge entries
+ * the mm takes for special ones and would never let go of.
  */
 static bool npuipc_vma_fits_chunks(const struct vm_area_struct *vma,
 				   const struct npuipc_mem *mem)
 {
-	return mem->pages && mem->chunked &&
+	return mem->pages && mem->chunked && !(vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)) &&
 	       IS_ALIGNED(vma->vm_start, SZ_2M) && IS_ALIGNED(vma->vm_end, SZ_2M) &&
 	       IS_ALIGNED(vma->vm_pgoff, NPUIPC_CHUNK_PAGES);
 }
@@ -80,11 +85,13 @@ static bool npuipc_vma_fits_chunks(const struct vm_area_struct *vma,
  * - whole 2 MiB chunks at aligned addresses: a mapping of pages, which a
  *   fault hands to the core mm (npuipc_fault_chunk_page()), and the core mm
  *   maps each chunk with one PMD entry, as it maps a transparent huge page
- *   of a file. The chunks are compound pages, so whatever takes a page
- *   reference from such an entry (GUP-fast) holds the whole chunk, as it
- *   would a THP. VM_IO keeps the rest of GUP (ptrace, /proc/PID/mem,
- *   pin_user_pages()) away, as it is from a PFN map, and keeps the VMA out
- *   of mlock, khugepaged and madvise's reclaim;
+ *   of a file. The chunks are compound pages, so GUP-fast, which looks at
+ *   no VMA, takes a reference on the whole chunk from such an entry, as
+ *   from a THP's, and the memory stays charged until it is dropped
+ *   (npuipc_bo_release_pages()). VM_IO keeps the rest of GUP (ptrace,
+ *   /proc/PID/mem, pin_user_pages()), mlock, khugepaged and NUMA
+ *   migration away, as from a PFN map; madvise's reclaim finds nothing
+ *   it can split or isolate (no page cache, no LRU);
  * - anything else: a PFN map (no struct page behind any entry), and for a
  *   BAR a write-combined one, as a GPU driver maps its VRAM.
  */
@@ -223,22 +230,29 @@ static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 /*
  * Where an mmap() of the DRM fd goes: 2 MiB-aligned when it is 2 MiB or
  * more, so that a huge buffer, or an import of one, maps with PMD entries
- * (npuipc_mmap_prepare()), as hugetlbfs aligns its mappings. A placement
- * the caller asked for (a hint that is free, MAP_FIXED) is kept.
+ * (npuipc_mmap_prepare()), as hugetlbfs aligns its mappings. A mapping
+ * always starts at its buffer's start (DRM looks the fake offset up
+ * exactly), so @pgoff needs no say. A placement the caller asked for (a
+ * hint that is free, MAP_FIXED) is kept.
  */
 unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 				       unsigned long len, unsigned long pgoff,
 				       unsigned long flags)
 {
+	unsigned long (*get_area)(struct file *, unsigned long, unsigned long,
+				  unsigned long, unsigned long) = current->mm->get_unmapped_area;
 	unsigned long padded = len + SZ_2M, ret;
 
 	if ((flags & MAP_FIXED) || len < SZ_2M || padded < len)
-		return current->mm->get_unmapped_area(file, addr, len, pgoff, flags);
-	ret = current->mm->get_unmapped_area(file, addr, padded, pgoff, flags);
+		return get_area(file, addr, len, pgoff, flags);
+	if (addr) {
+		ret = get_area(file, addr, len, pgoff, flags);
+		if (ret == addr)
+			return ret;
+	}
+	ret = get_area(file, 0, padded, pgoff, flags);
 	if (IS_ERR_VALUE(ret))
-		return current->mm->get_unmapped_area(file, addr, len, pgoff, flags);
-	if (ret == addr)
-		return ret;
+		return get_area(file, addr, len, pgoff, flags);
 	return round_up(ret, SZ_2M);
 }
 
@@ -253,7 +267,13 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 	int ret;
 
-	/* From the fake offset DRM found the object by to the buffer's own. */
+	/*
+	 * From the fake offset DRM found the object by (always its start) to
+	 * the buffer's own, which PMD mapping needs aligned. So the DRM
+	 * inode's mappings are no longer where the fake offsets say: they
+	 * may be revoked whole (drm_dev_unplug()), never by offset
+	 * (drm_vma_node_unmap() would miss them).
+	 */
 	vma->vm_pgoff -= drm_vma_node_start(&obj->vma_node);
 	if (!bo->dmabuf)
 		return npuipc_mmap_prepare(vma, &bo->mem, bo->bo_flags & NPUIPC_BO_READ_ONLY);
@@ -277,20 +297,124 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	return ret;
 }
 
-/* Frees what npuipc_bo_alloc_pages() allocated of @npages, chunk by chunk. */
-static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
+/* Frees what was allocated of @npages at @pages, chunks of @order. */
+static void npuipc_free_page_array(struct page **pages, pgoff_t npages, unsigned int order)
 {
-	unsigned int order = npuipc_chunk_order(bo->page_class);
 	pgoff_t i;
 
 	for (i = 0; i < npages; i += 1UL << order) {
-		if (bo->mem.pages[i])
-			__free_pages(bo->mem.pages[i], order);
+		if (pages[i])
+			__free_pages(pages[i], order);
 		if (!(i & (NPUIPC_CHUNK_PAGES - 1)))
 			cond_resched();
 	}
-	kvfree(bo->mem.pages);
+	kvfree(pages);
+}
+
+static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
+{
+	npuipc_free_page_array(bo->mem.pages, npages, npuipc_chunk_order(bo->page_class));
 	bo->mem.pages = NULL;
+}
+
+/*
+ * The memory of freed buffers that someone else still holds. A chunk
+ * mapped by a PMD entry can be taken by GUP-fast, which looks at no VMA
+ * (vmsplice(), O_DIRECT, an RDMA pin): that reference keeps the compound
+ * page past the buffer's free. The memory stays charged to its device
+ * until npuipc's reference is the last, checked every second, so that
+ * nothing holds device memory outside the budget.
+ */
+struct npuipc_held_pages {
+	struct list_head node;
+	struct npuipc_device *ndev;	/* holds a DRM device reference */
+	struct page **pages;		/* 2 MiB chunks */
+	pgoff_t npages;
+};
+
+/* Protects npuipc_held_list */
+static DEFINE_MUTEX(npuipc_held_lock);
+static LIST_HEAD(npuipc_held_list);
+static void npuipc_held_reap(struct work_struct *work);
+static DECLARE_DELAYED_WORK(npuipc_held_work, npuipc_held_reap);
+
+static bool npuipc_chunks_held_elsewhere(struct page **pages, pgoff_t npages)
+{
+	pgoff_t i;
+
+	for (i = 0; i < npages; i += NPUIPC_CHUNK_PAGES)
+		if (page_ref_count(pages[i]) != 1)
+			return true;
+	return false;
+}
+
+static void npuipc_held_free(struct npuipc_held_pages *held)
+{
+	npuipc_free_page_array(held->pages, held->npages, NPUIPC_CHUNK_ORDER);
+	npuipc_mem_uncharge(held->ndev, (u64)held->npages << PAGE_SHIFT);
+	drm_dev_put(&held->ndev->drm);
+	kfree(held);
+}
+
+static void npuipc_held_reap(struct work_struct *work)
+{
+	struct npuipc_held_pages *held, *next;
+	LIST_HEAD(done);
+
+	mutex_lock(&npuipc_held_lock);
+	list_for_each_entry_safe(held, next, &npuipc_held_list, node)
+		if (!npuipc_chunks_held_elsewhere(held->pages, held->npages))
+			list_move(&held->node, &done);
+	if (!list_empty(&npuipc_held_list))
+		schedule_delayed_work(&npuipc_held_work, HZ);
+	mutex_unlock(&npuipc_held_lock);
+
+	list_for_each_entry_safe(held, next, &done, node)
+		npuipc_held_free(held);
+}
+
+/*
+ * Frees @bo's pages and returns them to the budget, or, while a chunk is
+ * held elsewhere, leaves that to npuipc_held_reap(). No mapping is left
+ * (every mapping holds the buffer), so no new reference can be taken.
+ */
+static void npuipc_bo_release_pages(struct npuipc_device *ndev, struct npuipc_bo *bo)
+{
+	pgoff_t npages = bo->base.size >> PAGE_SHIFT;
+	struct npuipc_held_pages *held;
+
+	if (bo->mem.chunked && npuipc_chunks_held_elsewhere(bo->mem.pages, npages)) {
+		held = kmalloc(sizeof(*held), GFP_KERNEL);
+		if (held) {
+			drm_dev_get(&ndev->drm);
+			*held = (struct npuipc_held_pages){ .ndev = ndev, .pages = bo->mem.pages,
+							    .npages = npages };
+			bo->mem.pages = NULL;
+			mutex_lock(&npuipc_held_lock);
+			list_add_tail(&held->node, &npuipc_held_list);
+			schedule_delayed_work(&npuipc_held_work, HZ);
+			mutex_unlock(&npuipc_held_lock);
+			return;
+		}
+		/* Short of memory: let go now (the pages outlive us safely). */
+	}
+	npuipc_bo_free_pages(bo, npages);
+	npuipc_mem_uncharge(ndev, bo->base.size);
+}
+
+/*
+ * Module exit: nothing of npuipc is left but memory still held elsewhere,
+ * which outlives the devices; its budget goes with them.
+ */
+void npuipc_gem_fini(void)
+{
+	struct npuipc_held_pages *held, *next;
+
+	cancel_delayed_work_sync(&npuipc_held_work);
+	list_for_each_entry_safe(held, next, &npuipc_held_list, node) {
+		list_del(&held->node);
+		npuipc_held_free(held);
+	}
 }
 
 static void npuipc_bo_free(struct drm_gem_object *obj)
@@ -304,11 +428,10 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 			dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
+	} else if (bo->mem.pages) {
+		npuipc_bo_release_pages(ndev, bo);
 	} else {
-		if (bo->mem.pages)
-			npuipc_bo_free_pages(bo, obj->size >> PAGE_SHIFT);
-		else
-			gen_pool_free(ndev->bar_pool, bo->bar_addr, obj->size);
+		gen_pool_free(ndev->bar_pool, bo->bar_addr, obj->size);
 		npuipc_mem_uncharge(ndev, obj->size);
 	}
 	drm_gem_free_mmap_offset(obj);

@@ -135,6 +135,8 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
 		      size_t size, struct drm_file *file, u32 *handle);
 
+void npuipc_gem_fini(void);
+
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,

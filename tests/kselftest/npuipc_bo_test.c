@@ -6,6 +6,8 @@
  */
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "npuipc_test_util.h"
@@ -266,25 +268,44 @@ static int has_page_numbers(const uint8_t *p, size_t size, size_t first_page)
 
 /*
  * A chunk mapped by a PMD entry that is then split (a page unmapped in its
- * middle) or moved to an address that is not 2 MiB-aligned (mremap) goes
- * on reaching the same pages, now one PTE each, reading and writing; and
- * the buffer is freed once every part is unmapped and its handle closed.
+ * middle, part of it dropped by MADV_DONTNEED) or moved to an address that
+ * is not 2 MiB-aligned (mremap) goes on reaching the same pages, now one
+ * PTE each, reading and writing; so does a forked child. Every page
+ * reference those took is dropped: the teardown finds the memory back in
+ * the budget, which a chunk still referenced would keep.
  */
-TEST_F(bo, huge_mapping_split_or_moved_reaches_the_same_pages)
+TEST_F(bo, huge_mapping_split_moved_or_forked_reaches_the_same_pages)
 {
 	uint8_t *p, *moved, *room, *view;
 	uint32_t handle;
+	int status;
 	size_t size;
+	pid_t child;
 
-	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 6 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
 	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
 	ASSERT_NE(MAP_FAILED, p);
 	fill_page_numbers(p, size, 0);
+	EXPECT_EQ(npuipc_expected_pci(0) ? 0 : 6144, npuipc_smaps_kib(p, "FilePmdMapped"));
 
 	/* Split: the first chunk loses one page. */
 	ASSERT_EQ(0, munmap(p + 1 * MIB, 4096));
 	EXPECT_TRUE(has_page_numbers(p, 1 * MIB, 0));
 	EXPECT_TRUE(has_page_numbers(p + 1 * MIB + 4096, 1 * MIB - 4096, 257));
+
+	/* Dropped: a page of the third chunk, which comes back on touch. */
+	ASSERT_EQ(0, madvise(p + 4 * MIB + 8192, 4096, MADV_DONTNEED));
+	EXPECT_TRUE(has_page_numbers(p + 4 * MIB, 2 * MIB, 1024));
+
+	/* Forked: the child reaches the third chunk and writes to it. */
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0)
+		_exit(has_page_numbers(p + 4 * MIB, 2 * MIB, 1024) &&
+		      (memset(p + 5 * MIB, 0xcd, 4096), 1) ? 0 : 1);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(0, status);
+	EXPECT_TRUE(npuipc_all_bytes_are(p + 5 * MIB, 4096, 0xcd));
 
 	/* Moved: the second chunk, to 4 KiB past a 2 MiB boundary. */
 	room = mmap(NULL, 6 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -306,7 +327,50 @@ TEST_F(bo, huge_mapping_split_or_moved_reaches_the_same_pages)
 	munmap(room, 6 * MIB);
 	munmap(p, 1 * MIB);
 	munmap(p + 1 * MIB + 4096, 1 * MIB - 4096);
+	munmap(p + 4 * MIB, 2 * MIB);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+}
+
+/*
+ * GUP-fast takes pages from PMD entries without looking at the VMA: here
+ * vmsplice() puts a page of a huge buffer in a pipe, which then holds its
+ * chunk past the buffer's free. That memory stays charged to the device
+ * until the pipe lets go. A BAR is a PFN map, of which GUP takes nothing.
+ */
+TEST_F(bo, memory_a_pipe_holds_stays_charged_until_the_pipe_lets_go)
+{
+	long long before = npuipc_debugfs_value(self->fd, "mem_used");
+	uint8_t back[4096];
+	struct iovec iov;
+	uint32_t handle;
+	int pipefd[2];
+	size_t size;
+	uint8_t *p;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x3c, size);
+	ASSERT_EQ(0, pipe(pipefd));
+	iov = (struct iovec){ .iov_base = p + 4096, .iov_len = 4096 };
+	if (npuipc_expected_pci(0)) {
+		EXPECT_EQ(-1, vmsplice(pipefd[1], &iov, 1, 0));
+		EXPECT_EQ(EFAULT, errno);
+	} else {
+		ASSERT_EQ(4096, vmsplice(pipefd[1], &iov, 1, 0));
+	}
+	munmap(p, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
+	if (!npuipc_expected_pci(0)) {
+		EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
+		EXPECT_EQ(before + 2 * MIB, npuipc_debugfs_value(self->fd, "mem_used"));
+		/* What the pipe holds is the buffer's memory. */
+		EXPECT_EQ(4096, read(pipefd[0], back, sizeof(back)));
+		EXPECT_TRUE(npuipc_all_bytes_are(back, sizeof(back), 0x3c));
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	EXPECT_EQ(before, npuipc_debugfs_settles_at(self->fd, "mem_used", before));
 }
 
 TEST_F(bo, private_mapping_is_refused)
