@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <utility>
 
 using namespace acltest;
 
@@ -561,7 +562,16 @@ TEST_F(AclIpcTest, AnImporterKilledMidImportLeavesTheExporterServingWithoutLeaks
     void *q = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0)); // both sides warm
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
-    const int exporter_fds = CountOpenFds(exporter);
+    // The exporter closes the connection and the fd it sent just after
+    // replying, which may trail the import: count once the count holds
+    // for 100 ms.
+    int exporter_fds = CountOpenFds(exporter);
+    ASSERT_TRUE(WaitUntil([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        int now = CountOpenFds(exporter);
+        std::swap(now, exporter_fds);
+        return now == exporter_fds;
+    }));
     ASSERT_LT(0, exporter_fds);
 
     char padded[65] = {}; // the peer reads a key as the 65 bytes of its buffer
