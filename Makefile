@@ -63,7 +63,7 @@ check-debug: setup-debug all
 	tools/check-debug
 
 bench: all
-	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench && $(BUILD)/cmake/tests/bench/aclrt_ipc_bench && $(BUILD)/cmake/tests/bench/aclrt_hop_bench'
+	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_share_steps huge && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench && $(BUILD)/cmake/tests/bench/aclrt_ipc_bench && $(BUILD)/cmake/tests/bench/aclrt_hop_bench'
 
 install: userspace
 	tools/install install $(BUILD)/cmake

@@ -3,6 +3,7 @@
 #ifndef NPUIPC_BENCH_UTIL_H
 #define NPUIPC_BENCH_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -52,6 +53,34 @@ static inline double bench_batch_ratio(double *subject, double *floor, int batch
 			*hi = ratios[b];
 	}
 	return bench_median(ratios, b);
+}
+
+#define BENCH_NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+
+/* The system's reserved 2 MiB hugetlb pages; -1 if unknown. */
+static inline long bench_read_nr_hugepages(void)
+{
+	FILE *f = fopen(BENCH_NR_HUGEPAGES, "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Reserves @n hugetlb pages in all; 0 or -1. */
+static inline int bench_write_nr_hugepages(long n)
+{
+	FILE *f = fopen(BENCH_NR_HUGEPAGES, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%ld\n", n) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
 #endif /* NPUIPC_BENCH_UTIL_H */

@@ -28,7 +28,6 @@
 #define SHARE_SIZE (2 * MIB)
 #define SHARE_BATCHES 7
 #define SHARE_ROUNDS 30
-#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
 #define COPY_SIZE (64 * MIB)
 #define COPY_ROUNDS 15
 
@@ -183,30 +182,6 @@ fail:
 	return -1;
 }
 
-static long read_nr_hugepages(void)
-{
-	FILE *f = fopen(NR_HUGEPAGES, "r");
-	long n = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
-
-static int write_nr_hugepages(long n)
-{
-	FILE *f = fopen(NR_HUGEPAGES, "w");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%ld\n", n) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* Prints the median of the per-batch ratios @subject/@floor and their spread. */
 static void report_ratio(const char *what, double *subject, double *floor, double goal)
 {
@@ -234,13 +209,13 @@ static void sharing(int dev)
 	double huge[SHARE_BATCHES], memfd_2m[SHARE_BATCHES];
 	uint32_t normal_bo = filled_buffer(dev, NPUIPC_PAGE_CLASS_NORMAL);
 	uint32_t huge_bo = filled_buffer(dev, NPUIPC_PAGE_CLASS_HUGE);
-	long hugepages = read_nr_hugepages();
+	long hugepages = bench_read_nr_hugepages();
 	int fd_4k = filled_memfd(0), fd_2m = -1, b;
 
 	if (fd_4k < 0)
 		die("memfd", errno);
 	/* One more 2 MiB page than the system had, given back at the end. */
-	if (hugepages >= 0 && write_nr_hugepages(hugepages + 1) == 0)
+	if (hugepages >= 0 && bench_write_nr_hugepages(hugepages + 1) == 0)
 		fd_2m = filled_memfd(MFD_HUGETLB);
 	for (b = 0; b < SHARE_BATCHES; b++) {
 		normal[b] = share_round_trip(1, dev, normal_bo, -1);
@@ -260,7 +235,7 @@ static void sharing(int dev)
 	if (fd_2m >= 0)
 		close(fd_2m);
 	if (hugepages >= 0)
-		write_nr_hugepages(hugepages);
+		bench_write_nr_hugepages(hugepages);
 	npuipc_gem_close(dev, normal_bo);
 	npuipc_gem_close(dev, huge_bo);
 }
