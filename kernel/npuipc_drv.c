@@ -232,10 +232,11 @@ err_engine:
 
 static void __exit npuipc_exit(void)
 {
-	npuipc_gem_fini();
 	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
 	npuipc_engine_fini();
+	/* Last: the engine's release work may still free buffers until here. */
+	npuipc_gem_fini();
 }
 
 module_init(npuipc_init);

@@ -27,7 +27,7 @@ wait_nodes() { # udev-less devtmpfs creates nodes synchronously, but be fair
 }
 
 echo "TAP version 13"
-echo "1..17"
+echo "1..20"
 modprobe -a $(modinfo -F depends "$ko" | tr ',' ' ')
 
 # libnpuipc with no module loaded: no device, and that is not an error (the
@@ -86,5 +86,24 @@ for kind in dmabuf sync_file event notify; do
 	check "rmmod succeeds once that $kind fd is closed" rmmod_soon
 	loaded && rmmod npuipc
 done
+
+# A page of a freed huge buffer that a pipe holds (vmsplice) holds no
+# reference on the module: the module goes, the page stays readable, and
+# it is freed by the core mm when the pipe closes (a kernel warning there
+# fails the run).
+insmod "$ko"
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+"$hold_fd" pipe_page > "$fifo" &
+holder=$!
+read -r said < "$fifo"
+rm -f "$fifo"
+check "a pipe holds a page of a huge buffer it outlived" [ "$said" = holding ]
+check "rmmod succeeds while the pipe holds it" rmmod_soon
+kill "$holder"
+wait "$holder" 2>/dev/null
+check "the module loads again with the budget of device 0 all free" sh -c \
+	'insmod "$1" && grep -q "^mem_used: 0$" /sys/kernel/debug/dri/128/npuipc_state' - "$ko"
+loaded && rmmod npuipc
 
 [ "$failed" = 0 ]
