@@ -227,6 +227,7 @@ err_vdevs:
 	npuipc_vdev_destroy_all();
 err_engine:
 	npuipc_engine_fini();
+	npuipc_gem_fini();
 	return ret;
 }
 
@@ -235,7 +236,6 @@ static void __exit npuipc_exit(void)
 	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
 	npuipc_engine_fini();
-	/* Last: the engine's release work may still free buffers until here. */
 	npuipc_gem_fini();
 }
 

@@ -321,94 +321,100 @@ static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
  * The memory of freed buffers that someone else still holds. A chunk
  * mapped by a PMD entry can be taken by GUP-fast, which looks at no VMA
  * (vmsplice(), O_DIRECT, an RDMA pin): that reference keeps the compound
- * page past the buffer's free. The memory stays charged to its device
+ * page past the buffer's free. Such a chunk stays charged to its device
  * until npuipc's reference is the last, checked every second, so that
- * nothing holds device memory outside the budget.
+ * nothing holds device memory outside the budget; the buffer's other
+ * chunks go at once.
  */
-struct npuipc_held_pages {
+struct npuipc_held_chunk {
 	struct list_head node;
 	struct npuipc_device *ndev;	/* holds a DRM device reference */
-	struct page **pages;		/* 2 MiB chunks */
-	pgoff_t npages;
+	struct page *head;
 };
 
 /* Protects npuipc_held_list */
 static DEFINE_MUTEX(npuipc_held_lock);
 static LIST_HEAD(npuipc_held_list);
-static void npuipc_held_reap(struct work_struct *work);
-static DECLARE_DELAYED_WORK(npuipc_held_work, npuipc_held_reap);
+static void npuipc_held_reap_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(npuipc_held_work, npuipc_held_reap_work);
 
-static bool npuipc_chunks_held_elsewhere(struct page **pages, pgoff_t npages)
+static void npuipc_held_free(struct npuipc_held_chunk *held)
 {
-	pgoff_t i;
-
-	for (i = 0; i < npages; i += NPUIPC_CHUNK_PAGES)
-		if (page_ref_count(pages[i]) != 1)
-			return true;
-	return false;
-}
-
-static void npuipc_held_free(struct npuipc_held_pages *held)
-{
-	npuipc_free_page_array(held->pages, held->npages, NPUIPC_CHUNK_ORDER);
-	npuipc_mem_uncharge(held->ndev, (u64)held->npages << PAGE_SHIFT);
+	__free_pages(held->head, NPUIPC_CHUNK_ORDER);
+	npuipc_mem_uncharge(held->ndev, SZ_2M);
 	drm_dev_put(&held->ndev->drm);
 	kfree(held);
 }
 
-static void npuipc_held_reap(struct work_struct *work)
+/* Frees the held chunks nobody else holds any more; returns how many. */
+static unsigned int npuipc_held_reap(void)
 {
-	struct npuipc_held_pages *held, *next;
+	struct npuipc_held_chunk *held, *next;
+	unsigned int freed = 0;
 	LIST_HEAD(done);
 
 	mutex_lock(&npuipc_held_lock);
 	list_for_each_entry_safe(held, next, &npuipc_held_list, node)
-		if (!npuipc_chunks_held_elsewhere(held->pages, held->npages))
+		if (page_ref_count(held->head) == 1)
 			list_move(&held->node, &done);
 	if (!list_empty(&npuipc_held_list))
 		schedule_delayed_work(&npuipc_held_work, HZ);
 	mutex_unlock(&npuipc_held_lock);
 
-	list_for_each_entry_safe(held, next, &done, node)
+	list_for_each_entry_safe(held, next, &done, node) {
 		npuipc_held_free(held);
+		freed++;
+	}
+	return freed;
+}
+
+static void npuipc_held_reap_work(struct work_struct *work)
+{
+	npuipc_held_reap();
 }
 
 /*
- * Frees @bo's pages and returns them to the budget, or, while a chunk is
- * held elsewhere, leaves that to npuipc_held_reap(). No mapping is left
- * (every mapping holds the buffer), so no new reference can be taken.
+ * Frees @bo's pages and returns them to the budget, but for the chunks
+ * held elsewhere, left to npuipc_held_reap(). No mapping is left (every
+ * mapping holds the buffer), so no new reference can be taken.
  */
 static void npuipc_bo_release_pages(struct npuipc_device *ndev, struct npuipc_bo *bo)
 {
-	pgoff_t npages = bo->base.size >> PAGE_SHIFT;
-	struct npuipc_held_pages *held;
+	pgoff_t npages = bo->base.size >> PAGE_SHIFT, i;
+	struct npuipc_held_chunk *held;
+	u64 held_bytes = 0;
 
-	if (bo->mem.chunked && npuipc_chunks_held_elsewhere(bo->mem.pages, npages)) {
-		held = kmalloc(sizeof(*held), GFP_KERNEL);
-		if (held) {
-			drm_dev_get(&ndev->drm);
-			*held = (struct npuipc_held_pages){ .ndev = ndev, .pages = bo->mem.pages,
-							    .npages = npages };
-			bo->mem.pages = NULL;
-			mutex_lock(&npuipc_held_lock);
-			list_add_tail(&held->node, &npuipc_held_list);
-			schedule_delayed_work(&npuipc_held_work, HZ);
-			mutex_unlock(&npuipc_held_lock);
-			return;
-		}
-		/* Short of memory: let go now (the pages outlive us safely). */
+	if (!bo->mem.chunked) {
+		npuipc_bo_free_pages(bo, npages);
+		npuipc_mem_uncharge(ndev, bo->base.size);
+		return;
+	}
+	for (i = 0; i < npages; i += NPUIPC_CHUNK_PAGES) {
+		if (page_ref_count(bo->mem.pages[i]) == 1)
+			continue;
+		/* 40 bytes, or the chunk would leave the budget while held. */
+		held = kmalloc(sizeof(*held), GFP_KERNEL | __GFP_NOFAIL);
+		drm_dev_get(&ndev->drm);
+		*held = (struct npuipc_held_chunk){ .ndev = ndev, .head = bo->mem.pages[i] };
+		bo->mem.pages[i] = NULL;	/* not freed below */
+		held_bytes += SZ_2M;
+		mutex_lock(&npuipc_held_lock);
+		list_add_tail(&held->node, &npuipc_held_list);
+		schedule_delayed_work(&npuipc_held_work, HZ);
+		mutex_unlock(&npuipc_held_lock);
 	}
 	npuipc_bo_free_pages(bo, npages);
-	npuipc_mem_uncharge(ndev, bo->base.size);
+	npuipc_mem_uncharge(ndev, bo->base.size - held_bytes);
 }
 
 /*
- * Module exit: nothing of npuipc is left but memory still held elsewhere,
- * which outlives the devices; its budget goes with them.
+ * Module exit (or a failed init): nothing of npuipc is left but memory
+ * still held elsewhere, which outlives the devices; its budget goes with
+ * them.
  */
 void npuipc_gem_fini(void)
 {
-	struct npuipc_held_pages *held, *next;
+	struct npuipc_held_chunk *held, *next;
 
 	cancel_delayed_work_sync(&npuipc_held_work);
 	list_for_each_entry_safe(held, next, &npuipc_held_list, node) {
@@ -598,6 +604,9 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 
 	ret = npuipc_mem_charge(ndev, args->size);
+	/* Memory held past its buffer's free may have come back since. */
+	if (ret == -ENOMEM && npuipc_held_reap())
+		ret = npuipc_mem_charge(ndev, args->size);
 	if (ret)
 		return ret;
 

@@ -140,8 +140,14 @@ static void memfd_steps(int huge)
 	long hugepages = huge ? bench_read_nr_hugepages() : 0;
 	int fd, round;
 
-	if (huge && (hugepages < 0 || bench_write_nr_hugepages(hugepages + 1)))
-		die("reserving a hugetlb page", errno);
+	if (huge && (hugepages < 0 || bench_write_nr_hugepages(hugepages + 1) ||
+		     bench_read_nr_hugepages() != hugepages + 1)) {
+		/* The pool may not grow (no free 2 MiB of RAM): no floor. */
+		if (hugepages >= 0)
+			bench_write_nr_hugepages(hugepages);
+		printf("hugetlb memfd: no floor (could not reserve a 2 MiB page)\n");
+		return;
+	}
 	fd = memfd_create("floor", MFD_CLOEXEC | (huge ? MFD_HUGETLB : 0));
 	if (fd < 0 || ftruncate(fd, SIZE))
 		die("memfd", errno);

@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 
 #include <cstdio>
-#include <utility>
 
 using namespace acltest;
 
@@ -559,20 +558,16 @@ TEST_F(AclIpcTest, AnImporterKilledMidImportLeavesTheExporterServingWithoutLeaks
     ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
     ASSERT_EQ("0", Read("rc"));
     std::string key = Read("key");
+    const int exporter_fds = CountOpenFds(exporter);
+    ASSERT_LT(0, exporter_fds);
     void *q = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0)); // both sides warm
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
     // The exporter closes the connection and the fd it sent just after
-    // replying, which may trail the import: count once the count holds
-    // for 100 ms.
-    int exporter_fds = CountOpenFds(exporter);
-    ASSERT_TRUE(WaitUntil([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        int now = CountOpenFds(exporter);
-        std::swap(now, exporter_fds);
-        return now == exporter_fds;
-    }));
-    ASSERT_LT(0, exporter_fds);
+    // replying, which may trail the import; it keeps nothing of it.
+    ASSERT_TRUE(WaitUntil([&] { return CountOpenFds(exporter) == exporter_fds; }))
+        << "exporter fds " << CountOpenFds(exporter) << " after a served import, "
+        << exporter_fds << " before";
 
     char padded[65] = {}; // the peer reads a key as the 65 bytes of its buffer
     std::strncpy(padded, key.c_str(), sizeof(padded) - 1);

@@ -338,45 +338,99 @@ TEST_F(bo, huge_mapping_split_moved_or_forked_reaches_the_same_pages)
 }
 
 /*
+ * Puts a page of @handle's mapping at @offset into a new pipe with
+ * vmsplice(), which takes it by GUP-fast; unmaps and closes the buffer.
+ * Returns the pipe's read end, or -errno of vmsplice().
+ */
+static int pipe_page_of_freed_buffer(int fd, uint32_t handle, size_t offset)
+{
+	struct iovec iov = { .iov_len = 4096 };
+	int pipefd[2], ret;
+	size_t size;
+
+	iov.iov_base = npuipc_bo_mmap(fd, handle, PROT_READ | PROT_WRITE, &size);
+	if (iov.iov_base == MAP_FAILED || pipe(pipefd))
+		return -errno;
+	memset(iov.iov_base, 0x3c, size);
+	iov.iov_base = (uint8_t *)iov.iov_base + offset;
+	ret = vmsplice(pipefd[1], &iov, 1, 0) == 4096 ? pipefd[0] : -errno;
+	munmap((uint8_t *)iov.iov_base - offset, size);
+	close(pipefd[1]);
+	if (ret < 0)
+		close(pipefd[0]);
+	npuipc_gem_close(fd, handle);
+	return ret;
+}
+
+/* Whether device memory in use stays at @value for @ms milliseconds. */
+static int mem_used_stays_at(int fd, long long value, int ms)
+{
+	for (; ms > 0; ms -= 100) {
+		if (npuipc_debugfs_value(fd, "mem_used") != value)
+			return 0;
+		usleep(100 * 1000);
+	}
+	return npuipc_debugfs_value(fd, "mem_used") == value;
+}
+
+/*
  * GUP-fast takes pages from PMD entries without looking at the VMA: here
- * vmsplice() puts a page of a huge buffer in a pipe, which then holds its
- * chunk past the buffer's free. That memory stays charged to the device
- * until the pipe lets go. A BAR is a PFN map, of which GUP takes nothing.
+ * vmsplice() puts a page of the second chunk of a huge buffer in a pipe,
+ * which then holds that chunk past the buffer's free. The chunk stays
+ * charged to the device until the pipe lets go, and it alone (the other
+ * goes with the buffer). A BAR is a PFN map, of which GUP takes nothing.
  */
 TEST_F(bo, memory_a_pipe_holds_stays_charged_until_the_pipe_lets_go)
 {
 	long long before = npuipc_debugfs_value(self->fd, "mem_used");
 	uint8_t back[4096];
-	struct iovec iov;
 	uint32_t handle;
-	int pipefd[2];
-	size_t size;
-	uint8_t *p;
+	int pipe_rd;
 
-	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
-	p = npuipc_bo_mmap(self->fd, handle, PROT_READ | PROT_WRITE, &size);
-	ASSERT_NE(MAP_FAILED, p);
-	memset(p, 0x3c, size);
-	ASSERT_EQ(0, pipe(pipefd));
-	iov = (struct iovec){ .iov_base = p + 4096, .iov_len = 4096 };
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handle));
+	pipe_rd = pipe_page_of_freed_buffer(self->fd, handle, 2 * MIB + 4096);
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
 	if (npuipc_expected_pci(0)) {
-		EXPECT_EQ(-1, vmsplice(pipefd[1], &iov, 1, 0));
-		EXPECT_EQ(EFAULT, errno);
-	} else {
-		ASSERT_EQ(4096, vmsplice(pipefd[1], &iov, 1, 0));
+		EXPECT_EQ(-EFAULT, pipe_rd);
+		EXPECT_EQ(before, npuipc_debugfs_value(self->fd, "mem_used"));
+		return;
 	}
-	munmap(p, size);
-	EXPECT_EQ(0, npuipc_gem_close(self->fd, handle));
-	if (!npuipc_expected_pci(0)) {
-		EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "live_objects"));
-		EXPECT_EQ(before + 2 * MIB, npuipc_debugfs_value(self->fd, "mem_used"));
-		/* What the pipe holds is the buffer's memory. */
-		EXPECT_EQ(4096, read(pipefd[0], back, sizeof(back)));
-		EXPECT_TRUE(npuipc_all_bytes_are(back, sizeof(back), 0x3c));
-	}
-	close(pipefd[0]);
-	close(pipefd[1]);
+	ASSERT_LE(0, pipe_rd);
+	/* Past the reaper's first look, a second after the free. */
+	EXPECT_TRUE(mem_used_stays_at(self->fd, before + 2 * MIB, 2500));
+	/* What the pipe holds is the buffer's memory. */
+	EXPECT_EQ(4096, read(pipe_rd, back, sizeof(back)));
+	EXPECT_TRUE(npuipc_all_bytes_are(back, sizeof(back), 0x3c));
+	close(pipe_rd);
 	EXPECT_EQ(before, npuipc_debugfs_settles_at(self->fd, "mem_used", before));
+}
+
+/*
+ * A chunk a pipe let go is in the budget for the next BO_CREATE at once,
+ * not only after the reaper's next look.
+ */
+TEST_F(bo, memory_a_pipe_let_go_is_charged_again_without_waiting)
+{
+	long long free0 = npuipc_debugfs_value(self->fd, "mem_free");
+	uint32_t handles[4] = { 0 };	/* held, filler, refused, again */
+	int pipe_rd;
+
+	ASSERT_LE(4 * MIB, free0);
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handles[0]));
+	pipe_rd = pipe_page_of_freed_buffer(self->fd, handles[0], 0);
+	if (npuipc_expected_pci(0)) {
+		EXPECT_EQ(-EFAULT, pipe_rd);
+		return;
+	}
+	ASSERT_LE(0, pipe_rd);
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, free0 - 2 * MIB, NPUIPC_PAGE_CLASS_HUGE,
+				      &handles[1]));
+	EXPECT_EQ(-ENOMEM, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handles[2]));
+	close(pipe_rd);
+	EXPECT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handles[3]));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "mem_free"));
+	npuipc_gem_close(self->fd, handles[3]);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, handles[1]));
 }
 
 TEST_F(bo, private_mapping_is_refused)

@@ -27,7 +27,7 @@ wait_nodes() { # udev-less devtmpfs creates nodes synchronously, but be fair
 }
 
 echo "TAP version 13"
-echo "1..20"
+echo "1..21"
 modprobe -a $(modinfo -F depends "$ko" | tr ',' ' ')
 
 # libnpuipc with no module loaded: no device, and that is not an error (the
@@ -98,8 +98,12 @@ mkfifo "$fifo"
 holder=$!
 read -r said < "$fifo"
 rm -f "$fifo"
-check "a pipe holds a page of a huge buffer it outlived" [ "$said" = holding ]
+check "a pipe holds a page of a huge buffer it outlived, still charged" sh -c \
+	'[ "$1" = holding ] && grep -q "^mem_used: 2097152$" /sys/kernel/debug/dri/128/npuipc_state' - "$said"
 check "rmmod succeeds while the pipe holds it" rmmod_soon
+check "the page stays readable after the module is gone" sh -c \
+	'dd if=/proc/$1/fd/10 of=/tmp/page bs=4096 count=1 2>/dev/null &&
+	 [ "$(wc -c < /tmp/page)" = 4096 ] && [ "$(tr -d w < /tmp/page | wc -c)" = 0 ]' - "$holder"
 kill "$holder"
 wait "$holder" 2>/dev/null
 check "the module loads again with the budget of device 0 all free" sh -c \

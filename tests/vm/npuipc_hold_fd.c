@@ -6,9 +6,10 @@
  * module_lifecycle.sh needs to show that such an fd alone keeps npuipc.ko
  * loaded. pending_stream keeps the DRM fd instead, with a stream holding
  * two jobs behind a notify no one records (for npuipc_smi_test.sh).
- * pipe_page keeps a pipe holding (vmsplice) a page of a huge buffer that is
- * then unmapped and freed: memory that outlives the buffer, and may
- * outlive the module.
+ * pipe_page keeps a pipe holding (vmsplice) a page of a huge buffer filled
+ * with 0x77 ('w') that is then unmapped and freed: memory that outlives the
+ * buffer, and may outlive the module. The pipe's read end is fd 10, for
+ * /proc/PID/fd/10.
  */
 #include <signal.h>
 #include <sys/uio.h>
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 			if (iov.iov_base != MAP_FAILED) {
 				memset(iov.iov_base, 0x77, size);
 				if (vmsplice(pipefd[1], &iov, 1, 0) == 4096)
-					held = pipefd[0];
+					held = dup2(pipefd[0], 10);
 				munmap(iov.iov_base, size);
 			}
 			close(pipefd[1]);
