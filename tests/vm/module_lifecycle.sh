@@ -69,14 +69,19 @@ check "rmmod succeeds once the last fd is closed" rmmod npuipc
 
 # Freed after an RCU grace period or from a worker: a few tries.
 rmmod_soon() { t=0; until rmmod npuipc 2>/dev/null; do t=$((t + 1)); [ $t -lt 50 ] || return 1; sleep 0.1; done; }
-for kind in dmabuf sync_file event notify; do
-	insmod "$ko"
+# Starts "npuipc_hold_fd KIND" in the background: its PID in $holder, what
+# it said once ready in $said.
+start_holder() {
 	fifo=$(mktemp -u)
 	mkfifo "$fifo"
-	"$hold_fd" "$kind" > "$fifo" &
+	"$hold_fd" "$1" > "$fifo" &
 	holder=$!
 	read -r said < "$fifo"
 	rm -f "$fifo"
+}
+for kind in dmabuf sync_file event notify; do
+	insmod "$ko"
+	start_holder "$kind"
 	# Twice, half a second apart: not a reference on its way out.
 	check "rmmod is refused while only one $kind fd is left" \
 		sh -c '[ "$1" = holding ] && ! rmmod npuipc 2>/dev/null && sleep 0.5 &&
@@ -92,12 +97,7 @@ done
 # it is freed by the core mm when the pipe closes (a kernel warning there
 # fails the run).
 insmod "$ko"
-fifo=$(mktemp -u)
-mkfifo "$fifo"
-"$hold_fd" pipe_page > "$fifo" &
-holder=$!
-read -r said < "$fifo"
-rm -f "$fifo"
+start_holder pipe_page
 check "a pipe holds a page of a huge buffer it outlived, still charged" sh -c \
 	'[ "$1" = holding ] && grep -q "^mem_used: 2097152$" /sys/kernel/debug/dri/128/npuipc_state' - "$said"
 check "rmmod succeeds while the pipe holds it" rmmod_soon
