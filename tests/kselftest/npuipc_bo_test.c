@@ -411,7 +411,7 @@ TEST_F(bo, memory_a_pipe_holds_stays_charged_until_the_pipe_lets_go)
  */
 TEST_F(bo, memory_a_pipe_let_go_is_charged_again_without_waiting)
 {
-	long long free0 = npuipc_debugfs_value(self->fd, "mem_free");
+	uint64_t free0 = mem_free(self->fd);
 	uint32_t handles[4] = { 0 };	/* held, filler, refused, again */
 	int pipe_rd;
 
@@ -428,7 +428,7 @@ TEST_F(bo, memory_a_pipe_let_go_is_charged_again_without_waiting)
 	EXPECT_EQ(-ENOMEM, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handles[2]));
 	close(pipe_rd);
 	EXPECT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &handles[3]));
-	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "mem_free"));
+	EXPECT_EQ(0, mem_free(self->fd));
 	npuipc_gem_close(self->fd, handles[3]);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, handles[1]));
 }
