@@ -22,7 +22,8 @@
 BUILD ?= $(CURDIR)/build
 PREFIX ?= /usr/local
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
-LINUX_SOURCE_TARBALL ?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
+# 6.1's: tests/kselftest/npuipc_harness.h builds on that harness.
+LINUX_SOURCE_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 KSFT_DIR := $(BUILD)/kselftest
 KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h $(KSFT_DIR)/vgem_drm.h
 
@@ -36,7 +37,7 @@ module:
 # it is not copied into this tree. So does vgem's uapi header (not in
 # linux-libc-dev), for the tests that make vgem fences.
 $(KSFT_HEADERS):
-	@test -n "$(LINUX_SOURCE_TARBALL)" || { echo "linux-source-*.tar.xz not found: run 'make setup'" >&2; exit 1; }
+	@test -f "$(LINUX_SOURCE_TARBALL)" || { echo "$(LINUX_SOURCE_TARBALL) not found: run 'make setup'" >&2; exit 1; }
 	mkdir -p $(KSFT_DIR)
 	tar -xJf $(LINUX_SOURCE_TARBALL) -C $(KSFT_DIR) --strip-components=4 --wildcards \
 		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h' \

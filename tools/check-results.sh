@@ -17,12 +17,19 @@
 #   is not the number of results; its log is missing; a harness failure
 #   (vm-run 2, 124 or 125) is attributed to it;
 # - a program a manifest lists with no .rc or no .log did not run: one failure;
+# - a program also counts one more failure when it reported no test case at
+#   all (a TAP plan 1..0, a GoogleTest run of 0 tests);
+# - a skipped case counts as skipped only when the expected-skips file
+#   ($expected_skips, default tests/expected-skips) names it for that step
+#   and program; any other skip is a failure of its own;
 # - a suite's vm-run that exits 2 (usage), 124 (timeout) or 125 (kernel,
 #   guest or module failure), or exits non-zero leaving no result at all, is
-#   one more failure of the step.
+#   one more failure of the step; so is a manifest that lists no program, and
+#   each program name a step asks for that its manifest does not list.
 
 passed=0 failed=0 skipped=0
 failures=()
+expected_skips=${NPUIPC_EXPECTED_SKIPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/expected-skips}
 
 count_tap() { # FILE: "passed failed skipped"
 	local p f s
@@ -38,6 +45,40 @@ count_gtest() { # FILE: "passed failed skipped"
 	f=$(grep -Ec '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$1")
 	s=$(grep -Ec '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$1")
 	echo "$p $f $s"
+}
+
+# skipped_cases KIND FILE: "NAME<tab>REASON" for each skipped case. A TAP
+# skip line of the kselftest harness names no test ("ok 3 # SKIP why"):
+# its name is the one its "#  RUN" line announced.
+skipped_cases() {
+	if [ "$1" = gtest ]; then
+		sed -En 's/^\[  SKIPPED \] (.*) \([0-9]+ ms\)$/\1\t-/p' "$2"
+	else
+		awk '
+		/^#  RUN / { run = $3; next }
+		/^ok( |$)/ && /# SKIP/ {
+			line = $0
+			sub(/^ok( [0-9]+)? ?/, "", line)
+			name = line; sub(/ *# SKIP.*$/, "", name)
+			why = line; sub(/^.*# SKIP */, "", why)
+			if (name == "") name = run
+			if (name == "") name = "?"
+			print name "\t" why
+		}' "$2"
+	fi
+}
+
+# skip_expected STEP PROGRAM NAME: whether the expected-skips file lists the
+# skip ("STEP PROGRAM NAME REASON..." lines, STEP a shell pattern).
+skip_expected() {
+	local step prog name reason
+	[ -r "$expected_skips" ] || return 1
+	while read -r step prog name reason; do
+		case "$step" in '' | '#'*) continue ;; esac
+		# shellcheck disable=SC2053
+		[[ $1 == $step ]] && [ "$2" = "$prog" ] && [ "$3" = "$name" ] && [ -n "$reason" ] && return 0
+	done < "$expected_skips"
+	return 1
 }
 
 # incomplete_tap FILE RESULTS: prints why a TAP log is not a complete run.
@@ -93,13 +134,23 @@ add() {
 			why+=("$(incomplete_tap "$log" $((p + f + s)))")
 		fi
 		[ "$rc" = 0 ] || [ "$f" != 0 ] || why+=("exit $rc without a failing case")
+		[ $((p + f + s)) != 0 ] || why+=("no test ran")
 	fi
 	why+=("$reason")
-	local w extra=""
+	local w extra="" prog name cause unexpected=()
+	prog=$(basename "$log" .log)
+	if [ "$s" != 0 ]; then
+		while IFS=$'\t' read -r name cause; do
+			skip_expected "$step" "$prog" "$name" && continue
+			s=$((s - 1)) f=$((f + 1))
+			unexpected+=("$name${cause:+ ($cause)}")
+		done < <(skipped_cases "$kind" "$log")
+	fi
 	for w in "${why[@]}"; do [ -z "$w" ] || extra="${extra:+$extra; }$w"; done
 	[ -z "$extra" ] || f=$((f + 1))
+	for w in "${unexpected[@]+"${unexpected[@]}"}"; do extra="${extra:+$extra; }unexpected skip: $w"; done
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-	[ "$f" = 0 ] || failures+=("$step: $(basename "$log" .log) ($f failed, exit $rc${extra:+; $extra})")
+	[ "$f" = 0 ] || failures+=("$step: $prog ($f failed, exit $rc${extra:+; $extra})")
 }
 
 # add_suite STEP DIR VMRC MANIFEST [FILTER...]: counts a tests/run-suite
@@ -116,6 +167,9 @@ add_suite() {
 	if [ ! -r "$manifest" ]; then
 		failed=$((failed + 1))
 		failures+=("$step: manifest $manifest not readable")
+	elif ! grep -Eq '^[^ ]+ +[^ ]' "$manifest"; then
+		failed=$((failed + 1))
+		failures+=("$step: manifest $manifest lists no program")
 	else
 		while read -r kind path; do
 			[ -n "$path" ] || continue
@@ -135,6 +189,11 @@ add_suite() {
 				failures+=("$step: $name did not run (no $name.rc or $name.log)")
 			fi
 		done < "$manifest"
+		for f in "$@"; do
+			[ -n "${listed[$f]+x}" ] && continue
+			failed=$((failed + 1))
+			failures+=("$step: $f is not a program of $manifest")
+		done
 	fi
 	for rcfile in "$dir"/*.rc; do
 		[ -e "$rcfile" ] || continue

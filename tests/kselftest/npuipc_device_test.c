@@ -9,7 +9,7 @@
 
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "npuipc_harness.h"
 #include "npuipc_test_util.h"
 
 #define MIB (1024ULL * 1024ULL)

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <linux/dma-buf.h>
 
-#include "kselftest_harness.h"
+#include "npuipc_harness.h"
 #include "npuipc_test_util.h"
 
 #define KIB 1024ULL

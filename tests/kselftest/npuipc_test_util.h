@@ -29,14 +29,15 @@
 #define NPUIPC_RENDER_MINOR_FIRST 128
 #define NPUIPC_RENDER_MINOR_LAST 191
 
-/* ioctl() that restarts on EINTR/EAGAIN like libdrm, returning -errno. */
+/*
+ * ioctl() returning -errno. Unlike libdrm's drmIoctl() it never retries:
+ * no test installs a signal handler without SA_RESTART around it, so an
+ * -EINTR or -EAGAIN here is the driver's own, and the test sees it.
+ */
 static inline int npuipc_ioctl(int fd, unsigned long request, void *arg)
 {
-	int ret;
+	int ret = ioctl(fd, request, arg);
 
-	do {
-		ret = ioctl(fd, request, arg);
-	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
 	return ret == -1 ? -errno : ret;
 }
 
@@ -533,8 +534,11 @@ static inline int npuipc_device_is_idle(unsigned int index)
 	int fd = npuipc_open_device(index), i, idle = 0;
 	size_t k;
 
-	if (fd < 0)
-		return 1;
+	if (fd < 0) {
+		fprintf(stderr, "# device %u: cannot open it to check it is idle: %s\n", index,
+			strerror(-fd));
+		return 0;
+	}
 	for (i = 0; i < 1000 && !idle; i++) {
 		idle = npuipc_counters_are_zero(fd);
 		if (!idle)
@@ -693,6 +697,25 @@ static inline int npuipc_wait(int fd, uint32_t handle, int64_t timeout_ns,
 
 	if (status)
 		*status = args.status;
+	return ret;
+}
+
+/*
+ * Records @notify from a stream of its own, releasing what waits on it;
+ * 0 once the record ran, or -errno.
+ */
+static inline int npuipc_release_gate(int fd, uint32_t notify)
+{
+	uint32_t releaser;
+	int ret;
+
+	ret = npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &releaser);
+	if (ret)
+		return ret;
+	ret = npuipc_submit1(fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify));
+	if (!ret)
+		ret = npuipc_wait(fd, releaser, 10 * 1000000000LL, 0, NULL);
+	npuipc_obj_destroy(fd, releaser);
 	return ret;
 }
 

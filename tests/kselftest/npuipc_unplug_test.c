@@ -19,7 +19,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "npuipc_harness.h"
 #include "npuipc_test_util.h"
 
 #define MIB (1024ULL * 1024ULL)

@@ -15,6 +15,14 @@ bad=0
 
 reset() { passed=0 failed=0 skipped=0; failures=(); }
 
+# The synthetic runs' own expected skips (the real list is tests/expected-skips).
+expected_skips=$work/expected-skips
+printf '%s\n' '# STEP PROGRAM TEST REASON' \
+	'*	t1	t1.c	no device in the synthetic logs' \
+	'*	t2	t2.c	no device in the synthetic logs' \
+	'*	g1	S.c	skipped by the synthetic log' \
+	'vm*	k1	global.needs_vm	runs in the vm steps only' > "$expected_skips"
+
 # expect "P F S" DESCRIPTION: the counters since the last reset.
 expect() {
 	n=$((n + 1))
@@ -70,7 +78,6 @@ gtest $work/bin/g1
 EOF
 
 echo "TAP version 13"
-echo "1..20"
 
 # 1. all good
 d=$work/good
@@ -177,4 +184,82 @@ check "run-suite: the missing binary gets a log saying so and status 127" \
 check "run-suite: a hung program is killed at NPUIPC_SUITE_TIMEOUT (status 124)" \
 	bash -c '[ "$(cat "$1/hang.rc")" = 124 ] && grep -q "killed after 2s" "$1/hang.log"' sh "$work/rs"
 
+# 12. runs that test nothing, each a failure
+d=$work/nothing-ran
+printf 'TAP version 13\n1..0 # SKIP no npuipc device\n' | result "$d" t1 ksft 0
+reset; add_suite nothing-ran "$d" 0 "$m" t1
+expect "0 1 0" "a TAP plan 1..0 (stress or fuzz without a device) fails"
+d=$work/gtest-zero
+printf '[==========] Running 0 tests from 0 test suites.\n[==========] 0 tests from 0 test suites ran. (0 ms total)\n[  PASSED  ] 0 tests.\n' |
+	result "$d" g1 gtest 0
+reset; add_suite gtest-zero "$d" 0 "$m" g1
+expect "0 1 0" "a GoogleTest run of 0 tests fails"
+: > "$work/empty.manifest"
+reset; add_suite empty "$work/good" 0 "$work/empty.manifest"
+expect "6 1 3" "an empty manifest fails (the results it finds still count)"
+d=$work/renamed
+tap_ok t1 | result "$d" t1 ksft 0
+reset; add_suite renamed "$d" 0 "$m" t1 t1_renamed
+expect "2 1 1" "a step name that matches no program of the manifest fails"
+check "... and says which" bash -c 'printf "%s\n" "$@" | grep -q "t1_renamed is not a program"' sh "${failures[@]}"
+
+# 13. skips: counted only when listed for that step and program
+ksft_skips() { # TAP as the kselftest harness prints it: skips named by "#  RUN"
+	printf 'TAP version 13\n1..3\n#  RUN           global.runs ...\nok 1 global.runs\n'
+	printf '#  RUN           global.needs_vm ...\n#      SKIP      no device\nok 2 # SKIP no device\n'
+	printf '#  RUN           global.surprise ...\n#      SKIP      no cgroup\nok 3 # SKIP no cgroup\n'
+}
+mk=$work/k.manifest
+echo "ksft $work/bin/k1" > "$mk"
+d=$work/skips
+ksft_skips | result "$d" k1 ksft 0
+reset; add_suite vm-pci "$d" 0 "$mk"
+expect "1 1 1" "a listed skip counts as skipped, an unlisted one fails"
+check "... and the failure names the unlisted skip and its reason" \
+	bash -c 'printf "%s\n" "$@" | grep -q "unexpected skip: global.surprise (no cgroup)"' sh "${failures[@]}"
+reset; add_suite debug "$d" 0 "$mk"
+expect "1 2 0" "a skip listed for other steps fails in this one"
+d=$work/all-skipped
+printf 'TAP version 13\n1..2\nok 1 a # SKIP no device\nok 2 b # SKIP no device\n' | result "$d" t1 ksft 0
+reset; add_suite all-skipped "$d" 0 "$m" t1
+expect "0 2 0" "a TAP log where every test skipped, unlisted, fails"
+d=$work/gtest-skip
+gtest_ok | sed 's/S\.c/S.d/' | result "$d" g1 gtest 0
+reset; add_suite gtest-skip "$d" 0 "$m" g1
+expect "2 1 0" "an unlisted GoogleTest skip fails"
+check "the project's expected skips each name a step, a program, a test and a reason" \
+	bash -c '[ -s "$1" ] && ! grep -Ev "^(#|$)" "$1" | awk "NF < 4" | grep -q .' sh "$top/tests/expected-skips"
+
+# 14. tests/run-suite runs the whole of each program, and never nothing
+printf '#!/bin/sh\nprintf "TAP version 13\\n1..1\\nok 1 filter=[%%s] shards=[%%s]\\n" "$GTEST_FILTER" "$GTEST_TOTAL_SHARDS"\n' > "$b/env"
+chmod +x "$b/env"
+printf 'ksft %s\n' "$b/env" > "$work/env.manifest"
+GTEST_FILTER='Nothing.*' GTEST_TOTAL_SHARDS=4 "$top/tests/run-suite" "$work/env.manifest" "$work/env" > /dev/null 2>&1
+check "run-suite: a caller's GTEST_FILTER and sharding do not reach the programs" \
+	grep -q 'filter=\[\] shards=\[\]' "$work/env/env.log"
+"$top/tests/run-suite" "$work/env.manifest" "$work/env-renamed" env_renamed > /dev/null 2>&1
+check "run-suite: a name that matches no program fails" test $? != 0
+"$top/tests/run-suite" "$work/empty.manifest" "$work/env-empty" > /dev/null 2>&1
+check "run-suite: an empty manifest fails" test $? != 0
+
+# 15. the kselftests' harness (tests/kselftest/npuipc_harness.h): a skip
+# never hides a failure. Its self-test program fails on purpose.
+h=${1:-}/tests/kselftest/npuipc_harness_selftest
+if [ -n "${1:-}" ]; then
+	"$h" > "$work/harness.log" 2>&1
+	hrc=$?
+	sed 's/^/# /' "$work/harness.log"
+	check "harness: a test that passes passes" grep -qx 'ok 1 global.passes' "$work/harness.log"
+	check "harness: a skip is a skip" grep -qx 'ok 2 # SKIP nothing to do' "$work/harness.log"
+	check "harness: a skip after a failed check fails" \
+		grep -qx 'not ok 3 global.fails_when_it_skips_after_a_failed_check' "$work/harness.log"
+	check "harness: a setup that skipped runs neither body nor teardown" \
+		bash -c 'grep -qx "ok 4 # SKIP setup skipped" "$1" && ! grep -q "ran after a skipped setup" "$1"' sh "$work/harness.log"
+	check "harness: a failed check in a teardown fails a test that skipped" \
+		grep -qx 'not ok 5 failing_teardown.fails_when_its_teardown_fails_after_a_skip' "$work/harness.log"
+	check "harness: the program exits non-zero" test "$hrc" != 0
+fi
+
+echo "1..$n"
 [ "$bad" = 0 ]
+

@@ -24,7 +24,10 @@ result() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2" >> "$tap"; else f
 
 kmemleak=/sys/kernel/debug/kmemleak
 [ -w $kmemleak ] && echo clear > $kmemleak
+# The vgem interoperation tests need it: without it they would fail anyway,
+# this says why.
 modprobe vgem
+result $? "$mode: vgem loaded"
 
 if [ "$mode" = failslab ]; then
 	# The failing processes run static copies from tmpfs and log to tmpfs:
@@ -96,12 +99,15 @@ fi
 
 # Every leak counter (tests/kselftest/npuipc_test_util.h) of every device.
 idle=0
+states=0
 for d in /sys/kernel/debug/dri/*/npuipc_state; do
 	[ -e "$d" ] || continue
+	states=$((states + 1))
 	for key in mem_used live_objects imports streams events notifies jobs dmabufs object_files; do
 		grep -qx "$key: 0" "$d" || { idle=1; grep "^$key:" "$d"; }
 	done
 done
+[ "$states" -gt 0 ] || { idle=1; echo "no npuipc_state in debugfs: no device to check"; }
 result $idle "$mode: every npuipc device idle at the end"
 
 if [ -w $kmemleak ]; then
