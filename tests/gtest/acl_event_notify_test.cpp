@@ -609,12 +609,13 @@ TEST_F(AclNotifyTest, OneRecordSatisfiesOneWait)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
 
+    // Read before the second wait is queued, whose second starts after it.
+    auto start = std::chrono::steady_clock::now();
     ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, kGateTimeoutS));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x11, 4096, waiter));
     ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, waiter, 1)); // 1 s, then the task fails
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordNotify(notify, recorder));        // one record only
 
-    auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 20000));
     EXPECT_GE(MsSince(start), 500.0); // the second wait ran out its second
     EXPECT_TRUE(BytesAre(d, 4096, 0x11)); // the first wait was satisfied
@@ -635,8 +636,8 @@ TEST_F(AclNotifyTest, WaitTimeoutFailsTheStreamWhichThenWorksAgain)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
 
+    auto start = std::chrono::steady_clock::now(); // before the wait's second starts
     ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, stream, 1)); // never recorded
-    auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
     EXPECT_GE(MsSince(start), 500.0);
 

@@ -11,6 +11,7 @@
 // stream to the fixture's force reset, which never waits.
 #include "acl_test_util.h"
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -258,18 +259,22 @@ TEST_F(AclStreamTest, DestroyWaitsForQueuedWork)
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0xCD, 4096, stream));
 
-    // Another thread opens the gate 100 ms from now, while this one is
-    // inside aclrtDestroyStream.
-    std::thread releaser([&gate, ctx] {
+    // Another thread opens the gate 100 ms after this one is about to call
+    // aclrtDestroyStream: destroy returns only after that.
+    std::atomic<bool> destroying{false}, released{false};
+    std::thread releaser([&gate, &destroying, &released, ctx] {
         EXPECT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(ctx));
+        while (!destroying.load())
+            std::this_thread::yield();
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        released.store(true);
         EXPECT_EQ(ACL_SUCCESS, gate.Release());
     });
-    auto start = std::chrono::steady_clock::now();
+    destroying.store(true);
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
-    const double waited = MsSince(start);
+    const bool returned_after_release = released.load();
     releaser.join();
-    EXPECT_GE(waited, 50.0); // it waited for the release (100 ms after start, minus thread start-up skew)
+    EXPECT_TRUE(returned_after_release) << "aclrtDestroyStream returned before its queued work could run";
     EXPECT_TRUE(BytesAre(d, 4096, 0xCD)); // the queued work ran first
     aclrtStreamStatus status;
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <linux/dma-buf.h>
 
-#include "kselftest_harness.h"
+#include "npuipc_harness.h"
 #include "npuipc_test_util.h"
 #include "vgem_drm.h"
 
@@ -55,22 +55,6 @@ FIXTURE_TEARDOWN(lifetime)
 		close(self->fd);
 	EXPECT_TRUE(npuipc_device_is_idle(0));
 	EXPECT_TRUE(npuipc_device_is_idle(1));
-}
-
-/* Records @notify from a stream of its own, releasing what waits on it. */
-static int release(int fd, uint32_t notify)
-{
-	uint32_t releaser;
-	int ret;
-
-	ret = npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &releaser);
-	if (ret)
-		return ret;
-	ret = npuipc_submit1(fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify));
-	if (!ret)
-		ret = npuipc_wait(fd, releaser, 10 * SEC_NS, 0, NULL);
-	npuipc_obj_destroy(fd, releaser);
-	return ret;
 }
 
 /*
@@ -121,7 +105,7 @@ TEST_F(lifetime, wait_sync_file_on_another_streams_pending_fence_holds_the_strea
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0));
 
-	ASSERT_EQ(0, release(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_release_gate(self->fd, self->gate));
 	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x11));
@@ -228,7 +212,7 @@ TEST_F(lifetime, a_waiter_completes_on_the_record_it_saw_not_a_later_one)
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0));
 	EXPECT_EQ(1, atomic_load(&host.ret));
 
-	EXPECT_EQ(0, release(self->fd, self->gate));
+	EXPECT_EQ(0, npuipc_release_gate(self->fd, self->gate));
 	EXPECT_EQ(0, pthread_join(thread, NULL));
 	EXPECT_EQ(0, atomic_load(&host.ret));
 	EXPECT_EQ(0, atomic_load(&host.status));
@@ -239,7 +223,7 @@ TEST_F(lifetime, a_waiter_completes_on_the_record_it_saw_not_a_later_one)
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, event, 0, 0, NULL));
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, later, 0, 0, NULL));
 
-	EXPECT_EQ(0, release(self->fd, second_gate));
+	EXPECT_EQ(0, npuipc_release_gate(self->fd, second_gate));
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, waiter));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, later));
@@ -317,7 +301,7 @@ TEST_F(lifetime, a_process_killed_while_blocked_in_wait_on_an_imported_event_end
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
 
-	ASSERT_EQ(0, release(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_release_gate(self->fd, self->gate));
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
 }
@@ -359,7 +343,7 @@ TEST_F(lifetime, closing_the_drm_fd_while_another_thread_waits_ends_the_wait_on_
 	usleep(100000);
 	EXPECT_EQ(1, atomic_load(&host.ret));	/* still waiting */
 
-	EXPECT_EQ(0, release(other, gate_import));
+	EXPECT_EQ(0, npuipc_release_gate(other, gate_import));
 	EXPECT_EQ(0, pthread_join(thread, NULL));
 	EXPECT_EQ(0, atomic_load(&host.ret));
 	close(other);
@@ -399,7 +383,7 @@ TEST_F(lifetime, queued_copies_land_after_their_buffers_handles_mappings_and_dma
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_EQ(4 * BUF_SIZE, npuipc_debugfs_value(self->fd, "mem_used"));
 
-	ASSERT_EQ(0, release(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_release_gate(self->fd, self->gate));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, BUF_SIZE, 0x5a));
@@ -411,6 +395,9 @@ TEST_F(lifetime, queued_copies_land_after_their_buffers_handles_mappings_and_dma
 
 #define RACE_SLOTS 4
 #define RACE_SECONDS 3
+/* A slow machine races for longer, until every thread did this many. */
+#define RACE_MIN_OPS 51
+#define RACE_MAX_SECONDS 120
 #define RACE_BUF (64 * 1024)
 
 struct race {
@@ -442,7 +429,7 @@ enum { OP_SUBMIT = 1, OP_DESTROY, OP_CREATE, OP_WAIT, OP_GEM_CLOSE, OP_BO_CREATE
  * 1 ms notify waits queued now and then timed out; nothing else may fail.
  * Every 64 submits a bounded wait lets the queues drain.
  */
-static long race_submit(struct race *r, unsigned int *seed)
+static long race_submit(struct race *r, unsigned int *seed, atomic_long *done)
 {
 	long ops = 0;
 
@@ -467,13 +454,13 @@ static long race_submit(struct race *r, unsigned int *seed)
 		ret = npuipc_submit1(r->fd, atomic_load(&r->streams[pick(seed)]), job);
 		if (ret && ret != -ENOENT && ret != -ENOSPC && ret != -EIO)
 			undocumented(r, OP_SUBMIT, ret);
-		ops++;
+		atomic_store(done, ++ops);
 	}
 	return ops;
 }
 
 /* Destroy and recreate streams: this thread alone does, so both succeed. */
-static long race_destroy(struct race *r, unsigned int *seed)
+static long race_destroy(struct race *r, unsigned int *seed, atomic_long *done)
 {
 	long ops = 0;
 
@@ -488,7 +475,7 @@ static long race_destroy(struct race *r, unsigned int *seed)
 		if (ret)
 			undocumented(r, OP_CREATE, ret);
 		atomic_store(&r->streams[i], ret ? 0 : stream);
-		ops++;
+		atomic_store(done, ++ops);
 		usleep(rand_r(seed) % 2000);
 	}
 	return ops;
@@ -499,7 +486,7 @@ static long race_destroy(struct race *r, unsigned int *seed)
  * wait timed out; recovered now) or -ECANCELED (the stream destroyed while
  * the wait ran); not done in time; or the stream already gone.
  */
-static long race_wait(struct race *r, unsigned int *seed)
+static long race_wait(struct race *r, unsigned int *seed, atomic_long *done)
 {
 	long ops = 0;
 
@@ -511,7 +498,7 @@ static long race_wait(struct race *r, unsigned int *seed)
 		if ((ret && ret != -ETIME && ret != -ENOENT) ||
 		    (!ret && status && status != -ECANCELED && status != -ETIMEDOUT))
 			undocumented(r, OP_WAIT, ret ? ret : status);
-		ops++;
+		atomic_store(done, ++ops);
 	}
 	return ops;
 }
@@ -521,7 +508,7 @@ static long race_wait(struct race *r, unsigned int *seed)
  * Queued jobs keep closed buffers alive, so the budget may run out for a
  * while (-ENOMEM, documented): the slot stays empty until a later try.
  */
-static long race_gem_close(struct race *r, unsigned int *seed)
+static long race_gem_close(struct race *r, unsigned int *seed, atomic_long *done)
 {
 	long ops = 0;
 
@@ -536,7 +523,7 @@ static long race_gem_close(struct race *r, unsigned int *seed)
 		if (ret && ret != -ENOMEM)
 			undocumented(r, OP_BO_CREATE, ret);
 		atomic_store(&r->buffers[i], ret ? 0 : bo);
-		ops++;
+		atomic_store(done, ++ops);
 		usleep(rand_r(seed) % 2000);
 	}
 	return ops;
@@ -544,7 +531,8 @@ static long race_gem_close(struct race *r, unsigned int *seed)
 
 struct racer {
 	struct race *race;
-	long (*fn)(struct race *, unsigned int *);
+	long (*fn)(struct race *, unsigned int *, atomic_long *);
+	atomic_long done;	/* operations so far, for the test to watch */
 	unsigned int seed;
 	long ops;
 };
@@ -553,13 +541,13 @@ static void *run_racer(void *p)
 {
 	struct racer *t = p;
 
-	t->ops = t->fn(t->race, &t->seed);
+	t->ops = t->fn(t->race, &t->seed, &t->done);
 	return NULL;
 }
 
 TEST_F(lifetime, threads_racing_submit_destroy_wait_recover_and_gem_close_get_only_documented_errnos)
 {
-	long (*fns[])(struct race *, unsigned int *) = {
+	long (*fns[])(struct race *, unsigned int *, atomic_long *) = {
 		race_submit, race_submit, race_destroy, race_wait, race_gem_close };
 	static const char *const names[] = { "submit", "submit", "destroy", "wait", "gem_close" };
 	/* Static: an ASSERT leaving this frame must not pull them from under the threads. */
@@ -585,12 +573,19 @@ TEST_F(lifetime, threads_racing_submit_destroy_wait_recover_and_gem_close_get_on
 		ASSERT_EQ(0, pthread_create(&threads[i], NULL, run_racer, &racers[i]));
 	}
 	sleep(RACE_SECONDS);
+	for (int tenths = 0; tenths < (RACE_MAX_SECONDS - RACE_SECONDS) * 10; tenths++) {
+		for (i = 0; i < 5 && atomic_load(&racers[i].done) >= RACE_MIN_OPS; i++)
+			;
+		if (i == 5)
+			break;
+		usleep(100000);
+	}
 	atomic_store(&r.stop, 1);
 	for (i = 0; i < 5; i++) {
 		ASSERT_EQ(0, pthread_join(threads[i], NULL));
 		TH_LOG("%s: %ld operations", names[i], racers[i].ops);
 		/* Each thread really raced: far more than a handful each. */
-		EXPECT_LT(50, racers[i].ops) TH_LOG("%s did almost nothing", names[i]);
+		EXPECT_LE(RACE_MIN_OPS, racers[i].ops) TH_LOG("%s did almost nothing", names[i]);
 	}
 	EXPECT_EQ(0, atomic_load(&r.bad_errno))
 		TH_LOG("operation %d returned %d", atomic_load(&r.bad_op), atomic_load(&r.bad_errno));

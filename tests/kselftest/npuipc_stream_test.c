@@ -15,7 +15,7 @@
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 
-#include "kselftest_harness.h"
+#include "npuipc_harness.h"
 #include "npuipc_test_util.h"
 
 #define KIB 1024ULL
@@ -176,9 +176,18 @@ TEST_F(stream, debugfs_shows_each_streams_depth_head_job_and_parked_waits)
 				    npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	ASSERT_EQ(0, npuipc_wait(self->fd, releaser, 10 * SEC_NS, 0, NULL));
-	ASSERT_EQ(0, streams_state(self->fd, state, sizeof(state)));
+	/*
+	 * A job's fence signals before its stream lets go of it (on the
+	 * driver's work item): the state settles a moment after the wait.
+	 */
 	snprintf(line, sizeof(line), "  stream %u: 0 queued, error 0, claim idle\n", self->stream);
-	EXPECT_NE(NULL, strstr(state, line));
+	for (int i = 0; i < 1000; i++) {
+		ASSERT_EQ(0, streams_state(self->fd, state, sizeof(state)));
+		if (strstr(state, line))
+			break;
+		usleep(10000);
+	}
+	EXPECT_NE(NULL, strstr(state, line)) TH_LOG("%s", state);
 	EXPECT_NE(NULL, strstr(state, "): not set, 0 parked waits\n"));
 	snprintf(line, sizeof(line), "  event %u: last record fence npuipc ", event);
 	EXPECT_NE(NULL, strstr(state, line));
@@ -587,7 +596,15 @@ TEST_F(stream, job_running_past_the_device_timeout_fails)
 	pfd = open(param, O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, pfd);
 	ASSERT_EQ(1, write(pfd, "0", 1));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB)));
+	/*
+	 * A worker's CPU time moves on at scheduler ticks: 256 MiB of copies
+	 * span many ticks on the fastest machine, and the first copy to see
+	 * one fails the stream, which leaves the others unrun.
+	 */
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB), npuipc_copy_job(big_a, 0, big_b, 0, 64 * MIB),
+		npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB), npuipc_copy_job(big_a, 0, big_b, 0, 64 * MIB) },
+		4, NULL));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, &status));
 	ASSERT_LT(0, write(pfd, saved, strlen(saved)));
 	close(pfd);
@@ -1022,18 +1039,22 @@ TEST_F(stream, unbounded_wait_reaches_fences_of_another_process_through_an_event
 TEST_F(stream, dma_buf_that_imported_a_bounded_fence_is_released_by_its_timeout)
 {
 	struct dma_buf_import_sync_file import = { .flags = DMA_BUF_SYNC_WRITE };
-	struct drm_npuipc_job wait;
-	uint32_t notify;
+	struct drm_npuipc_job jobs[2];
+	uint32_t notify, gate;
 	int fence, dmabuf, status;
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
-	wait = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	wait.timeout_ns = 200 * 1000 * 1000;
-	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, &wait, 1, &fence));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	/* The 200 ms wait starts only once the gate opens, after the check. */
+	jobs[0] = npuipc_gate_job(gate);
+	jobs[1] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
+	jobs[1].timeout_ns = 200 * 1000 * 1000;
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, 4096, 0, &dmabuf));
 	import.fd = fence;
 	ASSERT_EQ(0, npuipc_ioctl(dmabuf, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &import));
 	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = dmabuf, .events = POLLIN }, 1, 0));
+	ASSERT_EQ(0, npuipc_release_gate(self->fd, gate));
 	EXPECT_EQ(1, poll(&(struct pollfd){ .fd = dmabuf, .events = POLLIN }, 1, 10000));
 	EXPECT_EQ(-ETIMEDOUT, npuipc_sync_file_status(fence));
 	close(dmabuf);
@@ -1079,7 +1100,8 @@ TEST_F(stream, wait_interrupted_without_sa_restart_fails_with_eintr_and_keeps_th
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
 	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify)));
 	args.handle = self->stream;
-	alarm_in(100000, 0, 0);
+	/* Again every 100 ms: one that fired before the call cannot be the only one. */
+	alarm_in(100000, 100000, 0);
 	ret = ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
 	err = errno;
 	alarm_in(0, 0, 0);
@@ -1090,7 +1112,7 @@ TEST_F(stream, wait_interrupted_without_sa_restart_fails_with_eintr_and_keeps_th
 	EXPECT_EQ(0, args.status);
 	/* The largest timeout neither overflows nor returns at once. */
 	args.timeout_ns = INT64_MAX;
-	alarm_in(100000, 0, 0);
+	alarm_in(100000, 100000, 0);
 	ret = ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
 	err = errno;
 	alarm_in(0, 0, 0);
@@ -1135,19 +1157,24 @@ TEST_F(stream, wait_restarted_after_signals_keeps_its_first_deadline)
 /* Destroyed mid-copy, a stream stops within a MiB: the copies left are cancelled. */
 TEST_F(stream, destroying_a_stream_during_long_copies_cancels_them)
 {
-	struct drm_npuipc_job jobs[32];
-	uint32_t big_a, big_b, doomed;
+	struct drm_npuipc_job jobs[33];
+	uint32_t big_a, big_b, doomed, gate;
 	int started, fence, i;
 
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_a));
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &doomed));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
 	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, (struct drm_npuipc_job[]){
 		npuipc_fill_job(self->a, 0, 4096, 1) }, 1, &started));
-	/* 2 GiB of copying, started once the fill is done. */
-	for (i = 0; i < 32; i++)
+	/*
+	 * 2 GiB of copying, started once the fill is done; halfway, a gate
+	 * never opened, so that no machine is fast enough to finish first.
+	 */
+	for (i = 0; i < 33; i++)
 		jobs[i] = npuipc_copy_job(i % 2 ? big_a : big_b, 0, i % 2 ? big_b : big_a, 0, 64 * MIB);
-	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 32, &fence));
+	jobs[16] = npuipc_gate_job(gate);
+	ASSERT_EQ(0, npuipc_submit(self->fd, doomed, jobs, 33, &fence));
 	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = started, .events = POLLIN }, 1, 10000));
 	ASSERT_EQ(0, npuipc_obj_destroy(self->fd, doomed));
 	EXPECT_EQ(-ECANCELED, npuipc_sync_file_status(fence));
@@ -1488,6 +1515,12 @@ TEST_F(stream, submit_rejects_unknown_objects_and_bad_fds)
 TEST_F(stream, submit_rejects_nonzero_unused_fields)
 {
 	struct drm_npuipc_job job;
+	uint32_t notify, event;
+	int status;
+
+	/* Objects of the right kind: only the unused field is wrong. */
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 
 	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.flags = 1;
@@ -1504,18 +1537,27 @@ TEST_F(stream, submit_rejects_nonzero_unused_fields)
 	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, 1);
+	job = npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
+	job = npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, notify);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, 1);
+	job = npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, notify);
 	job.value = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, 1);
+	job = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event);
 	job.size = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	/* The same jobs with those fields zero are taken. */
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_fill_job(self->b, 0, 4096, 1),
+		npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify),
+		npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, notify),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event),
+		npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event) }, 5, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
 }
 
 TEST_F(stream, submit_rejects_bad_counts_sizes_flags_and_padding)

@@ -137,6 +137,13 @@ bool published_here(const std::string &key_text);
 // DISABLE_PID_VALIDATION"). Default true; may be called at any time.
 void set_pid_namespace_ok(bool ok);
 
+// How long this process's exporter lets a connection take to send its
+// request before closing it (default 2000 ms), for connections accepted
+// after the call: longer where importers may be stopped in a debugger
+// between connecting and asking, or machines are slow. EINVAL unless
+// ms > 0.
+Status set_request_deadline_ms(int ms);
+
 // The event loop of this process's exporter: "io_uring", or "epoll" where
 // the process may not have a ring (seccomp filters, io_uring_disabled);
 // nullptr before the first publish().

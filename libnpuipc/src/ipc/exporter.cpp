@@ -102,6 +102,7 @@ struct Exporter {
 std::mutex g_mutex;
 Exporter *g_exporter = nullptr; // never freed: the thread uses it until exit
 std::atomic<bool> g_pid_ns_ok{true};
+std::atomic<int> g_request_deadline_ms{detail::kRequestDeadlineMs};
 
 // ---- process identity ----
 
@@ -649,7 +650,7 @@ int accept_one(Exporter *ex)
         return errno;
     Conn conn;
     conn.fd = fd;
-    conn.deadline_ms = detail::now_ms() + detail::kRequestDeadlineMs;
+    conn.deadline_ms = detail::now_ms() + g_request_deadline_ms.load();
     socklen_t len = sizeof(conn.cred);
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &conn.cred, &len) != 0 ||
         !watch_conn(ex, &conn)) {
@@ -740,7 +741,7 @@ void *serve(void *arg)
         now = detail::now_ms();
         while (!ex->conns.empty() && ex->conns.front().deadline_ms <= now) {
             log(LogLevel::Debug, "exporter: pid %d sent no request within %d ms: closed",
-                ex->conns.front().cred.pid, detail::kRequestDeadlineMs);
+                ex->conns.front().cred.pid, g_request_deadline_ms.load());
             close_conn(ex, ex->conns.front().fd);
         }
         if (ex->listener_paused && ex->listener_resume_ms <= now) {
@@ -1064,6 +1065,14 @@ bool published_here(const std::string &key_text)
 void set_pid_namespace_ok(bool ok)
 {
     g_pid_ns_ok.store(ok);
+}
+
+Status set_request_deadline_ms(int ms)
+{
+    if (ms <= 0)
+        return Status::from_errno(EINVAL);
+    g_request_deadline_ms.store(ms);
+    return {};
 }
 
 const char *exporter_loop_name()

@@ -67,8 +67,9 @@ enum Detail : uint16_t {
 };
 const char *detail_text(uint16_t detail);
 
-// How long a connection may take to send its request, and how many the
-// exporter keeps open at once (beyond it, the oldest is dropped).
+// How long a connection may take to send its request by default (see
+// set_request_deadline_ms), and how many the exporter keeps open at once
+// (beyond it, the oldest is dropped).
 constexpr int kRequestDeadlineMs = 2000;
 constexpr size_t kMaxConnections = 256;
 
