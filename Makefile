@@ -36,7 +36,7 @@ module:
 # kselftest_harness.h comes from Debian's linux-source package at build time;
 # it is not copied into this tree. So does vgem's uapi header (not in
 # linux-libc-dev), for the tests that make vgem fences.
-$(KSFT_HEADERS):
+$(KSFT_HEADERS): $(LINUX_SOURCE_TARBALL)
 	@test -f "$(LINUX_SOURCE_TARBALL)" || { echo "$(LINUX_SOURCE_TARBALL) not found: run 'make setup'" >&2; exit 1; }
 	mkdir -p $(KSFT_DIR)
 	tar -xJf $(LINUX_SOURCE_TARBALL) -C $(KSFT_DIR) --strip-components=4 --wildcards \
@@ -64,7 +64,7 @@ check-debug: setup-debug all
 	tools/check-debug
 
 bench: all
-	tools/vm-run -- sh -c '$(BUILD)/cmake/tests/bench/npuipc_mem_bench && $(BUILD)/cmake/tests/bench/npuipc_share_steps huge && $(BUILD)/cmake/tests/bench/npuipc_sync_bench && $(BUILD)/cmake/tests/bench/aclrt_bench && $(BUILD)/cmake/tests/bench/aclrt_ipc_bench && $(BUILD)/cmake/tests/bench/aclrt_hop_bench'
+	BUILD=$(BUILD) tools/bench
 
 install: userspace
 	tools/install install $(BUILD)/cmake

@@ -20,8 +20,9 @@
 # - a program also counts one more failure when it reported no test case at
 #   all (a TAP plan 1..0, a GoogleTest run of 0 tests);
 # - a skipped case counts as skipped only when the expected-skips file
-#   ($expected_skips, default tests/expected-skips) names it for that step
-#   and program; any other skip is a failure of its own;
+#   ($expected_skips, default tests/expected-skips) names it, with the reason
+#   it logged, for that step and program; any other skip is a failure of
+#   its own;
 # - a suite's vm-run that exits 2 (usage), 124 (timeout) or 125 (kernel,
 #   guest or module failure), or exits non-zero leaving no result at all, is
 #   one more failure of the step; so is a manifest that lists no program, and
@@ -49,10 +50,20 @@ count_gtest() { # FILE: "passed failed skipped"
 
 # skipped_cases KIND FILE: "NAME<tab>REASON" for each skipped case. A TAP
 # skip line of the kselftest harness names no test ("ok 3 # SKIP why"):
-# its name is the one its "#  RUN" line announced.
+# its name is the one its "#  RUN" line announced. GoogleTest logs its
+# reason on the line after "FILE:LINE: Skipped".
 skipped_cases() {
 	if [ "$1" = gtest ]; then
-		sed -En 's/^\[  SKIPPED \] (.*) \([0-9]+ ms\)$/\1\t-/p' "$2"
+		awk '
+		/^\[ RUN      \] / { why = "" }
+		/: Skipped$/ { if ((getline line) > 0) why = line }
+		/^\[  SKIPPED \] .* \([0-9]+ ms\)$/ {
+			name = $0
+			sub(/^\[  SKIPPED \] /, "", name)
+			sub(/ \([0-9]+ ms\)$/, "", name)
+			print name "\t" why
+			why = ""
+		}' "$2"
 	else
 		awk '
 		/^#  RUN / { run = $3; next }
@@ -68,15 +79,17 @@ skipped_cases() {
 	fi
 }
 
-# skip_expected STEP PROGRAM NAME: whether the expected-skips file lists the
-# skip ("STEP PROGRAM NAME REASON..." lines, STEP a shell pattern).
+# skip_expected STEP PROGRAM NAME LOGGED: whether the expected-skips file
+# lists the skip: tab-separated "STEP PROGRAM NAME LOGGED WHY" lines, STEP
+# and LOGGED (the reason the test logged) shell patterns, WHY not empty.
 skip_expected() {
-	local step prog name reason
+	local step prog name logged why
 	[ -r "$expected_skips" ] || return 1
-	while read -r step prog name reason; do
+	while IFS=$'\t' read -r step prog name logged why; do
 		case "$step" in '' | '#'*) continue ;; esac
 		# shellcheck disable=SC2053
-		[[ $1 == $step ]] && [ "$2" = "$prog" ] && [ "$3" = "$name" ] && [ -n "$reason" ] && return 0
+		[[ $1 == $step ]] && [ "$2" = "$prog" ] && [ "$3" = "$name" ] &&
+			[[ $4 == $logged ]] && [ -n "$why" ] && return 0
 	done < "$expected_skips"
 	return 1
 }
@@ -141,7 +154,7 @@ add() {
 	prog=$(basename "$log" .log)
 	if [ "$s" != 0 ]; then
 		while IFS=$'\t' read -r name cause; do
-			skip_expected "$step" "$prog" "$name" && continue
+			skip_expected "$step" "$prog" "$name" "$cause" && continue
 			s=$((s - 1)) f=$((f + 1))
 			unexpected+=("$name${cause:+ ($cause)}")
 		done < <(skipped_cases "$kind" "$log")

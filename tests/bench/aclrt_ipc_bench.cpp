@@ -12,6 +12,7 @@
  *   repeated import of a key the process holds (goal <= 0.1x);
  *   first import with 10,000 live keys in the exporter, against the same
  *   with one (goal <= 1.2x).
+ * Each goal is judged by bench_goal: a miss is reported, not failed.
  * Notify and event hops between processes are aclrt_hop_bench's.
  */
 #include <signal.h>
@@ -202,15 +203,16 @@ struct Series {
     }
 };
 
-void report(const char *what, const Series &subject, const Series &floor, const char *goal)
+void report(const char *what, const Series &subject, const Series &floor, double goal)
 {
     std::vector<double> r;
     for (size_t i = 0; i < subject.v.size(); i++)
         r.push_back(subject.v[i] / floor.v[i]);
     double lo = *std::min_element(r.begin(), r.end()), hi = *std::max_element(r.begin(), r.end());
-    std::printf("%-52s %9.1f us vs %9.1f us: %.2fx (spread %.2f-%.2f)  goal %s\n", what,
-                subject.median(), floor.median(), bench_median(r.data(), static_cast<int>(r.size())),
-                lo, hi, goal);
+    double ratio = bench_median(r.data(), static_cast<int>(r.size()));
+    std::printf("%-52s %9.1f us vs %9.1f us: %.2fx (spread %.2f-%.2f)\n", what, subject.median(),
+                floor.median(), ratio, lo, hi);
+    bench_goal(what, ratio, "<=", goal);
 }
 
 } // namespace
@@ -251,9 +253,9 @@ int main()
     }
     std::printf("aclrt_ipc_bench: 2 MiB of 4 KiB pages; medians of %d interleaved batches of %d\n",
                 kBatches, kPerBatch);
-    report("first ImportByKey+Close vs socket+SCM_RIGHTS+mmap memfd", first, floor, "<= 3.00x");
-    report("repeated ImportByKey+Close vs the same floor", repeated, floor, "<= 0.10x");
-    report("first import, 10,000 live keys vs 1 live key", first_many, first, "<= 1.20x");
+    report("first ImportByKey+Close vs socket+SCM_RIGHTS+mmap memfd", first, floor, 3.0);
+    report("repeated ImportByKey+Close vs the same floor", repeated, floor, 0.1);
+    report("first import, 10,000 live keys vs 1 live key", first_many, first, 1.2);
 
     close(in_one);
     close(in_many);

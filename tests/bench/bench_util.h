@@ -55,6 +55,19 @@ static inline double bench_batch_ratio(double *subject, double *floor, int batch
 	return bench_median(ratios, b);
 }
 
+/*
+ * Judges one goal, @ratio against @limit (@cmp "<=" or ">="), in the one
+ * line format that tools/bench collects for `make bench`'s summary:
+ *   goal: NAME: 1.31x <= 1.50x: met      (or MISSED)
+ * A missed goal is reported, not failed: timings move with the host.
+ */
+static inline void bench_goal(const char *name, double ratio, const char *cmp, double limit)
+{
+	int met = cmp[0] == '<' ? ratio <= limit : ratio >= limit;
+
+	printf("goal: %s: %.2fx %s %.2fx: %s\n", name, ratio, cmp, limit, met ? "met" : "MISSED");
+}
+
 #define BENCH_NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
 
 /* The system's reserved 2 MiB hugetlb pages; -1 if unknown. */

@@ -10,7 +10,8 @@
  * steps of the floor, a memfd of the same page size (mmap, first touch,
  * the other reads, munmap), its hugetlb page reserved here
  * (vm.nr_hugepages + 1, restored after). Not a test and no goal: the
- * figures say where npuipc_mem_bench's ratios come from.
+ * figures say where npuipc_mem_bench's ratios come from. It fails when it
+ * cannot reserve that page, rather than print half the comparison.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -145,8 +146,9 @@ static void memfd_steps(int huge)
 		/* The pool may not grow (no free 2 MiB of RAM): no floor. */
 		if (hugepages >= 0)
 			bench_write_nr_hugepages(hugepages);
-		printf("hugetlb memfd: no floor (could not reserve a 2 MiB page)\n");
-		return;
+		fprintf(stderr, "npuipc_share_steps: hugetlb memfd: no floor: "
+			"could not reserve a 2 MiB hugetlb page (%s)\n", BENCH_NR_HUGEPAGES);
+		exit(1);
 	}
 	fd = memfd_create("floor", MFD_CLOEXEC | (huge ? MFD_HUGETLB : 0));
 	if (fd < 0 || ftruncate(fd, SIZE))

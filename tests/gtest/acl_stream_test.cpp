@@ -273,9 +273,9 @@ TEST_F(AclStreamTest, DestroyWaitsForQueuedWork)
     destroying.store(true);
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     const bool returned_after_release = released.load();
+    EXPECT_TRUE(BytesAre(d, 4096, 0xCD)); // the queued work ran before destroy returned
     releaser.join();
     EXPECT_TRUE(returned_after_release) << "aclrtDestroyStream returned before its queued work could run";
-    EXPECT_TRUE(BytesAre(d, 4096, 0xCD)); // the queued work ran first
     aclrtStreamStatus status;
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));

@@ -11,7 +11,11 @@
  * Here:
  * - SKIP after a failed check does not skip: the test fails;
  * - a FIXTURE_SETUP that skipped runs neither the body nor the teardown;
- * - a check that fails in FIXTURE_TEARDOWN fails a test that skipped.
+ * - a check that fails in FIXTURE_TEARDOWN fails a test that skipped, and
+ *   an ASSERT that fails there ends the test instead of running the
+ *   teardown again.
+ * A SKIP's statement is "return" in every test here: after a skip, a test
+ * checks nothing more.
  */
 #ifndef NPUIPC_HARNESS_H
 #define NPUIPC_HARNESS_H
@@ -62,6 +66,10 @@ static inline void npuipc_harness_skip(struct __test_metadata *t, const char *re
 	static void fixture_name##_npuipc_teardown(NPUIPC_FIXTURE_ARGS(fixture_name)); \
 	void fixture_name##_teardown(NPUIPC_FIXTURE_ARGS(fixture_name)) \
 	{ \
+		static bool entered; /* each test runs in a child of its own */ \
+		if (entered) \
+			return; \
+		entered = true; \
 		fixture_name##_npuipc_teardown(_metadata, self, variant); \
 		if (!_metadata->passed) \
 			_metadata->skip = 0; \

@@ -447,8 +447,13 @@ TEST(copies_are_held_to_the_cpu_limit_of_the_submitters_cgroup)
 	}
 	ASSERT_EQ(0, ret);
 
-	ASSERT_EQ(0, copy_flood_start(&unlimited_flood, free_cg));
+	/*
+	 * The unlimited flood starts last and stops first, so its window is
+	 * the shorter one; it inherits the limited flood's stop pipe, which
+	 * closes when it exits.
+	 */
 	ASSERT_EQ(0, copy_flood_start(&limited_flood, limited_cg));
+	ASSERT_EQ(0, copy_flood_start(&unlimited_flood, free_cg));
 	usleep(2000000);
 	copy_flood_signal(&unlimited_flood);
 	copy_flood_signal(&limited_flood);

@@ -30,9 +30,9 @@
 #define NPUIPC_RENDER_MINOR_LAST 191
 
 /*
- * ioctl() returning -errno. Unlike libdrm's drmIoctl() it never retries:
- * no test installs a signal handler without SA_RESTART around it, so an
- * -EINTR or -EAGAIN here is the driver's own, and the test sees it.
+ * ioctl() returning -errno. Unlike libdrm's drmIoctl() it never retries, so
+ * a test sees an -EINTR or -EAGAIN of the driver's own. (The tests that
+ * install a signal handler without SA_RESTART call ioctl() themselves.)
  */
 static inline int npuipc_ioctl(int fd, unsigned long request, void *arg)
 {

@@ -260,9 +260,6 @@ TEST_F_TIMEOUT(unplug, sysfs_remove_revokes_mappings_and_cancels_work_and_a_resc
 {
 	char path[PATH_MAX + 16];
 
-	/* (6.1's harness runs the body after a SKIP in the setup.) */
-	if (self->fd < 0)
-		SKIP(return, "no mock PCI NPU at index 1");
 	/* Pending until the unplug: a gate that timed out would cancel it too. */
 	ASSERT_EQ(0, npuipc_sync_file_status(self->fence));
 	snprintf(path, sizeof(path), "%s/remove", self->pci_dir);
@@ -288,8 +285,6 @@ TEST_F_TIMEOUT(unplug, qemu_device_del_revokes_mappings_and_cancels_work_and_dev
 	int plugs = getpid();
 	char cmd[512];
 
-	if (self->fd < 0)
-		SKIP(return, "no mock PCI NPU at index 1");
 	if (!qmp)
 		SKIP(return, "NPUIPC_VM_QMP (tools/vm-qmp) is not set");
 	ASSERT_EQ(0, npuipc_sync_file_status(self->fence));

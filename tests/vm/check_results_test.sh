@@ -17,11 +17,11 @@ reset() { passed=0 failed=0 skipped=0; failures=(); }
 
 # The synthetic runs' own expected skips (the real list is tests/expected-skips).
 expected_skips=$work/expected-skips
-printf '%s\n' '# STEP PROGRAM TEST REASON' \
-	'*	t1	t1.c	no device in the synthetic logs' \
-	'*	t2	t2.c	no device in the synthetic logs' \
-	'*	g1	S.c	skipped by the synthetic log' \
-	'vm*	k1	global.needs_vm	runs in the vm steps only' > "$expected_skips"
+printf '%s\n' '# STEP PROGRAM TEST LOGGED WHY' \
+	'*	t1	t1.c	no device	no device in the synthetic logs' \
+	'*	t2	t2.c	no device	no device in the synthetic logs' \
+	'*	g1	S.c	no S.c here	skipped by the synthetic log' \
+	'vm*	k1	global.needs_vm	no dev*	runs in the vm steps only' > "$expected_skips"
 
 # expect "P F S" DESCRIPTION: the counters since the last reset.
 expect() {
@@ -62,6 +62,9 @@ gtest_ok() { # a complete GoogleTest log, 2 passed, 1 skipped
 [ RUN      ] S.b
 [       OK ] S.b (1 ms)
 [ RUN      ] S.c
+s.cpp:9: Skipped
+no S.c here
+
 [  SKIPPED ] S.c (0 ms)
 [==========] 3 tests from 1 test suite ran. (2 ms total)
 [  PASSED  ] 2 tests.
@@ -219,6 +222,10 @@ check "... and the failure names the unlisted skip and its reason" \
 	bash -c 'printf "%s\n" "$@" | grep -q "unexpected skip: global.surprise (no cgroup)"' sh "${failures[@]}"
 reset; add_suite debug "$d" 0 "$mk"
 expect "1 2 0" "a skip listed for other steps fails in this one"
+d=$work/other-reason
+ksft_skips | sed 's/SKIP no device/SKIP no memory/' | result "$d" k1 ksft 0
+reset; add_suite vm-pci "$d" 0 "$mk"
+expect "1 2 0" "a listed test that skipped for another reason fails"
 d=$work/all-skipped
 printf 'TAP version 13\n1..2\nok 1 a # SKIP no device\nok 2 b # SKIP no device\n' | result "$d" t1 ksft 0
 reset; add_suite all-skipped "$d" 0 "$m" t1
@@ -227,14 +234,18 @@ d=$work/gtest-skip
 gtest_ok | sed 's/S\.c/S.d/' | result "$d" g1 gtest 0
 reset; add_suite gtest-skip "$d" 0 "$m" g1
 expect "2 1 0" "an unlisted GoogleTest skip fails"
-check "the project's expected skips each name a step, a program, a test and a reason" \
-	bash -c '[ -s "$1" ] && ! grep -Ev "^(#|$)" "$1" | awk "NF < 4" | grep -q .' sh "$top/tests/expected-skips"
+d=$work/gtest-skip-reason
+gtest_ok | sed 's/^no S.c here$/something else/' | result "$d" g1 gtest 0
+reset; add_suite gtest-skip-reason "$d" 0 "$m" g1
+expect "2 1 0" "a listed GoogleTest skip with another reason fails"
+check "the project's expected skips each name a step, a program, a test, the logged reason and why" \
+	bash -c '[ -s "$1" ] && ! grep -Ev "^(#|$)" "$1" | awk -F "\t" "NF != 5" | grep -q .' sh "$top/tests/expected-skips"
 
 # 14. tests/run-suite runs the whole of each program, and never nothing
 printf '#!/bin/sh\nprintf "TAP version 13\\n1..1\\nok 1 filter=[%%s] shards=[%%s]\\n" "$GTEST_FILTER" "$GTEST_TOTAL_SHARDS"\n' > "$b/env"
 chmod +x "$b/env"
 printf 'ksft %s\n' "$b/env" > "$work/env.manifest"
-GTEST_FILTER='Nothing.*' GTEST_TOTAL_SHARDS=4 "$top/tests/run-suite" "$work/env.manifest" "$work/env" > /dev/null 2>&1
+GTEST_FILTER='Nothing.*' GTEST_TOTAL_SHARDS=4 GTEST_FLAGFILE=/dev/null "$top/tests/run-suite" "$work/env.manifest" "$work/env" > /dev/null 2>&1
 check "run-suite: a caller's GTEST_FILTER and sharding do not reach the programs" \
 	grep -q 'filter=\[\] shards=\[\]' "$work/env/env.log"
 "$top/tests/run-suite" "$work/env.manifest" "$work/env-renamed" env_renamed > /dev/null 2>&1

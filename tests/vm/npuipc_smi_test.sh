@@ -109,9 +109,9 @@ result $? "an extra argument is a usage error (exit 2)"
 # Three reports, however slow the machine (up to 2 minutes): they take at
 # least the two 1 s pauses between them, and it is still reporting after
 # them until a signal stops it.
+started=$(date +%s%N)
 "$smi" --loop 1 > "$out/loop" 2>&1 &
 looper=$!
-started=$(date +%s%N)
 for _ in $(seq 1200); do
 	[ "$(grep -c '^INDEX' "$out/loop")" -ge 3 ] && break
 	kill -0 "$looper" 2>/dev/null || break

@@ -90,8 +90,8 @@ struct Exporter {
     bool listen_armed = false;
     uint64_t next_object = 1;
     std::unordered_map<uint64_t, Entry> entries;
-    // Server thread's; changed under g_mutex. In accept order, which is
-    // also deadline order.
+    // Server thread's; changed under g_mutex. In deadline order: accept
+    // order, unless set_request_deadline_ms() shortened the deadline.
     std::list<Conn> conns;
     std::unordered_map<int, std::list<Conn>::iterator> conn_by_fd;
     bool listener_paused = false;
@@ -658,11 +658,14 @@ int accept_one(Exporter *ex)
         return 0;
     }
     try {
-        ex->conns.push_back(conn);
+        auto pos = ex->conns.end();
+        while (pos != ex->conns.begin() && std::prev(pos)->deadline_ms > conn.deadline_ms)
+            --pos;
+        auto it = ex->conns.insert(pos, conn);
         try {
-            ex->conn_by_fd[fd] = std::prev(ex->conns.end());
+            ex->conn_by_fd[fd] = it;
         } catch (const std::bad_alloc &) {
-            ex->conns.pop_back();
+            ex->conns.erase(it);
             throw;
         }
     } catch (const std::bad_alloc &) {
@@ -740,8 +743,8 @@ void *serve(void *arg)
             pause_listener(ex, detail::now_ms());
         now = detail::now_ms();
         while (!ex->conns.empty() && ex->conns.front().deadline_ms <= now) {
-            log(LogLevel::Debug, "exporter: pid %d sent no request within %d ms: closed",
-                ex->conns.front().cred.pid, g_request_deadline_ms.load());
+            log(LogLevel::Debug, "exporter: pid %d sent no request by its deadline: closed",
+                ex->conns.front().cred.pid);
             close_conn(ex, ex->conns.front().fd);
         }
         if (ex->listener_paused && ex->listener_resume_ms <= now) {
