@@ -292,12 +292,10 @@ TEST_F(lifetime, a_process_killed_while_blocked_in_wait_on_an_imported_event_end
 	snprintf(path, sizeof(path), "/proc/%d/syscall", child);
 	EXPECT_TRUE(ready == 'r' && blocked_in_ioctl(path));
 	EXPECT_EQ(0, kill(child, SIGKILL));
-	for (i = 0; i < 1000 && waitpid(child, &status, WNOHANG) == 0; i++)
+	/* It dies at once: 20 s allows the slowest kernel, within the harness's 30 s. */
+	for (i = 0; i < 2000 && waitpid(child, &status, WNOHANG) == 0; i++)
 		usleep(10000);
-	if (i == 1000) {
-		TH_LOG("the child did not die within 10 s");
-		waitpid(child, &status, 0);
-	}
+	ASSERT_GT(2000, i) TH_LOG("the child killed in WAIT did not die within 20 s");
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
 

@@ -28,10 +28,15 @@ FIXTURE(stream) {
 	uint32_t a, b;		/* 1 MiB normal buffers */
 	uint8_t *map_a, *map_b;
 	size_t size;
+	char job_timeout_ms[32];	/* restored by the teardown, whatever failed */
 };
+
+#define JOB_TIMEOUT_PARAM "/sys/module/npuipc/parameters/job_timeout_ms"
 
 FIXTURE_SETUP(stream)
 {
+	ASSERT_EQ(0, npuipc_read_file(JOB_TIMEOUT_PARAM, self->job_timeout_ms,
+				      sizeof(self->job_timeout_ms)));
 	self->map_a = self->map_b = MAP_FAILED;
 	self->fd = npuipc_open_device(0);
 	if (self->fd < 0)
@@ -53,6 +58,7 @@ FIXTURE_TEARDOWN(stream)
 		munmap(self->map_b, self->size);
 	if (self->fd >= 0)
 		close(self->fd);
+	EXPECT_EQ(0, npuipc_write_file(JOB_TIMEOUT_PARAM, self->job_timeout_ms));
 	EXPECT_TRUE(npuipc_device_is_idle(0));
 	EXPECT_TRUE(npuipc_device_is_idle(1));
 }
