@@ -38,7 +38,7 @@ if [ "$mode" = failslab ]; then
 	mkdir -p $work "$out/failslab"
 	mount -t tmpfs -o mode=0755 tmpfs $work
 	result $? "failslab: tmpfs mounted on $work"
-	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test; do
+	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test npuipc_lifetime_test npuipc_limits_test; do
 		cp "$build/tests/kselftest/${t}_static" $work/$t
 	done
 	cp "$build/tests/kselftest/failslab_exec" $work/
@@ -58,7 +58,7 @@ if [ "$mode" = failslab ]; then
 	echo Y > $fs/task-filter
 	echo N > $fs/ignore-gfp-wait
 	echo 0 > $fs/verbose
-	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test; do
+	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test npuipc_lifetime_test npuipc_limits_test; do
 		# make-it-fail is inherited by the test's forked children. A
 		# test failing in userspace can block (a child paused until a
 		# parent that crashed kills it): bounded.
