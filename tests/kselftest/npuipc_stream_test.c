@@ -591,15 +591,12 @@ TEST_F(stream, notify_wait_timeout_fails_later_work_until_recovered)
 
 TEST_F(stream, job_running_past_the_device_timeout_fails)
 {
-	const char *param = "/sys/module/npuipc/parameters/job_timeout_ms";
 	uint32_t big_a, big_b;
-	char saved[32] = "10000";
 	int status, pfd;
 
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_a));
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
-	npuipc_read_file(param, saved, sizeof(saved));
-	pfd = open(param, O_WRONLY | O_CLOEXEC);
+	pfd = open(JOB_TIMEOUT_PARAM, O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, pfd);
 	ASSERT_EQ(1, write(pfd, "0", 1));
 	/*
@@ -612,7 +609,7 @@ TEST_F(stream, job_running_past_the_device_timeout_fails)
 		npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB), npuipc_copy_job(big_a, 0, big_b, 0, 64 * MIB) },
 		4, NULL));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, &status));
-	ASSERT_LT(0, write(pfd, saved, strlen(saved)));
+	ASSERT_LT(0, write(pfd, self->job_timeout_ms, strlen(self->job_timeout_ms)));
 	close(pfd);
 	EXPECT_EQ(-ETIMEDOUT, status);
 	/* Recovered, the stream runs again. */
