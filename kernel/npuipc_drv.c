@@ -8,11 +8,13 @@
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/version.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_prime.h>
 
 #include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
@@ -44,7 +46,8 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 	ndev->mem_total = mem_total;
 	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO |
 		     NPUIPC_CAP_STREAMS | NPUIPC_CAP_RESET_NOTIFY |
-		     NPUIPC_CAP_CALLER_TGID | NPUIPC_CAP_BOUNDED_FENCES;
+		     NPUIPC_CAP_CALLER_TGID | NPUIPC_CAP_BOUNDED_FENCES |
+		     NPUIPC_CAP_PRIME;
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);
@@ -191,6 +194,12 @@ const struct drm_driver npuipc_drm_driver = {
 	.fops			= &npuipc_fops,
 	.open			= npuipc_file_open,
 	.postclose		= npuipc_file_postclose,
+	.gem_prime_import	= npuipc_gem_prime_import,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+	/* From 6.6 on, DRM calls its PRIME helpers itself when these are unset. */
+	.prime_handle_to_fd	= drm_gem_prime_handle_to_fd,
+	.prime_fd_to_handle	= drm_gem_prime_fd_to_handle,
+#endif
 	.debugfs_init		= npuipc_debugfs_init,
 
 	.name			= DRIVER_NAME,

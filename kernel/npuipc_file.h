@@ -23,6 +23,8 @@ struct npuipc_file {
 	atomic64_t engine_copy_ns;	/* drm-engine-copy: its COPY and FILL jobs */
 	/* GEM handles of imports, at most NPUIPC_MAX_IMPORTS. */
 	atomic_t imports;
+	/* Bytes of other exporters' dma-bufs imported, at most mem_total. */
+	atomic64_t foreign_bytes;
 	/* Streams, events and notifies by handle; the xarray locks itself. */
 	struct xarray objects;
 

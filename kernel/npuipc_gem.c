@@ -430,8 +430,6 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 
 	if (bo->dmabuf) {
 		atomic_dec(&ndev->live_imports);
-		if (bo->sgt)
-			dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt, bo->dir);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
 	} else if (bo->mem.pages) {
@@ -448,52 +446,63 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 }
 
 /*
- * A handle to an import costs kernel memory (the object, an attachment and,
- * for a foreign dma-buf, a scatterlist as long as the buffer): a file holds NPUIPC_MAX_IMPORTS at
- * most, whatever it imports, so that importing one dma-buf over and over
- * cannot grow it without bound.
+ * A handle to an import costs kernel memory (the object and an attachment):
+ * a file holds NPUIPC_MAX_IMPORTS at most. Another exporter's memory counts
+ * against its device's size too, as if it were the device's own: a file's
+ * imports of foreign dma-bufs may add up to the device's mem_total.
  */
 static int npuipc_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
-
-	if (!to_npuipc_bo(obj)->dmabuf)
-		return 0;
-	if (atomic_inc_return(&nfile->imports) > NPUIPC_MAX_IMPORTS) {
-		atomic_dec(&nfile->imports);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-/* Closing a handle of a buffer ends the reuse of its exports. */
-static void npuipc_bo_close(struct drm_gem_object *obj, struct drm_file *file)
-{
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
-	if (bo->dmabuf)
-		atomic_dec(&to_npuipc_file(file)->imports);
-	else
+	if (!bo->dmabuf)
+		return 0;
+	if (atomic_inc_return(&nfile->imports) > NPUIPC_MAX_IMPORTS)
+		goto err_imports;
+	if ((bo->bo_flags & NPUIPC_BO_FOREIGN) &&
+	    atomic64_add_return(obj->size, &nfile->foreign_bytes) > nfile->ndev->mem_total) {
+		atomic64_sub(obj->size, &nfile->foreign_bytes);
+		goto err_imports;
+	}
+	return 0;
+
+err_imports:
+	atomic_dec(&nfile->imports);
+	return -ENOSPC;
+}
+
+/* Closing a handle of a buffer ends the reuse of its range exports. */
+static void npuipc_bo_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct npuipc_file *nfile = to_npuipc_file(file);
+	struct npuipc_bo *bo = to_npuipc_bo(obj);
+
+	if (!bo->dmabuf) {
 		npuipc_bo_forget_exports(bo);
+		return;
+	}
+	atomic_dec(&nfile->imports);
+	if (bo->bo_flags & NPUIPC_BO_FOREIGN)
+		atomic64_sub(obj->size, &nfile->foreign_bytes);
 }
 
 static const struct drm_gem_object_funcs npuipc_bo_funcs = {
 	.free = npuipc_bo_free,
 	.open = npuipc_bo_open,
 	.close = npuipc_bo_close,
+	.export = npuipc_gem_prime_export,
 	.mmap = npuipc_bo_mmap,
 	.vm_ops = &npuipc_bo_vm_ops,
 };
 
 /*
- * Turns a filled-in @bo into a GEM object with a handle in @file. From here
- * on, npuipc_bo_free() undoes everything, whatever fails.
+ * Turns a filled-in @bo into a GEM object of @size bytes, with the one
+ * reference the caller holds. From here on, npuipc_bo_free() undoes
+ * everything, whatever fails: on an error the caller puts that reference.
  */
-int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
-		      size_t size, struct drm_file *file, u32 *handle)
+int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size)
 {
-	int ret;
-
 	drm_gem_private_object_init(drm, &bo->base, size);
 	bo->base.funcs = &npuipc_bo_funcs;
 	/*
@@ -503,8 +512,16 @@ int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
 	 */
 	drm_dev_get(drm);
 	atomic_inc(&to_npuipc(drm)->live_objects);
+	return drm_gem_create_mmap_offset(&bo->base);
+}
 
-	ret = drm_gem_create_mmap_offset(&bo->base);
+/* A filled-in @bo as a GEM object with a handle in @file. */
+static int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
+			     size_t size, struct drm_file *file, u32 *handle)
+{
+	int ret;
+
+	ret = npuipc_bo_init(drm, bo, size);
 	if (!ret)
 		ret = drm_gem_handle_create(file, &bo->base, handle);
 	/* On success the handle holds the only reference. */

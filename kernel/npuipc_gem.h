@@ -96,9 +96,10 @@ struct npuipc_bo {
 	unsigned long bar_addr;
 
 	/*
-	 * Owned memory: its latest export, handed out again to an export of
-	 * the same range and access while the buffer has its handle, as
-	 * DRM's PRIME hands out one dma-buf per object (npuipc_prime.c).
+	 * Owned memory: its latest range or read-only export, handed out
+	 * again to an export of the same range and access while the buffer
+	 * has its handle, as DRM keeps the whole read-write one (PRIME, the
+	 * object's dma_buf; npuipc_prime.c).
 	 * Protects @last_export and @handle_closed
 	 */
 	spinlock_t export_lock;
@@ -106,14 +107,12 @@ struct npuipc_bo {
 	bool handle_closed;
 
 	/*
-	 * Imports: the dma-buf, this device's attachment and, for a foreign
-	 * dma-buf, its mapping (which makes the exporter pin its memory).
-	 * npuipc's own memory is reached through @mem: no mapping is made.
+	 * Imports: the dma-buf and this device's attachment, never mapped:
+	 * npuipc's own memory is reached through @mem, and the engine never
+	 * touches another exporter's (the mock device does no DMA).
 	 */
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attach;
-	struct sg_table *sgt;
-	enum dma_data_direction dir;
 };
 
 static inline struct npuipc_bo *to_npuipc_bo(struct drm_gem_object *obj)
@@ -131,9 +130,7 @@ unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index);
 
-/* A filled-in @bo as a GEM object with a handle in @file. */
-int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
-		      size_t size, struct drm_file *file, u32 *handle);
+int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size);
 
 void npuipc_gem_fini(void);
 

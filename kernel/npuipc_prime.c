@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PRIME: buffers leave a device as dma-bufs (BO_EXPORT) and come in from
- * any exporter (BO_IMPORT). A dma-buf npuipc exports is one page-aligned
- * range of a buffer, read-write or read-only, and nothing reaches outside
- * it: mmap, device mappings and CPU-access syncs all go through the range
- * here.
+ * PRIME: buffers leave a device as dma-bufs and come in from any exporter,
+ * through DRM's own PRIME ioctls and npuipc's BO_EXPORT and BO_IMPORT
+ * alike. DRM's PRIME helpers keep the bookkeeping (one whole read-write
+ * dma-buf per buffer, one handle per dma-buf per file); npuipc makes the
+ * dma-bufs and the buffers that stand for imports. BO_EXPORT adds range
+ * and read-only exports on top: a dma-buf npuipc exports is one
+ * page-aligned range of a buffer, read-write or read-only, and nothing
+ * reaches outside it: mmap, device mappings and CPU-access syncs all go
+ * through the range here.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -19,6 +23,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
 
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
@@ -63,16 +68,27 @@ static struct npuipc_device *npuipc_export_device(struct npuipc_export *exp)
 	return to_npuipc(exp->bo->base.dev);
 }
 
+/* The importer_priv of npuipc's own attachments, which never map. */
+static const char npuipc_own_importer;
+
 /*
  * Importers are counted for debugfs (npuipc_exports). The dma-buf's name is
  * left to userspace (DMA_BUF_SET_NAME): any holder of the fd may set it, so
  * it cannot carry the driver's word, and a PID in it would be a global PID
  * shown inside containers.
+ *
+ * BAR memory has no struct pages: another device can reach it only by PCI
+ * peer-to-peer DMA, which an importer must declare it handles (peer2peer).
+ * Any other importer of it is refused; npuipc's own imports never map.
  */
 static int npuipc_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
 {
 	struct npuipc_export *exp = dmabuf->priv;
+
+	if (!exp->bo->mem.pages && !attach->peer2peer &&
+	    attach->importer_priv != &npuipc_own_importer)
+		return -EOPNOTSUPP;
 
 	mutex_lock(&exp->lock);
 	WRITE_ONCE(exp->importers, exp->importers + 1);
@@ -359,6 +375,23 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 }
 
 /*
+ * DRM's export hook (PRIME_HANDLE_TO_FD, and BO_EXPORT of a whole buffer
+ * for reading and writing): the buffer's whole read-write dma-buf, which
+ * DRM keeps as the object's dma_buf while the buffer has handles and hands
+ * out again. It is read-write whatever DRM_RDWR says, since every later
+ * caller gets the same one; read-only sharing is BO_EXPORT's. DRM never
+ * asks for an import's: it passes on the imported dma-buf instead.
+ */
+struct dma_buf *npuipc_gem_prime_export(struct drm_gem_object *obj, int flags)
+{
+	struct npuipc_bo *bo = to_npuipc_bo(obj);
+
+	if (WARN_ON(bo->dmabuf))
+		return ERR_PTR(-EINVAL);
+	return npuipc_dmabuf_export(bo, 0, obj->size, false);
+}
+
+/*
  * @bo's latest export, with a new reference, if it is of @npages from
  * @first with this access. Exporting a range again costs an fd, not a new
  * dma-buf (its file, inode and export) to make and, later, release: what
@@ -449,6 +482,12 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 			  args->size > obj->size - args->offset))
 		goto out_put;
 
+	if (!args->offset && args->size == obj->size && !read_only) {
+		drm_gem_object_put(obj);
+		return drm_gem_prime_handle_to_fd(drm, file, args->handle, DRM_CLOEXEC | DRM_RDWR,
+						  &args->fd);
+	}
+
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
 		ret = fd;
@@ -473,47 +512,31 @@ out_put:
 	return ret;
 }
 
-int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
-			   struct drm_file *file)
+/*
+ * DRM's import hook (PRIME_FD_TO_HANDLE, and BO_IMPORT through it), called
+ * when the importing file has no handle for @dmabuf yet: a new buffer that
+ * stands for the dma-buf's memory, attached but never mapped. DRM gives it
+ * a handle and keeps one handle per dma-buf per file, so that importing a
+ * dma-buf again, or a buffer's own whole export into its file, returns the
+ * handle the file already has.
+ */
+struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dma_buf *dmabuf)
 {
-	struct drm_npuipc_bo_import *args = data;
-	struct npuipc_export *exp;
-	struct dma_buf *dmabuf;
+	struct npuipc_export *exp = npuipc_dmabuf_to_export(dmabuf);
 	struct npuipc_bo *bo;
 	int ret;
 
-	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_IMPORT_FLAGS_VALID))
-		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || args->handle || args->size))
-		return -EINVAL;
-	/* Early, to spare the work; npuipc_bo_open() has the last word. */
-	if (atomic_read(&to_npuipc_file(file)->imports) >= NPUIPC_MAX_IMPORTS)
-		return -ENOSPC;
-
-	dmabuf = dma_buf_get(args->fd);
-	if (IS_ERR(dmabuf))
-		return PTR_ERR(dmabuf);
 	/* GEM objects are whole pages; some exporters make odd sizes. */
-	if (npuipc_refuse(drm, !PAGE_ALIGNED(dmabuf->size))) {
-		dma_buf_put(dmabuf);
-		return -EINVAL;
-	}
+	if (npuipc_refuse(drm, !PAGE_ALIGNED(dmabuf->size)))
+		return ERR_PTR(-EINVAL);
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
-	if (!bo) {
-		ret = -ENOMEM;
-		goto err_put_dmabuf;
-	}
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
 	bo->bo_flags = NPUIPC_BO_IMPORTED;
-	exp = npuipc_dmabuf_to_export(dmabuf);
 	if (exp) {
-		if (exp->bo->base.dev != drm) {
-			if (!(args->flags & NPUIPC_BO_IMPORT_PEER_ACCESS)) {
-				ret = -EXDEV;
-				goto err_free_bo;
-			}
+		if (exp->bo->base.dev != drm)
 			bo->bo_flags |= NPUIPC_BO_PEER;
-		}
 		bo->page_class = exp->bo->page_class;
 		if (exp->read_only)
 			bo->bo_flags |= NPUIPC_BO_READ_ONLY;
@@ -523,45 +546,69 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	}
 	if (!(dmabuf->file->f_mode & FMODE_WRITE))
 		bo->bo_flags |= NPUIPC_BO_READ_ONLY;
-	bo->dir = bo->bo_flags & NPUIPC_BO_READ_ONLY ? DMA_TO_DEVICE :
-						       DMA_BIDIRECTIONAL;
 
-	bo->attach = dma_buf_attach(dmabuf, drm->dev);
+	bo->attach = dma_buf_dynamic_attach(dmabuf, drm->dev, NULL, (void *)&npuipc_own_importer);
 	if (IS_ERR(bo->attach)) {
 		ret = PTR_ERR(bo->attach);
-		goto err_free_bo;
+		kfree(bo);
+		return ERR_PTR(ret);
 	}
-	/*
-	 * Only npuipc memory is reached through its pages, so it needs no
-	 * device mapping (the virtual device does no DMA). Another exporter's
-	 * memory is mapped, which pins it; that scatterlist is for DMA alone:
-	 * its pages are not ours to touch (sg_page() of an import is off
-	 * limits; DMABUF_DEBUG mangles it).
-	 */
-	if (exp) {
+	if (exp)
 		bo->mem = npuipc_export_mem(exp);
-	} else {
-		bo->sgt = dma_buf_map_attachment_unlocked(bo->attach, bo->dir);
-		if (IS_ERR(bo->sgt)) {
-			ret = PTR_ERR(bo->sgt);
-			goto err_detach;
-		}
-	}
+	get_dma_buf(dmabuf);
 	bo->dmabuf = dmabuf;
 	atomic_inc(&to_npuipc(drm)->live_imports);
 
-	ret = npuipc_bo_publish(drm, bo, dmabuf->size, file, &args->handle);
-	if (!ret)
-		args->size = dmabuf->size;
-	return ret;
+	ret = npuipc_bo_init(drm, bo, dmabuf->size);
+	if (ret) {
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(ret);
+	}
+	return &bo->base;
+}
 
-err_detach:
-	dma_buf_detach(dmabuf, bo->attach);
-err_free_bo:
-	kfree(bo);
-err_put_dmabuf:
+/*
+ * PRIME_FD_TO_HANDLE with npuipc's one addition: memory of another npuipc
+ * device comes in only when the caller asks for peer access.
+ */
+int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct drm_npuipc_bo_import *args = data;
+	struct npuipc_export *exp;
+	struct drm_gem_object *obj;
+	struct dma_buf *dmabuf;
+	bool peer;
+	int ret;
+
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_IMPORT_FLAGS_VALID))
+		return -EINVAL;
+	if (npuipc_refuse(drm, args->pad || args->handle || args->size))
+		return -EINVAL;
+
+	dmabuf = dma_buf_get(args->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	exp = npuipc_dmabuf_to_export(dmabuf);
+	peer = exp && exp->bo->base.dev != drm;
 	dma_buf_put(dmabuf);
-	return ret;
+	/*
+	 * A caller's safeguard, not a rule of the memory's: PRIME imports
+	 * peer memory too. So another thread putting another dma-buf at @fd
+	 * meanwhile defeats nothing.
+	 */
+	if (peer && !(args->flags & NPUIPC_BO_IMPORT_PEER_ACCESS))
+		return -EXDEV;
+
+	ret = drm_gem_prime_fd_to_handle(drm, file, args->fd, &args->handle);
+	if (ret)
+		return ret;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;	/* closed by another thread already */
+	args->size = obj->size;
+	drm_gem_object_put(obj);
+	return 0;
 }
 
 /* Removes every user mapping of the dma-bufs exported from @ndev. */

@@ -2,11 +2,16 @@
 #ifndef __NPUIPC_PRIME_H__
 #define __NPUIPC_PRIME_H__
 
+struct dma_buf;
 struct drm_device;
 struct drm_file;
+struct drm_gem_object;
 struct npuipc_bo;
 struct npuipc_device;
 struct seq_file;
+
+struct dma_buf *npuipc_gem_prime_export(struct drm_gem_object *obj, int flags);
+struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dma_buf *dmabuf);
 
 int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 			   struct drm_file *file);

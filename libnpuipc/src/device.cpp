@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -116,8 +117,10 @@ Result<uint32_t> Device::create_buffer(uint64_t size, uint32_t page_class) const
     drm_npuipc_bo_create args = {};
     args.size = size;
     args.page_class = page_class;
+    std::lock_guard<std::mutex> hold(buffer_refs_->lock);
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_CREATE, &args))
         return Status::from_errno(err);
+    buffer_refs_->count[args.handle] = 1;
     return args.handle;
 }
 
@@ -148,18 +151,41 @@ Result<UniqueFd> Device::export_buffer(uint32_t handle, uint64_t offset, uint64_
     return UniqueFd(args.fd);
 }
 
+Result<UniqueFd> Device::export_whole_buffer(uint32_t handle) const
+{
+    int out = -1;
+    if (drmPrimeHandleToFD(fd(), handle, DRM_CLOEXEC | DRM_RDWR, &out))
+        return Status::from_errno(errno);
+    return UniqueFd(out);
+}
+
 Result<uint32_t> Device::import_buffer(int dmabuf_fd, uint32_t flags) const
 {
     drm_npuipc_bo_import args = {};
     args.fd = dmabuf_fd;
     args.flags = flags;
-    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_IMPORT, &args))
-        return Status::from_errno(err);
+    // Held across the ioctl: a close_buffer() of the same handle between
+    // the kernel's answer and the count would close this import too.
+    std::lock_guard<std::mutex> hold(buffer_refs_->lock);
+    if (flags) {
+        if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_IMPORT, &args))
+            return Status::from_errno(err);
+    } else if (drmPrimeFDToHandle(fd(), dmabuf_fd, &args.handle)) {
+        return Status::from_errno(errno);
+    }
+    buffer_refs_->count[args.handle]++;
     return args.handle;
 }
 
 Status Device::close_buffer(uint32_t handle) const
 {
+    std::lock_guard<std::mutex> hold(buffer_refs_->lock);
+    auto it = buffer_refs_->count.find(handle);
+    if (it != buffer_refs_->count.end()) {
+        if (--it->second > 0)
+            return Status();
+        buffer_refs_->count.erase(it);
+    }
     drm_gem_close args = {};
     args.handle = handle;
     if (int err = ioctl_errno(fd(), DRM_IOCTL_GEM_CLOSE, &args))

@@ -105,6 +105,44 @@ TEST_F(DeviceTest, OpenOfAMissingIndexFailsWithEnodev)
     EXPECT_EQ(ENODEV, dev.error());
 }
 
+// A DRM file has one handle per dma-buf: a buffer's whole export imported
+// into its own file is the buffer's handle, and a range imported twice is
+// one handle. Each holder releases its own; the last one closes it.
+TEST_F(DeviceTest, ImportsOfOneDmaBufShareAHandleThatTheLastReleaseCloses)
+{
+    auto dev = npuipc::Device::open(0);
+    ASSERT_TRUE(dev.ok()) << dev.error();
+    const npuipc::Device &d = dev.value();
+    auto own = d.create_buffer(8192, NPUIPC_PAGE_CLASS_NORMAL);
+    ASSERT_TRUE(own.ok()) << own.error();
+
+    auto whole = d.export_whole_buffer(own.value());
+    ASSERT_TRUE(whole.ok()) << whole.error();
+    auto self = d.import_buffer(whole.value().get(), 0);
+    ASSERT_TRUE(self.ok()) << self.error();
+    EXPECT_EQ(own.value(), self.value());
+    auto range = d.export_buffer(own.value(), 4096, 4096, 0);
+    ASSERT_TRUE(range.ok()) << range.error();
+    auto first = d.import_buffer(range.value().get(), 0);
+    auto second = d.import_buffer(range.value().get(), 0);
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_NE(own.value(), first.value());
+    EXPECT_EQ(first.value(), second.value());
+
+    EXPECT_TRUE(d.close_buffer(first.value()).ok());
+    auto info = d.buffer_info(second.value());
+    ASSERT_TRUE(info.ok()) << info.error();
+    EXPECT_EQ(4096u, info.value().size);
+    EXPECT_TRUE(d.close_buffer(second.value()).ok());
+    EXPECT_EQ(ENOENT, d.buffer_info(second.value()).error());
+
+    EXPECT_TRUE(d.close_buffer(self.value()).ok());
+    ASSERT_TRUE(d.buffer_info(own.value()).ok());
+    EXPECT_TRUE(d.close_buffer(own.value()).ok());
+    EXPECT_EQ(ENOENT, d.buffer_info(own.value()).error());
+    EXPECT_EQ(EINVAL, d.close_buffer(own.value()).error()); // GEM_CLOSE of no handle
+}
+
 TEST(DeviceWithoutDriver, ListDevicesIsEmptyNotAnErrorWhenTheModuleIsAbsent)
 {
     if (module_param_num_devices() >= 0)

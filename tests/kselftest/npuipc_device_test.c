@@ -49,6 +49,7 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_RESET_NOTIFY);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_CALLER_TGID);
 	EXPECT_TRUE(info.caps & NPUIPC_CAP_BOUNDED_FENCES);
+	EXPECT_TRUE(info.caps & NPUIPC_CAP_PRIME);
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(0, info.pad);
 	/* The tests run in the initial PID namespace. */

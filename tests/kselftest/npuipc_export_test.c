@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/dma-buf.h>
+#include <xf86drm.h>
 
 #include "npuipc_harness.h"
 #include "npuipc_test_util.h"
@@ -592,9 +593,18 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	 * npuipc -> vgem. vgem cannot CPU-map imports (DRM refuses dumb maps
 	 * of imported objects), so what is checked is that vgem attached and
 	 * mapped our dma-buf, and that its handle stands for our memory.
+	 * A BAR has no struct pages: vgem, which does not do PCI peer-to-peer,
+	 * is refused it.
 	 */
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &dmabuf));
 	prime = (struct drm_prime_handle){ .fd = dmabuf };
+	if (npuipc_expected_pci(0)) {
+		EXPECT_EQ(-EOPNOTSUPP, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+		EXPECT_EQ(0, listed_importers(self->fd, 2 * MIB, 2 * MIB));
+		close(dmabuf);
+		close(vgem);
+		return;
+	}
 	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
 	EXPECT_EQ(1, listed_importers(self->fd, 2 * MIB, 2 * MIB));
 	back.handle = prime.handle;
@@ -613,6 +623,64 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	prime = (struct drm_prime_handle){ .fd = dmabuf };
 	EXPECT_NE(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
 	close(dmabuf);
+	close(vgem);
+}
+
+/* A vgem buffer of @size bytes (a multiple of 4 KiB) as a dma-buf fd. */
+static int vgem_export(int vgem, uint64_t size)
+{
+	struct drm_mode_create_dumb dumb = { .width = 1024, .height = size / 4096, .bpp = 32 };
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_gem_close gem_close = { 0 };
+
+	if (npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb))
+		return -1;
+	prime.handle = dumb.handle;
+	gem_close.handle = dumb.handle;
+	if (npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime))
+		prime.fd = -1;
+	npuipc_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &gem_close);
+	return prime.fd;
+}
+
+/*
+ * Another exporter's memory counts against the device's size: a file's
+ * imports of it add up to mem_total at most (the same dma-buf once).
+ */
+TEST_F(export, a_files_foreign_imports_add_up_to_the_device_size_at_most)
+{
+	uint64_t total = npuipc_expected_mem_total(0);
+	uint32_t half, rest, again, extra = 0;
+	int vgem, other, a, b, c;
+
+	vgem = npuipc_open_vgem();
+	if (vgem < 0)
+		SKIP(return, "vgem is not loaded (modprobe vgem)");
+	a = vgem_export(vgem, total / 2);
+	b = vgem_export(vgem, total / 2);
+	c = vgem_export(vgem, 4 * KIB);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, a, 0, &half));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, b, 0, &rest));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, a, 0, &again));
+	EXPECT_EQ(half, again);
+	EXPECT_EQ(-ENOSPC, npuipc_bo_import(self->fd, c, 0, &extra));
+	EXPECT_EQ(0, extra);
+	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "imports"));
+	/* Another file has a limit of its own. */
+	other = npuipc_open_device(0);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(0, npuipc_bo_import(other, c, 0, &extra));
+	close(other);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, half));
+	EXPECT_EQ(0, npuipc_bo_import(self->fd, c, 0, &extra));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, extra));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, rest));
+	close(a);
+	close(b);
+	close(c);
 	close(vgem);
 }
 
@@ -658,16 +726,192 @@ TEST_F(export, engine_refuses_copy_and_fill_on_another_exporters_buffer)
 	close(vgem);
 }
 
-TEST_F(export, drm_prime_ioctls_are_not_offered)
+/*
+ * DRM's PRIME ioctls, through libdrm, go through npuipc's own export and
+ * import: a buffer's PRIME dma-buf is its whole read-write export, and a
+ * file has one handle per dma-buf, whichever ioctl imported it.
+ */
+TEST_F(export, prime_handle_to_fd_is_the_buffers_whole_read_write_export)
 {
-	struct drm_prime_handle prime = { .handle = self->handle, .flags = DRM_CLOEXEC };
+	int prime, again, exported;
+	uint8_t *p;
+
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->handle, DRM_CLOEXEC | DRM_RDWR, &prime));
+	EXPECT_EQ(FD_CLOEXEC, fcntl(prime, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_RDWR, fcntl(prime, F_GETFL) & O_ACCMODE);
+	EXPECT_EQ((off_t)self->size, dmabuf_size(prime));
+	/* Without DRM_RDWR too: every caller gets the one read-write dma-buf. */
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->handle, 0, &again));
+	EXPECT_EQ(0, fcntl(again, F_GETFD) & FD_CLOEXEC);
+	EXPECT_TRUE(same_file(prime, again));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, self->size, 0, &exported));
+	EXPECT_TRUE(same_file(prime, exported));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "dmabufs"));
+
+	p = mmap(NULL, self->size, PROT_READ | PROT_WRITE, MAP_SHARED, prime, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, self->size, 0, 7));
+	p[9] = 0x99;
+	EXPECT_EQ(0x99, self->map[9]);
+	munmap(p, self->size);
+	close(prime);
+	close(again);
+	close(exported);
+}
+
+TEST_F(export, importing_a_buffers_own_prime_export_returns_its_handle)
+{
+	uint32_t imported, again;
+	int prime;
+
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->handle, DRM_CLOEXEC | DRM_RDWR, &prime));
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, prime, &imported));
+	EXPECT_EQ(self->handle, imported);
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, prime, 0, &again));
+	EXPECT_EQ(self->handle, again);
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
+	close(prime);
+}
+
+TEST_F(export, a_dma_buf_imported_again_into_a_file_is_the_same_handle)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t first, by_prime, again;
 	int dmabuf;
 
-	EXPECT_EQ(-ENOSYS, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
-	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 0, 2 * MIB, 0, &dmabuf));
-	prime = (struct drm_prime_handle){ .fd = dmabuf };
-	EXPECT_EQ(-ENOSYS, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB, 0, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &first));
+	EXPECT_NE(self->handle, first);
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, dmabuf, &by_prime));
+	EXPECT_EQ(first, by_prime);
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &again));
+	EXPECT_EQ(first, again);
+	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, first, &info));
+	EXPECT_EQ(2 * MIB, info.size);
+	EXPECT_EQ(NPUIPC_BO_IMPORTED, info.bo_flags);
+
+	/* One GEM_CLOSE closes it for every import. */
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, first));
+	EXPECT_EQ(-ENOENT, npuipc_bo_info(self->fd, first, &info));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
+	/* And the next import is a new one. */
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, dmabuf, &again));
+	EXPECT_EQ(2, npuipc_debugfs_value(self->fd, "live_objects"));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, again));
 	close(dmabuf);
+}
+
+/*
+ * Another file of the same device imports a buffer's PRIME dma-buf as a
+ * buffer of its own that reaches the same memory.
+ */
+TEST_F(export, another_file_imports_a_prime_export_as_its_own_import)
+{
+	struct drm_npuipc_bo_info info;
+	int other, prime, again;
+	uint32_t imported;
+	size_t size;
+	uint8_t *p;
+
+	other = npuipc_open_device(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->handle, DRM_CLOEXEC | DRM_RDWR, &prime));
+	ASSERT_EQ(0, drmPrimeFDToHandle(other, prime, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(other, imported, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED, info.bo_flags);
+	EXPECT_EQ(self->size, info.size);
+	p = npuipc_bo_mmap(other, imported, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, size, 0, 7));
+	p[3] = 0x33;
+	EXPECT_EQ(0x33, self->map[3]);
+	munmap(p, size);
+	/* Its re-export is the same dma-buf, as PRIME passes imports on. */
+	ASSERT_EQ(0, drmPrimeHandleToFD(other, imported, DRM_CLOEXEC, &again));
+	EXPECT_TRUE(same_file(prime, again));
+	close(again);
+	close(prime);
+	close(other);
+}
+
+/* Read-only and range exports keep their rules through PRIME's ioctls. */
+TEST_F(export, prime_passes_on_a_read_only_range_export_with_its_rules)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t imported;
+	int ro, prime;
+	size_t size;
+	uint8_t *p;
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB,
+				      NPUIPC_BO_EXPORT_READ_ONLY, &ro));
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, ro, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, imported, &info));
+	EXPECT_EQ(2 * MIB, info.size);
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_READ_ONLY, info.bo_flags);
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ | PROT_WRITE, &size);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_TRUE(has_pattern(p, size, 2 * MIB, 7));
+	munmap(p, size);
+
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, imported, DRM_CLOEXEC | DRM_RDWR, &prime));
+	EXPECT_TRUE(same_file(ro, prime));
+	EXPECT_EQ(O_RDONLY, fcntl(prime, F_GETFL) & O_ACCMODE);
+	EXPECT_EQ((off_t)(2 * MIB), dmabuf_size(prime));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_SHARED, prime, 0));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4 * MIB, PROT_READ, MAP_SHARED, prime, 0));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	close(prime);
+	close(ro);
+}
+
+/* PRIME imports memory of another npuipc device; BO_IMPORT asks first. */
+TEST_F(export, prime_imports_peer_memory_and_bo_import_needs_peer_access)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t imported, again = 0;
+	int prime;
+
+	if (self->peer_fd < 0)
+		SKIP(return, "needs two npuipc devices");
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->handle, DRM_CLOEXEC | DRM_RDWR, &prime));
+	EXPECT_EQ(-EXDEV, npuipc_bo_import(self->peer_fd, prime, 0, &again));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->peer_fd, "live_objects"));
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->peer_fd, prime, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->peer_fd, imported, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_PEER, info.bo_flags);
+	ASSERT_EQ(0, npuipc_bo_import(self->peer_fd, prime, NPUIPC_BO_IMPORT_PEER_ACCESS, &again));
+	EXPECT_EQ(imported, again);
+	EXPECT_EQ(0, npuipc_gem_close(self->peer_fd, imported));
+	close(prime);
+}
+
+TEST_F(export, prime_handle_to_fd_rejects_unknown_flags_and_handles)
+{
+	struct drm_prime_handle prime = { .handle = self->handle, .flags = DRM_CLOEXEC | 0x4 };
+
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	prime = (struct drm_prime_handle){ .handle = self->handle + 100, .flags = DRM_CLOEXEC };
+	EXPECT_EQ(-ENOENT, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	EXPECT_EQ(0, npuipc_debugfs_value(self->fd, "dmabufs"));
+}
+
+TEST_F(export, prime_fd_to_handle_rejects_what_is_not_a_dma_buf)
+{
+	struct drm_prime_handle prime = { .fd = self->fd };
+	int closed = dup(self->fd);
+
+	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	ASSERT_LE(0, closed);
+	close(closed);
+	prime = (struct drm_prime_handle){ .fd = closed };
+	EXPECT_EQ(-EBADF, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	prime = (struct drm_prime_handle){ .fd = -1 };
+	EXPECT_EQ(-EBADF, npuipc_ioctl(self->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime));
+	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
 /* BO_EXPORT: every refused input. */

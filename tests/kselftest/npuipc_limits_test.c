@@ -203,16 +203,31 @@ TEST_F_TIMEOUT(limits, create_destroy_loops_keep_kernel_memory_flat, 600)
 	}
 }
 
-TEST_F_TIMEOUT(limits, a_file_holds_at_most_max_imports_even_of_one_dma_buf, 600)
+/*
+ * Each page of one buffer exported as its own range: NPUIPC_MAX_IMPORTS
+ * different dma-bufs. A file holds that many imports; one more is refused,
+ * while a dma-buf it holds still imports (as the handle it has).
+ */
+TEST_F_TIMEOUT(limits, a_file_holds_at_most_max_imports, 600)
 {
 	static uint32_t handles[NPUIPC_MAX_IMPORTS];
-	uint32_t bo, extra = 0;
+	uint32_t bo, extra = 0, again;
 	int dmabuf, i;
 
-	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * KIB, NPUIPC_PAGE_CLASS_NORMAL, &bo));
-	ASSERT_EQ(0, npuipc_bo_export(self->fd, bo, 0, 4 * KIB, 0, &dmabuf));
-	for (i = 0; i < NPUIPC_MAX_IMPORTS; i++)
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, (NPUIPC_MAX_IMPORTS + 1) * 4 * KIB,
+				      NPUIPC_PAGE_CLASS_NORMAL, &bo));
+	for (i = 0; i < NPUIPC_MAX_IMPORTS; i++) {
+		ASSERT_EQ(0, npuipc_bo_export(self->fd, bo, i * 4 * KIB, 4 * KIB, 0, &dmabuf));
 		ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &handles[i])) TH_LOG("import %d", i);
+		if (i == NPUIPC_MAX_IMPORTS - 1)
+			break;	/* kept for the re-import below */
+		close(dmabuf);
+	}
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &again));
+	EXPECT_EQ(handles[NPUIPC_MAX_IMPORTS - 1], again);
+	close(dmabuf);
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, bo, NPUIPC_MAX_IMPORTS * 4 * KIB, 4 * KIB, 0,
+				      &dmabuf));
 	EXPECT_EQ(-ENOSPC, npuipc_bo_import(self->fd, dmabuf, 0, &extra));
 	EXPECT_EQ(0, extra);
 	/* Buffers of its own do not count. */

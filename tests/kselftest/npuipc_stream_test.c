@@ -87,7 +87,9 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	ASSERT_EQ(0, npuipc_submit1(self->fd, s2, npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, s2, 10 * SEC_NS, 0, &status));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &event_fd));
-	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, self->size, 0, &dmabuf));
+	/* Read-only: a buffer's whole read-write export imports as itself. */
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->a, 0, self->size, NPUIPC_BO_EXPORT_READ_ONLY,
+				      &dmabuf));
 	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
 	EXPECT_EQ(3, npuipc_debugfs_value(self->fd, "live_objects"));
 	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "imports"));

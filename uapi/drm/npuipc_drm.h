@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 6
+#define NPUIPC_UAPI_VERSION 7
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -54,6 +54,13 @@ extern "C" {
  * memory is its BAR; GET_INFO reports its pci_address (uapi version 6).
  */
 #define NPUIPC_CAP_PCI			(1ULL << 7)
+/*
+ * DRM's PRIME ioctls (uapi version 7): PRIME_HANDLE_TO_FD exports a buffer
+ * whole, read-write, as BO_EXPORT of the whole buffer does; PRIME_FD_TO_HANDLE
+ * and BO_IMPORT keep one handle per dma-buf per file. Other devices may
+ * import BAR memory only by PCI peer-to-peer DMA.
+ */
+#define NPUIPC_CAP_PRIME		(1ULL << 8)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -204,7 +211,11 @@ struct drm_npuipc_bo_info {
  *
  * The dma-buf reaches exactly [@offset, @offset + @size) of the buffer,
  * through mmap, import, device mapping and later copy jobs alike, and keeps
- * the buffer alive until the dma-buf itself is released. Its name
+ * the buffer alive until the dma-buf itself is released. The whole buffer
+ * exported read-write is the buffer's one PRIME dma-buf: the same file
+ * PRIME_HANDLE_TO_FD returns, kept while the buffer has a handle. Another
+ * range or a read-only export is handed out again while it is the buffer's
+ * latest one. Its name
  * (DMA_BUF_SET_NAME, the fdinfo "name" line) is left to userspace; debugfs
  * npuipc_exports lists each live export with its importers.
  *
@@ -237,23 +248,29 @@ struct drm_npuipc_bo_export {
  * @pad: must be 0.
  * @size: out, bytes of the import.
  *
+ * DRM's PRIME_FD_TO_HANDLE with one safeguard added: importing memory of
+ * another npuipc device is peer access and needs
+ * NPUIPC_BO_IMPORT_PEER_ACCESS (PRIME_FD_TO_HANDLE imports it without).
  * Importing an npuipc export into its own device yields the same memory,
- * without a copy. Importing it into another npuipc device is peer access
- * and needs NPUIPC_BO_IMPORT_PEER_ACCESS. The import is read-only when the
- * export is, or when @fd was opened read-only. Each import is a new handle.
+ * without a copy. The import is read-only when the export is, or when the
+ * dma-buf was made read-only. As with PRIME, a file has one handle per
+ * dma-buf (uapi version 7; before, each import was a new handle): importing
+ * a dma-buf the file already imported, or a buffer's own whole read-write
+ * export (BO_EXPORT or PRIME_HANDLE_TO_FD) into the file that exported it,
+ * returns the handle the file has, and one GEM_CLOSE closes it for all.
  *
  * Errors:
- *	-EINVAL: unknown flags, non-zero @pad or out field, or @fd is not a
- *		dma-buf.
+ *	-EINVAL: unknown flags, non-zero @pad or out field, @fd is not a
+ *		dma-buf, or its size is not a multiple of 4 KiB.
  *	-EBADF: @fd is not an open file descriptor.
  *	-EXDEV: @fd is memory of another npuipc device and
  *		NPUIPC_BO_IMPORT_PEER_ACCESS was not given.
- *	-EACCES: the exporter refuses the mapping this import needs.
- *	-ENOSPC: the file holds NPUIPC_MAX_IMPORTS imports (of any dma-bufs,
- *		the same one included): close some first.
+ *	-ENOSPC: the file holds NPUIPC_MAX_IMPORTS imports, or its imports
+ *		of other exporters' dma-bufs would add up to more than the
+ *		device's mem_total: close some first.
  *	-ENOMEM: out of memory.
  */
-/* BO_IMPORT handles one DRM file may hold at once (uapi version 5). */
+/* Import handles one DRM file may hold at once (uapi version 5). */
 #define NPUIPC_MAX_IMPORTS		16384
 
 struct drm_npuipc_bo_import {

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "npuipc/result.h"
@@ -54,8 +56,16 @@ public:
 
     Result<uint32_t> create_buffer(uint64_t size, uint32_t page_class) const;
     Result<BufferInfo> buffer_info(uint32_t handle) const;
+    // A range of a buffer, or all of it read-only (BO_EXPORT).
     Result<UniqueFd> export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
                                    uint32_t flags) const;
+    // The buffer's one whole read-write dma-buf (PRIME_HANDLE_TO_FD).
+    Result<UniqueFd> export_whole_buffer(uint32_t handle) const;
+    // PRIME_FD_TO_HANDLE, or BO_IMPORT for NPUIPC_BO_IMPORT_PEER_ACCESS.
+    // A DRM file has one handle per dma-buf, so the handle may be one this
+    // Device handed out already (an earlier import, or the buffer that
+    // made the dma-buf): every handle create_buffer and import_buffer
+    // return is counted, and close_buffer closes it at its last release.
     Result<uint32_t> import_buffer(int dmabuf_fd, uint32_t flags) const;
     Status close_buffer(uint32_t handle) const;
 
@@ -75,8 +85,16 @@ public:
 private:
     Device(UniqueFd fd, uint32_t index) : fd_(std::move(fd)), index_(index) {}
 
+    // Holders of each buffer handle of this file.
+    struct BufferRefs {
+        // Protects count, and each handle from its GEM_CLOSE to its reuse
+        std::mutex lock;
+        std::unordered_map<uint32_t, unsigned> count;
+    };
+
     UniqueFd fd_;
     uint32_t index_ = 0;
+    std::unique_ptr<BufferRefs> buffer_refs_ = std::make_unique<BufferRefs>();
 };
 
 // Every npuipc device present, in index order. Empty when the module is

@@ -421,7 +421,7 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
             std::shared_ptr<Physical> p = weak.lock();
             if (!p)
                 return Status::from_errno(ESRCH);
-            return p->dev->export_buffer(p->buffer.get(), 0, p->size, 0);
+            return p->dev->export_whole_buffer(p->buffer.get());
         };
         bool validate = !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
         if (validate)
