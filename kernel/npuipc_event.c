@@ -84,7 +84,10 @@ static int npuipc_event_wait(struct npuipc_object *obj, struct drm_device *drm,
 	return ret;
 }
 
-/* OBJ_EXPORT with SYNC_FILE: the most recent record, if it is bounded. */
+/*
+ * OBJ_EXPORT with SYNC_FILE: the most recent record, unless it waits on
+ * userspace.
+ */
 static struct file *npuipc_event_export_sync_file(struct npuipc_object *obj)
 {
 	struct dma_fence *fence = npuipc_event_last(to_npuipc_event(obj));
@@ -93,7 +96,7 @@ static struct file *npuipc_event_export_sync_file(struct npuipc_object *obj)
 	/* Never recorded: complete, as a wait on it would be. */
 	if (!fence)
 		fence = dma_fence_get_stub();
-	if (npuipc_fence_unbounded(fence)) {
+	if (npuipc_fence_waits_on_user(fence)) {
 		dma_fence_put(fence);
 		return ERR_PTR(-EDEADLK);
 	}

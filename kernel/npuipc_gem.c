@@ -442,7 +442,7 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	drm_gem_object_release(obj);
 	atomic_dec(&ndev->live_objects);
 	kfree(bo);
-	drm_dev_put(&ndev->drm);	/* taken in npuipc_bo_publish() */
+	drm_dev_put(&ndev->drm);	/* taken in npuipc_bo_init() */
 }
 
 /*

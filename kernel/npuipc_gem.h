@@ -5,6 +5,7 @@
 #include <linux/dma-direction.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
+#include <linux/iosys-map.h>
 #include <linux/mm_types.h>
 #include <drm/drm_gem.h>
 
@@ -56,23 +57,21 @@ static inline unsigned long npuipc_mem_pfn(const struct npuipc_mem *mem, pgoff_t
 }
 
 /*
- * A kernel address of page @i, until npuipc_mem_unmap_page() (in reverse
- * order of mapping). BAR memory is I/O memory: x86 (the only architecture
- * npuipc builds for) reaches a write-combined mapping of it with plain
- * loads and stores, and the locked operation of a fence's signal drains
- * the write-combining buffers before anyone sees the job done.
+ * Page @i of @mem mapped in the kernel, until npuipc_mem_unmap_page() (in
+ * reverse order of mapping): RAM through kmap_local_page(), BAR memory as
+ * the I/O memory it is (write-combined), for the I/O accessors only.
  */
-static inline void *npuipc_mem_map_page(const struct npuipc_mem *mem, pgoff_t i)
+static inline struct iosys_map npuipc_mem_map_page(const struct npuipc_mem *mem, pgoff_t i)
 {
 	if (mem->pages)
-		return kmap_local_page(mem->pages[i]);
-	return (void __force *)(mem->iomem + (i << PAGE_SHIFT));
+		return (struct iosys_map)IOSYS_MAP_INIT_VADDR(kmap_local_page(mem->pages[i]));
+	return (struct iosys_map)IOSYS_MAP_INIT_VADDR_IOMEM(mem->iomem + (i << PAGE_SHIFT));
 }
 
-static inline void npuipc_mem_unmap_page(const struct npuipc_mem *mem, void *addr)
+static inline void npuipc_mem_unmap_page(const struct iosys_map *map)
 {
-	if (mem->pages)
-		kunmap_local(addr);
+	if (!map->is_iomem)
+		kunmap_local(map->vaddr);
 }
 
 /*

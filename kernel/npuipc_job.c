@@ -9,6 +9,7 @@
 #include <linux/highmem.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/sched/cputime.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sync_file.h>
@@ -30,12 +31,6 @@
 
 /* The largest job timeout one may set (a running job stops at a close within 1 MiB anyway). */
 #define NPUIPC_MAX_JOB_TIMEOUT_MS	60000U
-
-/*
- * A wait with a longer timeout (146 years fit in timeout_ns) is as good as
- * endless: its fence counts as unbounded and stays inside npuipc.
- */
-#define NPUIPC_MAX_BOUNDED_WAIT_NS	(60ULL * NSEC_PER_SEC)
 
 static unsigned int npuipc_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
@@ -75,25 +70,29 @@ static const struct dma_fence_ops npuipc_job_fence_ops = {
 };
 
 /*
- * Set on a job's fence, at submit, when it may never signal: the job, or
- * one before it on its stream, waits without a timeout (or with one above
- * NPUIPC_MAX_BOUNDED_WAIT_NS) for a notify or for a fence with this flag.
- * Flagged fences stay inside npuipc (see npuipc_fence_unbounded()); every
- * other fence is bounded by timeouts.
+ * Set on a job's fence, at submit, when it depends on something only
+ * userspace can do: the job, or one before it on its stream, waits for a
+ * notify (whatever its timeout: a notify is set by a userspace submit) or
+ * for a fence with this flag (an event recorded behind such a wait, in any
+ * process). Flagged fences stay inside npuipc (see
+ * npuipc_fence_waits_on_user()); every other fence depends only on work
+ * the driver completes by itself, each job bounded by the job timeout.
  */
-#define NPUIPC_FENCE_FLAG_UNBOUNDED	DMA_FENCE_FLAG_USER_BITS
+#define NPUIPC_FENCE_FLAG_WAITS_ON_USER	DMA_FENCE_FLAG_USER_BITS
 
 /*
- * Whether @fence may never signal. The dma-fence rules require every fence
- * that leaves a driver to signal in bounded time (another driver, or the
- * kernel's memory management, may wait for it holding locks), so such a
- * fence is never exported as a sync_file (-EDEADLK). Foreign fences obey
- * those rules; a flagged fence that has signalled is harmless.
+ * Whether @fence waits on userspace. The dma-fence rules ("Indefinite DMA
+ * Fences" in Documentation/driver-api/dma-buf.rst) forbid any fence that
+ * leaves a driver to depend on a future userspace action, with or without
+ * a timeout (another driver, or the kernel's memory management, may wait
+ * for it holding locks userspace needs), so such a fence is never exported
+ * as a sync_file (-EDEADLK). Foreign fences obey those rules; a flagged
+ * fence that has signalled is harmless.
  */
-bool npuipc_fence_unbounded(struct dma_fence *fence)
+bool npuipc_fence_waits_on_user(struct dma_fence *fence)
 {
 	return fence && fence->ops == &npuipc_job_fence_ops &&
-	       test_bit(NPUIPC_FENCE_FLAG_UNBOUNDED, &fence->flags) &&
+	       test_bit(NPUIPC_FENCE_FLAG_WAITS_ON_USER, &fence->flags) &&
 	       !dma_fence_is_signaled(fence);
 }
 
@@ -124,12 +123,12 @@ struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream)
  * The job's fence, @seqno on the stream's timeline @context; flagged when
  * it may never signal. It holds the module until freed.
  */
-void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool unbounded)
+void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool waits_on_user)
 {
 	__module_get(THIS_MODULE);	/* put in npuipc_fence_release() */
 	dma_fence_init(&job->fence, &npuipc_job_fence_ops, &job->fence_lock, context, seqno);
-	if (unbounded)
-		set_bit(NPUIPC_FENCE_FLAG_UNBOUNDED, &job->fence.flags);
+	if (waits_on_user)
+		set_bit(NPUIPC_FENCE_FLAG_WAITS_ON_USER, &job->fence.flags);
 }
 
 /* Drops what a job holds; its fence stays until the last reference. */
@@ -151,11 +150,11 @@ void npuipc_job_release_resources(struct npuipc_job *job)
 }
 
 /*
- * The engine's data mover. Word-aligned runs move as 64-bit words in an
- * unrolled loop: as fast as memcpy on hardware, and many times faster
- * under QEMU's TCG, which emulates the kernel's rep-movs memcpy slowly.
+ * RAM to RAM. Word-aligned runs move as 64-bit words in an unrolled loop:
+ * as fast as memcpy on hardware, and many times faster under QEMU's TCG,
+ * which emulates the kernel's rep-movs memcpy slowly.
  */
-static void npuipc_engine_copy(void *dst, const void *src, size_t n)
+static void npuipc_ram_copy(void *dst, const void *src, size_t n)
 {
 	u64 *d = dst;
 	const u64 *s = src;
@@ -173,9 +172,46 @@ static void npuipc_engine_copy(void *dst, const void *src, size_t n)
 	}
 }
 
-/* Leaves what npuipc_job_enter() entered. */
+/*
+ * The engine's data mover, between two mapped pages. BAR memory is reached
+ * only through the I/O accessors; no accessor moves I/O memory to I/O
+ * memory, so BAR to BAR goes through a small bounce buffer. Ranges aliasing
+ * the same memory (@alias: the same page, through an import) copy like
+ * memcpy: undefined contents, but nothing outside them is touched.
+ */
+static void npuipc_engine_copy(struct iosys_map *dst, size_t doff, const struct iosys_map *src,
+			       size_t soff, size_t n, bool alias)
+{
+	u8 bounce[256];
+	size_t k;
+
+	if (!src->is_iomem && !dst->is_iomem) {
+		if (alias)
+			memmove(dst->vaddr + doff, src->vaddr + soff, n);
+		else
+			npuipc_ram_copy(dst->vaddr + doff, src->vaddr + soff, n);
+	} else if (!src->is_iomem) {
+		iosys_map_memcpy_to(dst, doff, src->vaddr + soff, n);
+	} else if (!dst->is_iomem) {
+		iosys_map_memcpy_from(dst->vaddr + doff, src, soff, n);
+	} else {
+		for (; n; n -= k, doff += k, soff += k) {
+			k = min(n, sizeof(bounce));
+			iosys_map_memcpy_from(bounce, src, soff, k);
+			iosys_map_memcpy_to(dst, doff, bounce, k);
+		}
+	}
+}
+
+/*
+ * Leaves what npuipc_job_enter() entered. Write-combined stores to a BAR
+ * are ordered (wmb(), sfence on x86) before the device may go and before
+ * anyone sees this stretch of the job done.
+ */
 static void npuipc_job_exit(struct npuipc_job *job, const int idx[2])
 {
+	if (job->dst->mem.iomem)
+		wmb();
 	if (job->dst->mem.dev)
 		drm_dev_exit(idx[0]);
 	if (job->src && job->src->mem.dev)
@@ -199,17 +235,31 @@ static bool npuipc_job_enter(struct npuipc_job *job, int idx[2])
 }
 
 /*
+ * The current task's CPU time (user and system, in ns), through the
+ * accounting the kernel exports (what getrusage() reports), not the
+ * scheduler's own fields.
+ */
+static u64 npuipc_cpu_time_ns(void)
+{
+	u64 utime, stime;
+
+	task_cputime_adjusted(current, &utime, &stime);
+	return utime + stime;
+}
+
+/*
  * Copies or fills page by page, checking the device's job timeout. The
  * timeout counts the copy worker's CPU time: a worker throttled by its
  * cgroup's cpu.max, or sharing a CPU, is not a job that overran. Ten times
- * the timeout of wall time is the backstop.
+ * the timeout of wall time is the backstop. The timeout is read when the
+ * job starts: a new job_timeout_ms applies to the jobs that start after it.
  * BAR memory is touched only while its device is there (-ENODEV after).
  */
 int npuipc_job_copy_fill(struct npuipc_job *job)
 {
 	unsigned int timeout_ms = min(READ_ONCE(npuipc_job_timeout_ms), NPUIPC_MAX_JOB_TIMEOUT_MS);
 	unsigned long backstop = jiffies + 1 + msecs_to_jiffies(10 * timeout_ms);
-	u64 cpu_start = current->se.sum_exec_runtime;
+	u64 cpu_start = npuipc_cpu_time_ns();
 	const struct npuipc_mem *dmem = &job->dst->mem, *smem = job->src ? &job->src->mem : NULL;
 	u64 done = 0;
 	int idx[2];
@@ -220,32 +270,26 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 	while (done < job->size) {
 		u64 d = job->dst_offset + done, s = job->src_offset + done;
 		size_t n = min_t(u64, PAGE_SIZE - offset_in_page(d), job->size - done);
-		void *dst;
+		struct iosys_map dst;
 
 		if (job->src)
 			n = min_t(size_t, n, PAGE_SIZE - offset_in_page(s));
 		dst = npuipc_mem_map_page(dmem, d >> PAGE_SHIFT);
 		if (smem) {
-			void *src = npuipc_mem_map_page(smem, s >> PAGE_SHIFT);
+			struct iosys_map src = npuipc_mem_map_page(smem, s >> PAGE_SHIFT);
 
-			/*
-			 * Ranges aliasing the same memory (through an import)
-			 * copy like memcpy: undefined contents, but nothing
-			 * outside them is touched.
-			 */
-			if (npuipc_mem_pfn(smem, s >> PAGE_SHIFT) == npuipc_mem_pfn(dmem, d >> PAGE_SHIFT))
-				memmove(dst + offset_in_page(d), src + offset_in_page(s), n);
-			else
-				npuipc_engine_copy(dst + offset_in_page(d), src + offset_in_page(s), n);
-			npuipc_mem_unmap_page(smem, src);
+			npuipc_engine_copy(&dst, offset_in_page(d), &src, offset_in_page(s), n,
+					   npuipc_mem_pfn(smem, s >> PAGE_SHIFT) ==
+					   npuipc_mem_pfn(dmem, d >> PAGE_SHIFT));
+			npuipc_mem_unmap_page(&src);
 		} else {
-			memset(dst + offset_in_page(d), job->value, n);
+			iosys_map_memset(&dst, offset_in_page(d), job->value, n);
 		}
-		npuipc_mem_unmap_page(dmem, dst);
+		npuipc_mem_unmap_page(&dst);
 		done += n;
 		if (!(d & (SZ_1M - 1))) {
 			npuipc_job_exit(job, idx);
-			if (current->se.sum_exec_runtime - cpu_start > (u64)timeout_ms * NSEC_PER_MSEC ||
+			if (npuipc_cpu_time_ns() - cpu_start > (u64)timeout_ms * NSEC_PER_MSEC ||
 			    time_after(jiffies, backstop))
 				return -ETIMEDOUT;
 			/* Closing the stream's file must not wait for all of it. */
@@ -417,8 +461,8 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 		drm_dbg_driver(drm, "%s: refused: unknown job kind %u\n", __func__, in->kind);
 		ret = -EINVAL;
 	}
-	job->unbounded = !ret && (!in->timeout_ns || in->timeout_ns > NPUIPC_MAX_BOUNDED_WAIT_NS) &&
-			 (in->kind == NPUIPC_JOB_WAIT_NOTIFY || npuipc_fence_unbounded(job->wait_fence));
+	job->waits_on_user = !ret && (in->kind == NPUIPC_JOB_WAIT_NOTIFY ||
+				      npuipc_fence_waits_on_user(job->wait_fence));
 	return ret;
 }
 

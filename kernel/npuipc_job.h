@@ -51,8 +51,8 @@ struct npuipc_job {
 	struct list_head notify_node;	/* in notify->waiters while parked */
 	bool notify_parked;
 	bool notify_satisfied;
-	/* Waits without a timeout for what may never come (see the fence flag). */
-	bool unbounded;
+	/* Waits for what only userspace can do (see the fence flag). */
+	bool waits_on_user;
 };
 
 /* COPY and FILL: user work of any length, run on the file's copy worker. */
@@ -64,7 +64,7 @@ static inline bool npuipc_job_is_bulk(const struct npuipc_job *job)
 struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream);
 int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 		     struct drm_file *file);
-void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool unbounded);
+void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool waits_on_user);
 void npuipc_job_release_resources(struct npuipc_job *job);
 void npuipc_jobs_discard(struct npuipc_job **jobs, unsigned int count,
 			 bool fences_initialized);
@@ -72,6 +72,6 @@ int npuipc_job_copy_fill(struct npuipc_job *job);
 void npuipc_job_show(struct seq_file *m, struct npuipc_job *job);
 
 struct npuipc_job *npuipc_fence_to_job(struct dma_fence *fence);
-bool npuipc_fence_unbounded(struct dma_fence *fence);
+bool npuipc_fence_waits_on_user(struct dma_fence *fence);
 
 #endif /* __NPUIPC_JOB_H__ */

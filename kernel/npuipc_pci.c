@@ -52,19 +52,23 @@ static void npuipc_pci_fini_bar(struct drm_device *drm, void *data)
 
 	if (ndev->bar_pool)
 		gen_pool_destroy(ndev->bar_pool);
-	if (ndev->bar)
-		iounmap(ndev->bar);
 }
 
-static int npuipc_pci_init_bar(struct npuipc_device *ndev, resource_size_t start,
-			       resource_size_t len)
+/*
+ * The BAR's kernel mapping, write-combined, goes at unbind with the region
+ * (after remove(): drm_dev_unplug() has waited for every access, each of
+ * which is inside drm_dev_enter()). Its range allocator lives as long as
+ * the DRM device, since buffers freed later return their ranges to it.
+ */
+static int npuipc_pci_init_bar(struct npuipc_device *ndev, struct pci_dev *pdev,
+			       resource_size_t start, resource_size_t len)
 {
 	int ret = drmm_add_action(&ndev->drm, npuipc_pci_fini_bar, NULL);
 
 	if (ret)
 		return ret;
 	ndev->bar_phys = start;
-	ndev->bar = ioremap_wc(start, len);
+	ndev->bar = devm_ioremap_wc(&pdev->dev, start, len);
 	if (!ndev->bar)
 		return -ENOMEM;
 	ndev->bar_pool = gen_pool_create(PAGE_SHIFT, -1);
@@ -115,7 +119,7 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	/* (16 bits of domain: VMD's domains above 0xffff do not fit.) */
 	ndev->pci_address = (pci_domain_nr(pdev->bus) & 0xffff) << 16 |
 			    pdev->bus->number << 8 | pdev->devfn;
-	ret = npuipc_pci_init_bar(ndev, start, len);
+	ret = npuipc_pci_init_bar(ndev, pdev, start, len);
 	if (ret)
 		return ret;
 	pci_set_drvdata(pdev, ndev);

@@ -16,6 +16,8 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/pci-p2pdma.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -72,22 +74,38 @@ static struct npuipc_device *npuipc_export_device(struct npuipc_export *exp)
 static const char npuipc_own_importer;
 
 /*
+ * npuipc never maps an attachment, so a dynamic exporter has nothing to
+ * move it out of: attaching as a dynamic importer keeps the core from
+ * pinning and mapping the memory at attach, as it does for a static
+ * importer of a dynamic exporter.
+ */
+static void npuipc_import_move_notify(struct dma_buf_attachment *attach)
+{
+}
+
+static const struct dma_buf_attach_ops npuipc_import_attach_ops = {
+	.move_notify = npuipc_import_move_notify,
+};
+
+/*
  * Importers are counted for debugfs (npuipc_exports). The dma-buf's name is
  * left to userspace (DMA_BUF_SET_NAME): any holder of the fd may set it, so
  * it cannot carry the driver's word, and a PID in it would be a global PID
  * shown inside containers.
  *
  * BAR memory has no struct pages: another device can reach it only by PCI
- * peer-to-peer DMA, which an importer must declare it handles (peer2peer).
- * Any other importer of it is refused; npuipc's own imports never map.
+ * peer-to-peer DMA, which an importer must declare it handles (peer2peer)
+ * and the PCI topology must allow (never without CONFIG_PCI_P2PDMA). Any
+ * other importer of it is refused; npuipc's own imports never map.
  */
 static int npuipc_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
 {
 	struct npuipc_export *exp = dmabuf->priv;
 
-	if (!exp->bo->mem.pages && !attach->peer2peer &&
-	    attach->importer_priv != &npuipc_own_importer)
+	if (!exp->bo->mem.pages && attach->importer_priv != &npuipc_own_importer &&
+	    (!attach->peer2peer ||
+	     pci_p2pdma_distance(to_pci_dev(exp->bo->base.dev->dev), attach->dev, false) < 0))
 		return -EOPNOTSUPP;
 
 	mutex_lock(&exp->lock);
@@ -547,7 +565,9 @@ struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dm
 	if (!(dmabuf->file->f_mode & FMODE_WRITE))
 		bo->bo_flags |= NPUIPC_BO_READ_ONLY;
 
-	bo->attach = dma_buf_dynamic_attach(dmabuf, drm->dev, NULL, (void *)&npuipc_own_importer);
+	bo->attach = dma_buf_dynamic_attach(dmabuf, drm->dev,
+					    dma_buf_is_dynamic(dmabuf) ? &npuipc_import_attach_ops : NULL,
+					    (void *)&npuipc_own_importer);
 	if (IS_ERR(bo->attach)) {
 		ret = PTR_ERR(bo->attach);
 		kfree(bo);

@@ -173,7 +173,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	struct npuipc_object *obj;
 	struct dma_fence *old_last;
 	unsigned int i, parsed = 0;
-	bool unbounded, direct;
+	bool waits_on_user, direct;
 	int ret, fd = -1;
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_SUBMIT_FLAGS_VALID))
@@ -244,14 +244,14 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		goto err_unlock;
 
 	/* The submit lock keeps stream->last as it is. */
-	unbounded = npuipc_fence_unbounded(stream->last);
+	waits_on_user = npuipc_fence_waits_on_user(stream->last);
 	for (i = 0; i < parsed; i++) {
 		/* In order: a job completes only after the one before it. */
-		unbounded |= jobs[i]->unbounded;
+		waits_on_user |= jobs[i]->waits_on_user;
 		npuipc_job_init_fence(jobs[i], stream->fence_context, ++stream->next_seqno,
-				      unbounded);
+				      waits_on_user);
 	}
-	if (fd >= 0 && unbounded) {
+	if (fd >= 0 && waits_on_user) {
 		ret = -EDEADLK;
 		goto err_unlock_fences;
 	}

@@ -96,15 +96,17 @@ uint64_t page_class_size(uint32_t page_class) noexcept
 Result<Device> Device::open(uint32_t index)
 {
     UniqueFd found;
+    uint64_t caps = 0;
     for_each_node([&](UniqueFd &fd, const DeviceInfo &info) {
         if (info.index != index)
             return false;
         found = std::move(fd);
+        caps = info.caps;
         return true;
     });
     if (!found)
         return Status::from_errno(ENODEV);
-    return Device(std::move(found), index);
+    return Device(std::move(found), index, caps);
 }
 
 Result<DeviceInfo> Device::info() const
@@ -117,9 +119,10 @@ Result<uint32_t> Device::create_buffer(uint64_t size, uint32_t page_class) const
     drm_npuipc_bo_create args = {};
     args.size = size;
     args.page_class = page_class;
-    std::lock_guard<std::mutex> hold(buffer_refs_->lock);
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_CREATE, &args))
         return Status::from_errno(err);
+    // A new handle: no import can return it before it is exported.
+    std::lock_guard<std::mutex> hold(buffer_refs_->lock);
     buffer_refs_->count[args.handle] = 1;
     return args.handle;
 }
@@ -153,6 +156,13 @@ Result<UniqueFd> Device::export_buffer(uint32_t handle, uint64_t offset, uint64_
 
 Result<UniqueFd> Device::export_whole_buffer(uint32_t handle) const
 {
+    if (!(caps_ & NPUIPC_CAP_PRIME)) {
+        // A module before uapi 7: BO_EXPORT of the whole buffer.
+        Result<BufferInfo> info = buffer_info(handle);
+        if (!info.ok())
+            return info.status();
+        return export_buffer(handle, 0, info.value().size, 0);
+    }
     int out = -1;
     if (drmPrimeHandleToFD(fd(), handle, DRM_CLOEXEC | DRM_RDWR, &out))
         return Status::from_errno(errno);
@@ -165,14 +175,12 @@ Result<uint32_t> Device::import_buffer(int dmabuf_fd, uint32_t flags) const
     args.fd = dmabuf_fd;
     args.flags = flags;
     // Held across the ioctl: a close_buffer() of the same handle between
-    // the kernel's answer and the count would close this import too.
+    // the kernel's answer and the count would close this import too. Not
+    // drmPrimeFDToHandle(): BO_IMPORT is the same import, and refuses
+    // another device's memory unless peer access was asked for.
     std::lock_guard<std::mutex> hold(buffer_refs_->lock);
-    if (flags) {
-        if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_IMPORT, &args))
-            return Status::from_errno(err);
-    } else if (drmPrimeFDToHandle(fd(), dmabuf_fd, &args.handle)) {
-        return Status::from_errno(errno);
-    }
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_IMPORT, &args))
+        return Status::from_errno(err);
     buffer_refs_->count[args.handle]++;
     return args.handle;
 }

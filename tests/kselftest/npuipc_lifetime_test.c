@@ -17,7 +17,7 @@
 
 #include "npuipc_harness.h"
 #include "npuipc_test_util.h"
-#include "vgem_drm.h"
+#include "npuipc_vgem_gate.h"
 
 #define SEC_NS 1000000000LL
 #define BUF_SIZE (1024 * 1024)
@@ -84,16 +84,21 @@ static int thread_blocked_in_ioctl(pid_t tid)
 
 /*
  * WAIT_SYNC_FILE holds its stream until the fence signals: here the fence
- * of another stream's job behind a gate. The copy after the wait then sees
- * what that job wrote, and not before.
+ * of another stream's job behind a gate (another driver's fence, so that
+ * the job's fence may leave as a sync_file). The copy after the wait then
+ * sees what that job wrote, and not before.
  */
 TEST_F(lifetime, wait_sync_file_on_another_streams_pending_fence_holds_the_stream)
 {
-	struct drm_npuipc_job first[2] = {
-		npuipc_gate_job(self->gate), npuipc_fill_job(self->a, 0, 4096, 0x11) };
+	struct npuipc_vgem_gate gate;
+	struct drm_npuipc_job first[2];
 	uint32_t waiter;
 	int fence, status;
 
+	if (npuipc_vgem_gate_init(&gate))
+		SKIP(npuipc_vgem_gate_fini(&gate); return, "vgem is not loaded (modprobe vgem)");
+	first[0] = npuipc_vgem_gate_job(&gate);
+	first[1] = npuipc_fill_job(self->a, 0, 4096, 0x11);
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
 	memset(self->map_a, 0x77, 4096);	/* what a copy that did not wait would take */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, first, 2, &fence));
@@ -105,11 +110,12 @@ TEST_F(lifetime, wait_sync_file_on_another_streams_pending_fence_holds_the_strea
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0));
 
-	ASSERT_EQ(0, npuipc_release_gate(self->fd, self->gate));
+	ASSERT_EQ(0, npuipc_vgem_gate_open(&gate));
 	ASSERT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_b, 4096, 0x11));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, waiter));
+	npuipc_vgem_gate_fini(&gate);
 }
 
 /*

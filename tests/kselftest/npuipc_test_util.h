@@ -665,9 +665,9 @@ static inline struct drm_npuipc_job npuipc_object_job(uint32_t kind, uint32_t ob
 }
 
 /*
- * A wait for @notify bounded by a timeout far past any test (60 s): the
- * fences behind it may leave npuipc as sync_files, unlike those behind a
- * wait without a timeout (-EDEADLK).
+ * A wait for @notify bounded by a timeout far past any test (60 s). Like
+ * every notify wait, it depends on userspace: the fences behind it never
+ * leave npuipc as sync_files (-EDEADLK). For that, see npuipc_vgem_gate.h.
  */
 static inline struct drm_npuipc_job npuipc_gate_job(uint32_t notify)
 {
@@ -676,6 +676,7 @@ static inline struct drm_npuipc_job npuipc_gate_job(uint32_t notify)
 	job.timeout_ns = 60 * 1000000000ULL;
 	return job;
 }
+
 
 /* Status of a sync_file: 1 signalled, 0 pending, <0 signalled with error. */
 static inline int npuipc_sync_file_status(int fd)

@@ -114,8 +114,9 @@ static void importer(int sock, int dmabuf, unsigned int index, uint8_t pattern)
 
 FIXTURE(unplug) {
 	unsigned long long bar_size;	/* device 1's, and the one plugged back */
-	int fd, fence, sock;
-	uint32_t bo, stream, gate;
+	int fd, watch_fd, sock;
+	uint32_t bo, stream, gate, event;
+	uint32_t watched;	/* the event, imported into device 0 */
 	uint8_t *map;
 	pid_t child;
 	char pci_dir[PATH_MAX];
@@ -123,12 +124,11 @@ FIXTURE(unplug) {
 
 FIXTURE_SETUP(unplug)
 {
-	struct drm_npuipc_job fill;
-	int pair[2], dmabuf;
+	int pair[2], dmabuf, event_fd;
 	size_t size;
 	char ready;
 
-	self->fd = self->fence = self->sock = -1;
+	self->fd = self->watch_fd = self->sock = -1;
 	self->child = 0;
 	self->map = MAP_FAILED;
 	self->pci_dir[0] = '\0';
@@ -145,13 +145,22 @@ FIXTURE_SETUP(unplug)
 	ASSERT_NE(MAP_FAILED, self->map);
 	memset(self->map, 0x5a, BUF_SIZE);
 
-	/* Work queued behind a gate no one opens: its fence is pending. */
+	/*
+	 * Work queued behind a gate no one opens, then a record of an event,
+	 * watched from device 0 (which stays): pending until the unplug.
+	 */
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &self->stream));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &self->gate));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_gate_job(self->gate)));
-	fill = npuipc_fill_job(self->bo, 0, BUF_SIZE, 0x11);
-	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, &fill, 1, &self->fence));
-	ASSERT_EQ(0, npuipc_sync_file_status(self->fence));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &self->event));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(self->gate), npuipc_fill_job(self->bo, 0, BUF_SIZE, 0x11),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, self->event) }, 3, NULL));
+	self->watch_fd = npuipc_open_device(0);
+	ASSERT_LE(0, self->watch_fd);
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, self->event, 0, &event_fd));
+	ASSERT_EQ(0, npuipc_obj_import(self->watch_fd, event_fd, &self->watched));
+	close(event_fd);
+	ASSERT_EQ(-ETIME, npuipc_wait(self->watch_fd, self->watched, 0, 0, NULL));
 
 	/* Another process imports and maps the buffer through device 0. */
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->bo, 0, BUF_SIZE, 0, &dmabuf));
@@ -189,8 +198,8 @@ FIXTURE_TEARDOWN(unplug)
 	}
 	if (self->map != MAP_FAILED)
 		munmap(self->map, BUF_SIZE);
-	if (self->fence >= 0)
-		close(self->fence);
+	if (self->watch_fd >= 0)
+		close(self->watch_fd);
 	if (self->sock >= 0)
 		close(self->sock);
 	if (self->fd >= 0)
@@ -210,15 +219,14 @@ static void expect_unplugged(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(unplug) *self)
 {
 	struct drm_npuipc_get_info info = { 0 };
-	struct pollfd pfd = { .fd = self->fence, .events = POLLIN };
 	uint8_t report[2];
 	int status;
 
 	EXPECT_EQ(-ENODEV, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
 	EXPECT_EQ(1, read_faults(self->map, 0x5a)) TH_LOG("the exporter's mapping");
-	/* The queued work was cancelled: its fence signalled with an error. */
-	EXPECT_EQ(1, poll(&pfd, 1, 10000));
-	EXPECT_EQ(-ECANCELED, npuipc_sync_file_status(self->fence));
+	/* The queued work was cancelled: the record behind it ended with an error. */
+	EXPECT_EQ(0, npuipc_wait(self->watch_fd, self->watched, 10LL * 1000000000, 0, &status));
+	EXPECT_EQ(-ECANCELED, status);
 
 	ASSERT_EQ(1, write(self->sock, "g", 1));
 	ASSERT_EQ(2, read(self->sock, report, 2));
@@ -261,7 +269,7 @@ TEST_F_TIMEOUT(unplug, sysfs_remove_revokes_mappings_and_cancels_work_and_a_resc
 	char path[PATH_MAX + 16];
 
 	/* Pending until the unplug: a gate that timed out would cancel it too. */
-	ASSERT_EQ(0, npuipc_sync_file_status(self->fence));
+	ASSERT_EQ(-ETIME, npuipc_wait(self->watch_fd, self->watched, 0, 0, NULL));
 	snprintf(path, sizeof(path), "%s/remove", self->pci_dir);
 	ASSERT_EQ(0, npuipc_write_file(path, "1"));
 	EXPECT_TRUE(pci_dir_gone(self->pci_dir));
@@ -287,7 +295,7 @@ TEST_F_TIMEOUT(unplug, qemu_device_del_revokes_mappings_and_cancels_work_and_dev
 
 	if (!qmp)
 		SKIP(return, "NPUIPC_VM_QMP (tools/vm-qmp) is not set");
-	ASSERT_EQ(0, npuipc_sync_file_status(self->fence));
+	ASSERT_EQ(-ETIME, npuipc_wait(self->watch_fd, self->watched, 0, 0, NULL));
 	/* Device 1 is the first of --pci-npu: QOM id npu0 on port npuport0. */
 	snprintf(cmd, sizeof(cmd), "%s device_del '{\"id\": \"npu0\"}' > /dev/null", qmp);
 	ASSERT_EQ(0, system(cmd));

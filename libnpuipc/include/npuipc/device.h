@@ -59,10 +59,12 @@ public:
     // A range of a buffer, or all of it read-only (BO_EXPORT).
     Result<UniqueFd> export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
                                    uint32_t flags) const;
-    // The buffer's one whole read-write dma-buf (PRIME_HANDLE_TO_FD).
+    // The buffer's one whole read-write dma-buf (PRIME_HANDLE_TO_FD; before
+    // uapi 7, BO_EXPORT of the whole buffer).
     Result<UniqueFd> export_whole_buffer(uint32_t handle) const;
-    // PRIME_FD_TO_HANDLE, or BO_IMPORT for NPUIPC_BO_IMPORT_PEER_ACCESS.
-    // A DRM file has one handle per dma-buf, so the handle may be one this
+    // BO_IMPORT (PRIME_FD_TO_HANDLE, refusing another device's memory
+    // without NPUIPC_BO_IMPORT_PEER_ACCESS). From uapi 7 on a DRM file has
+    // one handle per dma-buf, so the handle may be one this
     // Device handed out already (an earlier import, or the buffer that
     // made the dma-buf): every handle create_buffer and import_buffer
     // return is counted, and close_buffer closes it at its last release.
@@ -83,7 +85,10 @@ public:
     Result<int> wait(uint32_t handle, int64_t timeout_ns, uint32_t flags = 0) const;
 
 private:
-    Device(UniqueFd fd, uint32_t index) : fd_(std::move(fd)), index_(index) {}
+    Device(UniqueFd fd, uint32_t index, uint64_t caps)
+        : fd_(std::move(fd)), index_(index), caps_(caps)
+    {
+    }
 
     // Holders of each buffer handle of this file.
     struct BufferRefs {
@@ -94,6 +99,7 @@ private:
 
     UniqueFd fd_;
     uint32_t index_ = 0;
+    uint64_t caps_ = 0; // NPUIPC_CAP_*, as GET_INFO reported them at open
     std::unique_ptr<BufferRefs> buffer_refs_ = std::make_unique<BufferRefs>();
 };
 
