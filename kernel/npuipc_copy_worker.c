@@ -32,7 +32,9 @@
 
 static unsigned int max_copy_workers = 64;
 module_param(max_copy_workers, uint, 0644);
-MODULE_PARM_DESC(max_copy_workers, "Copy worker threads one user may have; past it new processes share them (default 64, at least 1)");
+MODULE_PARM_DESC(max_copy_workers,
+		 "Copy worker threads one user may have; past it new processes share them "
+		 "(default 64, at least 1)");
 
 static LIST_HEAD(npuipc_copy_workers);
 /* Protects npuipc_copy_workers and each worker's users */

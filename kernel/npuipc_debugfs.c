@@ -18,17 +18,23 @@
 #include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
+#include "npuipc_job.h"
 #include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
 
 /*
  * A fence as "driver timeline context:seqno state"; its state read, not
- * checked (a check may signal a foreign fence and run its callbacks).
+ * checked (a check may signal a foreign fence and run its callbacks). A
+ * foreign fence's names are not asked for: its ops may belong to a module
+ * that is allowed to go once the fence has signalled.
  */
 void npuipc_debugfs_show_fence(struct seq_file *m, struct dma_fence *fence)
 {
-	seq_printf(m, "fence %s %s %llu:%llu %s", fence->ops->get_driver_name(fence),
-		   fence->ops->get_timeline_name(fence), fence->context, fence->seqno,
+	bool ours = npuipc_fence_to_job(fence);
+
+	seq_printf(m, "fence %s %s %llu:%llu %s",
+		   ours ? fence->ops->get_driver_name(fence) : "foreign",
+		   ours ? fence->ops->get_timeline_name(fence) : "-", fence->context, fence->seqno,
 		   !test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &fence->flags) ? "pending" :
 		   fence->error ? "failed" : "signalled");
 }

@@ -8,14 +8,13 @@
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/version.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
-#include <drm/drm_prime.h>
 
+#include "npuipc_compat.h"
 #include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
 #include "npuipc_engine.h"
@@ -35,7 +34,9 @@ MODULE_PARM_DESC(num_devices, "Number of virtual NPU devices to create (0-16, de
 static unsigned int mem_mib[NPUIPC_MAX_VIRTUAL_DEVICES];
 static unsigned int mem_mib_count;
 module_param_array(mem_mib, uint, &mem_mib_count, 0444);
-MODULE_PARM_DESC(mem_mib, "Device-memory budget of each virtual device in MiB, comma separated (default 256 each; the last value given applies to the devices after it)");
+MODULE_PARM_DESC(mem_mib,
+		 "Device-memory budget of each virtual device in MiB, comma separated "
+		 "(default 256 each; the last value given applies to the devices after it)");
 
 atomic_t npuipc_live[NPUIPC_KIND_COUNT];
 
@@ -195,11 +196,7 @@ const struct drm_driver npuipc_drm_driver = {
 	.open			= npuipc_file_open,
 	.postclose		= npuipc_file_postclose,
 	.gem_prime_import	= npuipc_gem_prime_import,
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
-	/* From 6.6 on, DRM calls its PRIME helpers itself when these are unset. */
-	.prime_handle_to_fd	= drm_gem_prime_handle_to_fd,
-	.prime_fd_to_handle	= drm_gem_prime_fd_to_handle,
-#endif
+	NPUIPC_DRM_PRIME_HOOKS
 	.debugfs_init		= npuipc_debugfs_init,
 
 	.name			= DRIVER_NAME,
@@ -236,7 +233,6 @@ err_vdevs:
 	npuipc_vdev_destroy_all();
 err_engine:
 	npuipc_engine_fini();
-	npuipc_gem_fini();
 	return ret;
 }
 
@@ -245,7 +241,6 @@ static void __exit npuipc_exit(void)
 	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
 	npuipc_engine_fini();
-	npuipc_gem_fini();
 }
 
 module_init(npuipc_init);

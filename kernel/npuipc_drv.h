@@ -3,6 +3,7 @@
 #define __NPUIPC_DRV_H__
 
 #include <linux/atomic.h>
+#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -102,6 +103,19 @@ static inline struct npuipc_device *to_npuipc(struct drm_device *drm)
 			drm_dbg_driver((drm), "%s: refused: %s\n", __func__, #cond); \
 		refused_;							\
 	})
+
+/**
+ * npuipc_timeout_jiffies() - a timeout of @ns nanoseconds in jiffies
+ * @ns: the timeout; beyond S64_MAX / 2 (146 years) it is as good as endless.
+ *
+ * Rounded up, plus the partial jiffy now, so never shorter than asked;
+ * at most MAX_JIFFY_OFFSET.
+ */
+static inline unsigned long npuipc_timeout_jiffies(u64 ns)
+{
+	ns = min_t(u64, ns, S64_MAX / 2);
+	return min_t(u64, nsecs_to_jiffies64(ns + TICK_NSEC - 1) + 1, MAX_JIFFY_OFFSET);
+}
 
 void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 		       u64 mem_total, u64 caps);

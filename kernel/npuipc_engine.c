@@ -28,6 +28,12 @@
  *       -> npuipc_stream.lock -> npuipc_event.lock (a record published)
  *   npuipc_event.lock -> a dma_fence's lock (arming a poll callback)
  *   an exported dma-buf's dma_resv lock -> npuipc_export.lock
+ *   drm_file.prime.lock -> drm_device.object_name_lock (DRM's PRIME
+ *       helpers, around npuipc's export and import hooks) -> what making
+ *       an export takes (npuipc_device.exports_lock) and what attaching to
+ *       a dma-buf takes (its dma_resv lock, npuipc_export.lock)
+ *   npuipc_device.exports_lock -> the mapping's i_mmap_rwsem (revoking
+ *       the user mappings of an unplugged device's exports)
  *
  * A job's fence_lock is held while its fence signals: the callbacks run
  * under it only take a stream's claim (an atomic), queue work or wake an
@@ -39,11 +45,16 @@
  * A stream's claim (npuipc_engine_try_claim()) is not a lock but excludes
  * like one: whoever holds it runs and completes the stream's jobs, taking
  * the stream's lock only around its queue, and never signals a fence with
- * that lock held; shutdown waits for it holding no lock.
+ * that lock held; shutdown waits for it holding no lock. Lockdep sees it
+ * as npuipc_claim_map: held (shared) by a process-context run of a stream,
+ * taken (exclusive) by shutdown before it waits, as a work item's map is
+ * by flush_work(). A hand-off's claim, taken in a fence callback and given
+ * back by its completion, is outside lockdep's model of an owner.
  */
 #include <linux/dma-fence.h>
 #include <linux/kthread.h>
 #include <linux/llist.h>
+#include <linux/lockdep.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/workqueue.h>
@@ -55,6 +66,12 @@
 #include "npuipc_notify.h"
 #include "npuipc_stream.h"
 #include "drm/npuipc_drm.h"
+
+#ifdef CONFIG_LOCKDEP
+static struct lock_class_key npuipc_claim_key;
+static struct lockdep_map npuipc_claim_map =
+	STATIC_LOCKDEP_MAP_INIT("npuipc_stream_claim", &npuipc_claim_key);
+#endif
 
 /* Jobs one hand-off completes: the wait, and RECORD_EVENT jobs behind it. */
 #define NPUIPC_HANDOFF_MAX_JOBS		16
@@ -77,15 +94,13 @@ static DECLARE_WORK(npuipc_release_work, npuipc_release_work_fn);
  * The engine's per-CPU workqueue is high-priority: waits, records and
  * completions are short, and their latency is the product's (a kick runs
  * the stream on the CPU that issued it, keeping a record-to-waiter hand-off
- * on one CPU; unbound measured ~20% slower in npuipc_sync_bench). It is
+ * on one CPU; Documentation/execution.md has the measurements). It is
  * CPU-intensive: a long hand-off does not hold back other work on its CPU.
  *
  * COPY and FILL are user work of any length: they run on their file's
  * copy worker (npuipc_copy_worker.c), a kthread at nice 0 in the
  * submitter's cgroups, so that a flood of copies neither starves the
- * machine's nice-0 processes (measured: a 2 GiB copy held back its
- * submitter's wake-up for 2.6 s on the debug kernel at high priority,
- * 30 ms at normal) nor escapes its submitter's CPU limits.
+ * machine's nice-0 processes nor escapes its submitter's CPU limits.
  */
 int npuipc_engine_init(void)
 {
@@ -425,6 +440,8 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 	bool cookie, to_bulk = false;
 	int error, ret;
 
+	/* Outside the stream's lock, which the run takes under the claim. */
+	lock_map_acquire_read(&npuipc_claim_map);
 	spin_lock(&stream->lock);
 	/*
 	 * Held while completing too, so that fences signal in order. A
@@ -432,6 +449,7 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 	 */
 	if (stream->dying || !npuipc_engine_try_claim(stream)) {
 		spin_unlock(&stream->lock);
+		lock_map_release(&npuipc_claim_map);
 		return;
 	}
 	for (;;) {
@@ -512,6 +530,7 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 		atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
 	}
 	spin_unlock(&stream->lock);
+	lock_map_release(&npuipc_claim_map);
 }
 
 /*
@@ -595,6 +614,8 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 	 * the fences in order), and takes the claim for good: the stream will
 	 * not run again.
 	 */
+	lock_map_acquire(&npuipc_claim_map);
+	lock_map_release(&npuipc_claim_map);
 	wait_var_event(&stream->claim,
 		       atomic_cmpxchg(&stream->claim, NPUIPC_STREAM_IDLE,
 				      NPUIPC_STREAM_CLOSED) == NPUIPC_STREAM_IDLE);

@@ -7,6 +7,7 @@
 #include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/idr.h>
+#include <linux/pci.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -180,9 +181,11 @@ int npuipc_file_copy_worker(struct npuipc_file *nfile)
 
 /*
  * drm-engine-copy: time the engine spent on this file's COPY and FILL
- * jobs. drm-memory-device: buffers of this device's memory the file holds
- * handles to; drm-memory-imported: imports (of other devices' or other
- * exporters' memory, or of this device's through a dma-buf).
+ * jobs. drm-memory-device: buffers of this device's memory (its one
+ * region) the file holds handles to. drm-pdev: a PCI device's address.
+ * Imports are no region of this device: npuipc-memory-imported counts
+ * them (other devices' or other exporters' memory, or this device's
+ * through a dma-buf).
  *
  * Then npuipc's own keys, so that a user sees its processes' objects
  * without debugfs: npuipc-buffers (GEM handles, imports included),
@@ -221,11 +224,16 @@ void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
 	xa_unlock(&nfile->objects);
 
 	seq_printf(m, "drm-driver:\t%s\n", DRIVER_NAME);
+	if (nfile->ndev->caps & NPUIPC_CAP_PCI)
+		seq_printf(m, "drm-pdev:\t%04x:%02x:%02x.%d\n", nfile->ndev->pci_address >> 16,
+			   (nfile->ndev->pci_address >> 8) & 0xff,
+			   PCI_SLOT(nfile->ndev->pci_address & 0xff),
+			   PCI_FUNC(nfile->ndev->pci_address & 0xff));
 	seq_printf(m, "drm-client-id:\t%llu\n", nfile->client_id);
 	seq_printf(m, "drm-engine-copy:\t%llu ns\n",
 		   (u64)atomic64_read(&nfile->engine_copy_ns));
 	seq_printf(m, "drm-memory-device:\t%llu KiB\n", owned >> 10);
-	seq_printf(m, "drm-memory-imported:\t%llu KiB\n", imported >> 10);
+	seq_printf(m, "npuipc-memory-imported:\t%llu KiB\n", imported >> 10);
 	seq_printf(m, "npuipc-buffers:\t%u\n", buffers);
 	seq_printf(m, "npuipc-streams:\t%u\n", types[NPUIPC_OBJ_STREAM]);
 	seq_printf(m, "npuipc-events:\t%u\n", types[NPUIPC_OBJ_EVENT]);

@@ -14,13 +14,13 @@
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_vma_manager.h>
 
+#include "npuipc_compat.h"
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
 #include "npuipc_gem.h"
@@ -57,43 +57,17 @@ static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
 	if (read_only) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
-		vma->vm_flags &= ~VM_MAYWRITE;
+		vm_flags_clear(vma, VM_MAYWRITE);
 	}
 	return 0;
 }
 
 /*
- * Whether @vma maps whole 2 MiB compound chunks of @mem at 2 MiB-aligned
- * addresses, so that the core mm can map each with one PMD entry
- * (transhuge_vma_suitable() holds for every chunk). vm_pgoff is the index
- * in @mem of the VMA's first page. Not where a foreign importer mapping
- * through us already made the VMA a PFN or mixed map, whose huge entries
- * the mm takes for special ones and would never let go of.
- */
-static bool npuipc_vma_fits_chunks(const struct vm_area_struct *vma,
-				   const struct npuipc_mem *mem)
-{
-	return mem->pages && mem->chunked && !(vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)) &&
-	       IS_ALIGNED(vma->vm_start, SZ_2M) && IS_ALIGNED(vma->vm_end, SZ_2M) &&
-	       IS_ALIGNED(vma->vm_pgoff, NPUIPC_CHUNK_PAGES);
-}
-
-/*
- * Checks a mapping of npuipc memory (vm_pgoff: the index in @mem of its
- * first page) and picks how faults fill it:
- *
- * - whole 2 MiB chunks at aligned addresses: a mapping of pages, which a
- *   fault hands to the core mm (npuipc_fault_chunk_page()), and the core mm
- *   maps each chunk with one PMD entry, as it maps a transparent huge page
- *   of a file. The chunks are compound pages, so GUP-fast, which looks at
- *   no VMA, takes a reference on the whole chunk from such an entry, as
- *   from a THP's, and the memory stays charged until it is dropped
- *   (npuipc_bo_release_pages()). VM_IO keeps the rest of GUP (ptrace,
- *   /proc/PID/mem, pin_user_pages()), mlock, khugepaged and NUMA
- *   migration away, as from a PFN map; madvise's reclaim finds nothing
- *   it can split or isolate (no page cache, no LRU);
- * - anything else: a PFN map (no struct page behind any entry), and for a
- *   BAR a write-combined one, as a GPU driver maps its VRAM.
+ * Checks a mapping of npuipc memory and makes it a PFN map, as DRM maps GEM
+ * objects and TTM fills them: no struct page behind any entry, so GUP (and
+ * GUP-fast, which respects the entries' special bit) takes nothing from it
+ * and the memory goes with its buffer; for a BAR a write-combined one, as
+ * a GPU driver maps its VRAM. 6.1 maps PFN maps with 4 KiB entries only.
  */
 int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem,
 			bool read_only)
@@ -102,54 +76,20 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem
 
 	if (ret)
 		return ret;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	if (npuipc_vma_fits_chunks(vma, mem)) {
-		vma->vm_flags |= VM_IO;
-		return 0;
-	}
-	vma->vm_flags |= VM_PFNMAP;
-	if (!mem->pages) {
-		/* Decrypted, as ioremap_wc() maps it for the kernel (SME, TDX). */
-		vma->vm_flags |= VM_IO;
+	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+	/* Decrypted, as ioremap_wc() maps it for the kernel (SME, TDX). */
+	if (!mem->pages)
 		vma->vm_page_prot = pgprot_decrypted(pgprot_writecombine(vma->vm_page_prot));
-	}
-	return 0;
-}
-
-/* The pages a fault maps and where, for npuipc_fault_pte(). */
-struct npuipc_fault_map {
-	struct vm_area_struct *vma;
-	struct mm_struct *mm;
-	const struct npuipc_mem *mem;
-	pgoff_t first;		/* index in @mem of the page at @start */
-	unsigned long start;
-	pgprot_t prot;
-};
-
-static int npuipc_fault_pte(pte_t *pte, unsigned long addr, void *data)
-{
-	struct npuipc_fault_map *map = data;
-	pgoff_t i = map->first + ((addr - map->start) >> PAGE_SHIFT);
-
-	/* What a racing fault mapped is the same page: leave it. */
-	if (pte_none(ptep_get(pte))) {
-		set_pte_at(map->mm, addr, pte,
-			   pte_mkspecial(pfn_pte(npuipc_mem_pfn(map->mem, i), map->prot)));
-		update_mmu_cache(map->vma, addr, pte);
-	}
 	return 0;
 }
 
 /*
- * Maps page @index of @mem at the faulting address, and with it the rest
- * of its 2 MiB window (NPUIPC_CHUNK_PAGES, within the VMA and @npages), as
- * the page cache maps pages around a fault. 6.1 gives a PFN map no PMD
- * entries, so this is how touching 2 MiB costs one fault rather than 512;
- * and the window's entries are written in one page-table walk under one
- * lock (apply_to_page_range()), not one vmf_insert_pfn() each. They are
- * special entries, as vmf_insert_pfn() writes them: no struct page is
- * referenced, and every page of a buffer is ordinary write-back RAM or,
- * for a BAR, I/O memory mapped write-combined.
+ * Maps page @index of @mem at the faulting address and, as TTM prefaults
+ * around a fault, the rest of its 2 MiB window (within the VMA and
+ * @npages: at most NPUIPC_CHUNK_PAGES entries), so that touching 2 MiB
+ * costs one fault rather than 512. Each entry goes in through
+ * vmf_insert_pfn_prot(), with the mm's own checks (PAT, pfn_modify_allowed);
+ * what a racing fault mapped is left as it is.
  */
 static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_mem *mem,
 				      pgoff_t npages, pgoff_t index)
@@ -157,44 +97,30 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 	struct vm_area_struct *vma = vmf->vma;
 	pgoff_t before = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
 	pgoff_t after = (vma->vm_end - vmf->address) >> PAGE_SHIFT;
-	struct npuipc_fault_map map = {
-		.vma = vma,
-		.mm = vma->vm_mm,
-		.mem = mem,
-		.prot = vma->vm_page_prot,
-	};
-	pgoff_t last;
-	int ret;
+	unsigned long start;
+	pgoff_t first, last, i;
+	vm_fault_t ret;
 
 	if (index >= npages)
 		return VM_FAULT_SIGBUS;
+	ret = vmf_insert_pfn_prot(vma, vmf->address, npuipc_mem_pfn(mem, index),
+				  vma->vm_page_prot);
+	if (ret & VM_FAULT_ERROR)
+		return ret;
 
-	map.first = max(round_down(index, NPUIPC_CHUNK_PAGES), index - before);
+	first = max(round_down(index, NPUIPC_CHUNK_PAGES), index - before);
 	last = min3(round_down(index, NPUIPC_CHUNK_PAGES) + NPUIPC_CHUNK_PAGES,
 		    npages, index + after);
-	map.start = vmf->address - ((index - map.first) << PAGE_SHIFT);
-	ret = apply_to_page_range(map.mm, map.start, (last - map.first) << PAGE_SHIFT,
-				  npuipc_fault_pte, &map);
-	if (ret)
-		return ret == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+	start = vmf->address - ((index - first) << PAGE_SHIFT);
+	for (i = first; i < last; i++) {
+		if (i == index)
+			continue;
+		/* Only a prefault: the faulting page is in. */
+		if (vmf_insert_pfn_prot(vma, start + ((i - first) << PAGE_SHIFT),
+					npuipc_mem_pfn(mem, i), vma->vm_page_prot) & VM_FAULT_ERROR)
+			break;
+	}
 	return VM_FAULT_NOPAGE;
-}
-
-/*
- * A fault in a mapping of whole chunks (npuipc_mmap_prepare()): the page,
- * with a reference for the entry that will map it. finish_fault() maps its
- * whole chunk with one PMD entry (do_set_pmd()) while the VMA still covers
- * the chunk at an aligned address, and else (after a partial munmap, an
- * mremap) the page alone with a PTE; unmapping either drops the reference.
- */
-static vm_fault_t npuipc_fault_chunk_page(struct vm_fault *vmf, const struct npuipc_mem *mem,
-					  pgoff_t npages, pgoff_t index)
-{
-	if (index >= npages)
-		return VM_FAULT_SIGBUS;
-	vmf->page = mem->pages[index];
-	get_page(vmf->page);
-	return 0;
 }
 
 /*
@@ -208,8 +134,6 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 	vm_fault_t ret;
 	int idx;
 
-	if (!(vmf->vma->vm_flags & VM_PFNMAP))
-		return npuipc_fault_chunk_page(vmf, mem, npages, index);
 	if (mem->pages)
 		return npuipc_fault_window(vmf, mem, npages, index);
 	if (!drm_dev_enter(mem->dev, &idx))
@@ -219,18 +143,20 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 	return ret;
 }
 
+/* vm_pgoff stays DRM's fake offset, so that drm_vma_node_unmap() finds the mapping. */
 static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
-	return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT, vmf->pgoff);
+	return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
+				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
 }
 
 /*
  * Where an mmap() of the DRM fd goes: 2 MiB-aligned when it is 2 MiB or
- * more, so that a huge buffer, or an import of one, maps with PMD entries
- * (npuipc_mmap_prepare()), as hugetlbfs aligns its mappings. A mapping
+ * more, as hugetlbfs aligns its mappings: a fault fills a buffer's 2 MiB
+ * window, which then lies in one page table. A mapping
  * always starts at its buffer's start (DRM looks the fake offset up
  * exactly), so @pgoff needs no say. A placement the caller asked for (a
  * hint that is free, MAP_FIXED) is kept.
@@ -239,20 +165,19 @@ unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 				       unsigned long len, unsigned long pgoff,
 				       unsigned long flags)
 {
-	unsigned long (*get_area)(struct file *, unsigned long, unsigned long,
-				  unsigned long, unsigned long) = current->mm->get_unmapped_area;
+	struct mm_struct *mm = current->mm;
 	unsigned long padded = len + SZ_2M, ret;
 
 	if ((flags & MAP_FIXED) || len < SZ_2M || padded < len)
-		return get_area(file, addr, len, pgoff, flags);
+		return mm_get_unmapped_area(mm, file, addr, len, pgoff, flags);
 	if (addr) {
-		ret = get_area(file, addr, len, pgoff, flags);
+		ret = mm_get_unmapped_area(mm, file, addr, len, pgoff, flags);
 		if (ret == addr)
 			return ret;
 	}
-	ret = get_area(file, 0, padded, pgoff, flags);
+	ret = mm_get_unmapped_area(mm, file, 0, padded, pgoff, flags);
 	if (IS_ERR_VALUE(ret))
-		return get_area(file, addr, len, pgoff, flags);
+		return mm_get_unmapped_area(mm, file, addr, len, pgoff, flags);
 	return round_up(ret, SZ_2M);
 }
 
@@ -267,14 +192,6 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 	int ret;
 
-	/*
-	 * From the fake offset DRM found the object by (always its start) to
-	 * the buffer's own, which PMD mapping needs aligned. So the DRM
-	 * inode's mappings are no longer where the fake offsets say: they
-	 * may be revoked whole (drm_dev_unplug()), never by offset
-	 * (drm_vma_node_unmap() would miss them).
-	 */
-	vma->vm_pgoff -= drm_vma_node_start(&obj->vma_node);
 	if (!bo->dmabuf)
 		return npuipc_mmap_prepare(vma, &bo->mem, bo->bo_flags & NPUIPC_BO_READ_ONLY);
 
@@ -288,10 +205,11 @@ static int npuipc_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	ret = npuipc_mmap_check(vma, bo->bo_flags & NPUIPC_BO_READ_ONLY);
 	if (ret)
 		return ret;
-	vma->vm_flags |= VM_DONTEXPAND;
+	vm_flags_set(vma, VM_DONTEXPAND);
 	vma->vm_private_data = NULL;
 	vma->vm_ops = NULL;
-	ret = dma_buf_mmap(bo->dmabuf, vma, vma->vm_pgoff);
+	/* DRM found the object by its fake offset: the mapping starts at its start. */
+	ret = dma_buf_mmap(bo->dmabuf, vma, 0);
 	if (!ret)
 		drm_gem_object_put(obj);
 	return ret;
@@ -317,110 +235,11 @@ static void npuipc_bo_free_pages(struct npuipc_bo *bo, pgoff_t npages)
 	bo->mem.pages = NULL;
 }
 
-/*
- * The memory of freed buffers that someone else still holds. A chunk
- * mapped by a PMD entry can be taken by GUP-fast, which looks at no VMA
- * (vmsplice(), O_DIRECT, an RDMA pin): that reference keeps the compound
- * page past the buffer's free. Such a chunk stays charged to its device
- * until npuipc's reference is the last, checked every second, so that
- * nothing holds device memory outside the budget; the buffer's other
- * chunks go at once.
- */
-struct npuipc_held_chunk {
-	struct list_head node;
-	struct npuipc_device *ndev;	/* holds a DRM device reference */
-	struct page *head;
-};
-
-/* Protects npuipc_held_list */
-static DEFINE_MUTEX(npuipc_held_lock);
-static LIST_HEAD(npuipc_held_list);
-static void npuipc_held_reap_work(struct work_struct *work);
-static DECLARE_DELAYED_WORK(npuipc_held_work, npuipc_held_reap_work);
-
-static void npuipc_held_free(struct npuipc_held_chunk *held)
-{
-	__free_pages(held->head, NPUIPC_CHUNK_ORDER);
-	npuipc_mem_uncharge(held->ndev, SZ_2M);
-	drm_dev_put(&held->ndev->drm);
-	kfree(held);
-}
-
-/* Frees the held chunks nobody else holds any more; returns how many. */
-static unsigned int npuipc_held_reap(void)
-{
-	struct npuipc_held_chunk *held, *next;
-	unsigned int freed = 0;
-	LIST_HEAD(done);
-
-	mutex_lock(&npuipc_held_lock);
-	list_for_each_entry_safe(held, next, &npuipc_held_list, node)
-		if (page_ref_count(held->head) == 1)
-			list_move(&held->node, &done);
-	if (!list_empty(&npuipc_held_list))
-		schedule_delayed_work(&npuipc_held_work, HZ);
-	mutex_unlock(&npuipc_held_lock);
-
-	list_for_each_entry_safe(held, next, &done, node) {
-		npuipc_held_free(held);
-		freed++;
-	}
-	return freed;
-}
-
-static void npuipc_held_reap_work(struct work_struct *work)
-{
-	npuipc_held_reap();
-}
-
-/*
- * Frees @bo's pages and returns them to the budget, but for the chunks
- * held elsewhere, left to npuipc_held_reap(). No mapping is left (every
- * mapping holds the buffer), so no new reference can be taken.
- */
+/* Frees @bo's pages and returns them to the budget: no mapping is left. */
 static void npuipc_bo_release_pages(struct npuipc_device *ndev, struct npuipc_bo *bo)
 {
-	pgoff_t npages = bo->base.size >> PAGE_SHIFT, i;
-	struct npuipc_held_chunk *held;
-	u64 held_bytes = 0;
-
-	if (!bo->mem.chunked) {
-		npuipc_bo_free_pages(bo, npages);
-		npuipc_mem_uncharge(ndev, bo->base.size);
-		return;
-	}
-	for (i = 0; i < npages; i += NPUIPC_CHUNK_PAGES) {
-		if (page_ref_count(bo->mem.pages[i]) == 1)
-			continue;
-		/* 40 bytes, or the chunk would leave the budget while held. */
-		held = kmalloc(sizeof(*held), GFP_KERNEL | __GFP_NOFAIL);
-		drm_dev_get(&ndev->drm);
-		*held = (struct npuipc_held_chunk){ .ndev = ndev, .head = bo->mem.pages[i] };
-		bo->mem.pages[i] = NULL;	/* not freed below */
-		held_bytes += SZ_2M;
-		mutex_lock(&npuipc_held_lock);
-		list_add_tail(&held->node, &npuipc_held_list);
-		schedule_delayed_work(&npuipc_held_work, HZ);
-		mutex_unlock(&npuipc_held_lock);
-	}
-	npuipc_bo_free_pages(bo, npages);
-	npuipc_mem_uncharge(ndev, bo->base.size - held_bytes);
-}
-
-/*
- * Module exit (or a failed init): nothing of npuipc is left but memory
- * still held elsewhere, which outlives the devices; its budget goes with
- * them.
- */
-void npuipc_gem_fini(void)
-{
-	struct npuipc_held_chunk *held, *next;
-
-	cancel_delayed_work_sync(&npuipc_held_work);
-	list_for_each_entry_safe(held, next, &npuipc_held_list, node) {
-		list_del(&held->node);
-		npuipc_held_free(held);
-	}
+	npuipc_bo_free_pages(bo, bo->base.size >> PAGE_SHIFT);
+	npuipc_mem_uncharge(ndev, bo->base.size);
 }
 
 static void npuipc_bo_free(struct drm_gem_object *obj)
@@ -551,11 +370,10 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 			return -EINTR;
 		}
 		/*
-		 * A chunk is one compound page, as a THP is: the core mm maps
-		 * it with one PMD entry (npuipc_mmap_prepare()), and a page
-		 * reference anyone takes holds the whole chunk.
+		 * A huge class's chunk is 2 MiB of contiguous memory, as the
+		 * device's pages are; mappings still reach it by PFN.
 		 */
-		page = alloc_pages(order ? gfp | __GFP_COMP : gfp, order);
+		page = alloc_pages(gfp, order);
 		if (!page) {
 			npuipc_bo_free_pages(bo, npages);
 			return -ENOMEM;
@@ -564,7 +382,6 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 			bo->mem.pages[i + j] = nth_page(page, j);
 		cond_resched();
 	}
-	bo->mem.chunked = order == NPUIPC_CHUNK_ORDER;
 	return 0;
 }
 
@@ -621,9 +438,6 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 
 	ret = npuipc_mem_charge(ndev, args->size);
-	/* Memory held past its buffer's free may have come back since. */
-	if (ret == -ENOMEM && npuipc_held_reap())
-		ret = npuipc_mem_charge(ndev, args->size);
 	if (ret)
 		return ret;
 

@@ -21,7 +21,7 @@ struct sg_table;
 
 /*
  * Where memory lies, page by page: system RAM (@pages, one entry per 4 KiB
- * page; with @chunked, 2 MiB compound pages from the first entry on), or a
+ * page; a huge class's in 2 MiB contiguous chunks), or a
  * range of a PCI device's BAR (@phys, mapped write-combined in the kernel
  * at @iomem), which has no struct pages and goes with its device @dev
  * (drm_dev_enter() around every access). Neither: another exporter's
@@ -29,7 +29,6 @@ struct sg_table;
  */
 struct npuipc_mem {
 	struct page **pages;
-	bool chunked;
 	phys_addr_t phys;
 	void __iomem *iomem;
 	struct drm_device *dev;
@@ -41,9 +40,7 @@ static inline struct npuipc_mem npuipc_mem_from(const struct npuipc_mem *mem, pg
 	struct npuipc_mem view = { NULL };
 
 	if (mem->pages)
-		view = (struct npuipc_mem){ .pages = mem->pages + first,
-					    .chunked = mem->chunked &&
-						       IS_ALIGNED(first, NPUIPC_CHUNK_PAGES) };
+		view = (struct npuipc_mem){ .pages = mem->pages + first };
 	else if (mem->iomem)
 		view = (struct npuipc_mem){ .phys = mem->phys + ((phys_addr_t)first << PAGE_SHIFT),
 					    .iomem = mem->iomem + (first << PAGE_SHIFT),
@@ -131,7 +128,6 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 
 int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size);
 
-void npuipc_gem_fini(void);
 
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);

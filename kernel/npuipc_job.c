@@ -34,7 +34,9 @@
 
 static unsigned int npuipc_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(job_timeout_ms, "A COPY or FILL job taking longer (its worker's CPU time; 10x in wall time) fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
+MODULE_PARM_DESC(job_timeout_ms,
+		 "A COPY or FILL job taking longer (its worker's CPU time; 10x in wall time) "
+		 "fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
 
 static const char *npuipc_fence_driver_name(struct dma_fence *fence)
 {
@@ -341,6 +343,10 @@ static int npuipc_job_lookup_sync(struct npuipc_file *nfile, u32 handle, u32 typ
 	return 0;
 }
 
+/*
+ * fget() only to tell -EBADF from -EINVAL, which sync_file_get_fence()
+ * does not (NULL for both): an fd closed in between reads as -EINVAL.
+ */
 static int npuipc_job_wait_sync_file(struct npuipc_job *job, int fd)
 {
 	struct file *file = fget(fd);
@@ -389,7 +395,8 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 		return -EINVAL;
 	if (npuipc_refuse(drm, uses_buffers && (in->object || in->timeout_ns)))
 		return -EINVAL;
-	if (npuipc_refuse(drm, in->value && in->kind != NPUIPC_JOB_FILL && in->kind != NPUIPC_JOB_WAIT_SYNCOBJ))
+	if (npuipc_refuse(drm, in->value && in->kind != NPUIPC_JOB_FILL &&
+			  in->kind != NPUIPC_JOB_WAIT_SYNCOBJ))
 		return -EINVAL;
 	if (npuipc_refuse(drm, in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT))
 		return -EINVAL;
@@ -399,11 +406,7 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 	job->src_offset = in->src_offset;
 	job->size = in->size;
 	if (in->timeout_ns)
-		/* Rounded up, plus the partial jiffy now: never shorter than asked. */
-		job->timeout_jiffies = min_t(u64, nsecs_to_jiffies64(min_t(u64, in->timeout_ns,
-									   S64_MAX / 2) +
-								     TICK_NSEC - 1) + 1,
-					     MAX_JIFFY_OFFSET);
+		job->timeout_jiffies = npuipc_timeout_jiffies(in->timeout_ns);
 
 	switch (in->kind) {
 	case NPUIPC_JOB_COPY:

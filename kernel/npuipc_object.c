@@ -67,8 +67,8 @@ static struct file *npuipc_object_export_file(struct npuipc_object *obj)
 	struct file *file;
 
 	npuipc_object_get(obj);
-	file = anon_inode_getfile(obj->funcs->file_name, obj->funcs->fops, obj,
-				  O_RDWR | O_CLOEXEC);
+	/* O_CLOEXEC is the fd's, given to get_unused_fd_flags() by the caller. */
+	file = anon_inode_getfile(obj->funcs->file_name, obj->funcs->fops, obj, O_RDWR);
 	if (IS_ERR(file))
 		npuipc_object_put(obj);
 	else
@@ -208,18 +208,10 @@ int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 	return ret;
 }
 
-/*
- * Rounded up, plus the partial jiffy now: never shorter than asked. Any
- * s64 works: beyond S64_MAX / 2 ns (146 years) a wait is as good as
- * endless, and the sum below cannot overflow.
- */
+/* Any s64: a negative timeout is endless. */
 static long npuipc_wait_timeout_jiffies(s64 timeout_ns)
 {
-	if (timeout_ns < 0)
-		return MAX_SCHEDULE_TIMEOUT;
-	timeout_ns = min_t(s64, timeout_ns, S64_MAX / 2);
-	return min_t(u64, nsecs_to_jiffies64(timeout_ns + TICK_NSEC - 1) + 1,
-		     MAX_SCHEDULE_TIMEOUT - 1);
+	return timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT : npuipc_timeout_jiffies(timeout_ns);
 }
 
 /* Waits for @fence up to @timeout_ns (0 polls, < 0 endless): 0, -ETIME or -ERESTARTSYS. */

@@ -4,7 +4,7 @@
  * is RAM of its memory backend's size (a power of two), bound as an npuipc
  * device whose device memory is that BAR, as on a real NPU: I/O memory
  * without struct pages, allocated from a range allocator, mapped to users
- * write-combined (npuipc_gem.c) and exported as DMA addresses
+ * write-combined (npuipc_gem.c) and exported to npuipc devices only
  * (npuipc_prime.c).
  *
  * Binding is opt-in (bind_ivshmem=1): an ivshmem device is usually meant
@@ -34,7 +34,9 @@
 
 static bool bind_ivshmem;
 module_param(bind_ivshmem, bool, 0444);
-MODULE_PARM_DESC(bind_ivshmem, "Bind QEMU's ivshmem-plain devices (PCI 1af4:1110) as mock NPUs whose memory is their BAR2 (default off)");
+MODULE_PARM_DESC(bind_ivshmem,
+		 "Bind QEMU's ivshmem-plain devices (PCI 1af4:1110) as mock NPUs "
+		 "whose memory is their BAR2 (default off)");
 
 /* Indices of PCI devices: after the virtual ones, the lowest free first. */
 static DEFINE_IDA(npuipc_pci_indices);

@@ -16,8 +16,6 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
-#include <linux/pci.h>
-#include <linux/pci-p2pdma.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -93,19 +91,18 @@ static const struct dma_buf_attach_ops npuipc_import_attach_ops = {
  * it cannot carry the driver's word, and a PID in it would be a global PID
  * shown inside containers.
  *
- * BAR memory has no struct pages: another device can reach it only by PCI
- * peer-to-peer DMA, which an importer must declare it handles (peer2peer)
- * and the PCI topology must allow (never without CONFIG_PCI_P2PDMA). Any
- * other importer of it is refused; npuipc's own imports never map.
+ * BAR memory has no struct pages: another device could reach it only by
+ * PCI peer-to-peer DMA, at a bus address or through the IOMMU depending on
+ * the topology, which the interfaces a module has on 6.1 do not tell apart
+ * (and Debian's kernels build no CONFIG_PCI_P2PDMA). So no other driver
+ * attaches to it; npuipc's own imports never map.
  */
 static int npuipc_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
 {
 	struct npuipc_export *exp = dmabuf->priv;
 
-	if (!exp->bo->mem.pages && attach->importer_priv != &npuipc_own_importer &&
-	    (!attach->peer2peer ||
-	     pci_p2pdma_distance(to_pci_dev(exp->bo->base.dev->dev), attach->dev, false) < 0))
+	if (!exp->bo->mem.pages && attach->importer_priv != &npuipc_own_importer)
 		return -EOPNOTSUPP;
 
 	mutex_lock(&exp->lock);
@@ -124,86 +121,31 @@ static void npuipc_dmabuf_detach(struct dma_buf *dmabuf,
 	mutex_unlock(&exp->lock);
 }
 
-/*
- * One device mapping of an export: what CPU-access syncs must sync. A BAR
- * has no struct pages: its one entry holds only a DMA address
- * (dma_map_resource()), and write-combined I/O memory needs no sync.
- */
+/* One device mapping of an export: what CPU-access syncs must sync. */
 struct npuipc_mapping {
 	struct sg_table sgt;
 	enum dma_data_direction dir;
-	/* A BAR's: the one dma_map_resource() mapping the entries split. */
-	bool resource;
-	dma_addr_t addr;
-	u64 size;
 };
-
-/*
- * @map's table for BAR memory at @phys: DMA addresses only, split into
- * entries the importing device takes (an entry's length is 32 bits). On
- * x86 a BAR's bus address is its CPU address, which dma_map_resource()
- * assumes (it knows nothing of PCI peer-to-peer).
- */
-static int npuipc_map_bar(struct npuipc_mapping *map, struct device *dev, phys_addr_t phys,
-			  u64 size, enum dma_data_direction dir)
-{
-	unsigned int seg = max_t(unsigned int, PAGE_SIZE,
-				 rounddown(min_t(unsigned int, dma_get_max_seg_size(dev), SZ_1G),
-					   PAGE_SIZE));
-	struct scatterlist *sg;
-	u64 done = 0;
-	int ret, i;
-
-	ret = sg_alloc_table(&map->sgt, DIV_ROUND_UP_ULL(size, seg), GFP_KERNEL_ACCOUNT);
-	if (ret)
-		return ret;
-	map->addr = dma_map_resource(dev, phys, size, dir, 0);
-	if (dma_mapping_error(dev, map->addr)) {
-		sg_free_table(&map->sgt);
-		return -ENOMEM;
-	}
-	for_each_sgtable_sg(&map->sgt, sg, i) {
-		unsigned int len = min_t(u64, seg, size - done);
-
-		sg->length = len;
-		sg_dma_address(sg) = map->addr + done;
-		sg_dma_len(sg) = len;
-		done += len;
-	}
-	map->size = size;
-	map->resource = true;
-	return 0;
-}
 
 static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 					  enum dma_data_direction dir)
 {
 	struct npuipc_export *exp = attach->dmabuf->priv;
+	struct npuipc_mem mem = npuipc_export_mem(exp);
 	struct npuipc_mapping *map;
-	struct npuipc_mem mem;
-	int ret, idx;
+	int ret;
 
 	/* A device that may write cannot map read-only memory. */
 	if (exp->read_only && dir != DMA_TO_DEVICE)
 		return ERR_PTR(-EACCES);
+	/* BAR memory: only npuipc's own imports attach, and they never map. */
+	if (WARN_ON_ONCE(!mem.pages))
+		return ERR_PTR(-EOPNOTSUPP);
 
 	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		return ERR_PTR(-ENOMEM);
 	map->dir = dir;
-	mem = npuipc_export_mem(exp);
-	if (!mem.pages) {
-		/* A BAR released at unplug may be another device's by now. */
-		if (!drm_dev_enter(mem.dev, &idx)) {
-			ret = -ENODEV;
-			goto err_free;
-		}
-		ret = npuipc_map_bar(map, attach->dev, mem.phys, (u64)exp->npages << PAGE_SHIFT, dir);
-		drm_dev_exit(idx);
-		if (ret)
-			goto err_free;
-		goto out;
-	}
 	ret = sg_alloc_table_from_pages(&map->sgt, mem.pages, exp->npages,
 					0, exp->npages << PAGE_SHIFT, GFP_KERNEL_ACCOUNT);
 	if (ret)
@@ -211,7 +153,6 @@ static struct sg_table *npuipc_dmabuf_map(struct dma_buf_attachment *attach,
 	ret = dma_map_sgtable(attach->dev, &map->sgt, dir, 0);
 	if (ret)
 		goto err_free_table;
-out:
 	/* The core caches it (cache_sgt_mapping): one mapping per attachment. */
 	mutex_lock(&exp->lock);
 	attach->priv = map;
@@ -234,10 +175,7 @@ static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
 	mutex_lock(&exp->lock);
 	attach->priv = NULL;
 	mutex_unlock(&exp->lock);
-	if (map->resource)
-		dma_unmap_resource(attach->dev, map->addr, map->size, dir, 0);
-	else
-		dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
 	sg_free_table(sgt);
 	kfree(map);
 }
@@ -278,7 +216,7 @@ static int npuipc_dmabuf_sync(struct dma_buf *dmabuf,
 	list_for_each_entry(attach, &dmabuf->attachments, node) {
 		struct npuipc_mapping *map = attach->priv;
 
-		if (!map || map->resource)
+		if (!map)
 			continue;
 		if (for_cpu && map->dir != DMA_TO_DEVICE)
 			dma_sync_sgtable_for_cpu(attach->dev, &map->sgt, map->dir);

@@ -51,18 +51,17 @@ static int npuipc_vdev_probe(struct platform_device *pdev)
 	return drm_dev_register(&ndev->drm, 0);
 }
 
-static int npuipc_vdev_remove(struct platform_device *pdev)
+static void npuipc_vdev_remove(struct platform_device *pdev)
 {
 	struct npuipc_device *ndev = platform_get_drvdata(pdev);
 
 	/* Its memory is RAM: mappings and importers keep their data. */
 	npuipc_device_unplug(ndev);
-	return 0;
 }
 
 static struct platform_driver npuipc_vdev_driver = {
 	.probe = npuipc_vdev_probe,
-	.remove = npuipc_vdev_remove,
+	.remove_new = npuipc_vdev_remove,
 	.driver = {
 		.name = NPUIPC_VDEV_NAME,
 	},

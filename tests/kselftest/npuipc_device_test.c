@@ -208,15 +208,29 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 	EXPECT_STREQ("0 KiB", value);
 	ASSERT_EQ(0, npuipc_fdinfo_value(self->fd, "drm-engine-copy", value, sizeof(value)));
 	EXPECT_STREQ("0 ns", value);
+	/* drm-pdev: a PCI device's address, as GET_INFO reports it. */
+	if (npuipc_expected_pci(0)) {
+		struct drm_npuipc_get_info info = { 0 };
+		char expected[32];
+
+		ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+		snprintf(expected, sizeof(expected), "%04x:%02x:%02x.%u", info.pci_address >> 16,
+			 (info.pci_address >> 8) & 0xff, (info.pci_address >> 3) & 0x1f,
+			 info.pci_address & 7);
+		ASSERT_EQ(0, npuipc_fdinfo_value(self->fd, "drm-pdev", value, sizeof(value)));
+		EXPECT_STREQ(expected, value);
+	} else {
+		EXPECT_NE(0, npuipc_fdinfo_value(self->fd, "drm-pdev", value, sizeof(value)));
+	}
 
 	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 << 20, NPUIPC_PAGE_CLASS_NORMAL, &bo));
 	EXPECT_EQ(2048, fdinfo_number(self->fd, "drm-memory-device"));
-	EXPECT_EQ(0, fdinfo_number(self->fd, "drm-memory-imported"));
+	EXPECT_EQ(0, fdinfo_number(self->fd, "npuipc-memory-imported"));
 	/* The other file imports it: its own memory stays 0. */
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, bo, 0, 1 << 20, 0, &dmabuf));
 	ASSERT_EQ(0, npuipc_bo_import(other, dmabuf, 0, &imported));
 	EXPECT_EQ(0, fdinfo_number(other, "drm-memory-device"));
-	EXPECT_EQ(1024, fdinfo_number(other, "drm-memory-imported"));
+	EXPECT_EQ(1024, fdinfo_number(other, "npuipc-memory-imported"));
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
 	fill.dst = bo;

@@ -271,8 +271,7 @@ TEST_F(stream, out_fence_is_a_pollable_sync_file)
 	struct pollfd pfd = { .events = POLLIN };
 	int fence;
 
-	if (npuipc_vgem_gate_init(&gate))
-		SKIP(npuipc_vgem_gate_fini(&gate); return, "vgem is not loaded (modprobe vgem)");
+	NPUIPC_VGEM_GATE_INIT(&gate);
 	jobs[0] = npuipc_vgem_gate_job(&gate);
 	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 1);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
@@ -388,18 +387,27 @@ static int64_t sync_file_timestamp(int fd)
 	return fence.timestamp_ns;
 }
 
-TEST_F(stream, fences_signal_in_submission_order_when_a_gate_releases_the_stream)
+/*
+ * The stream waits on another stream's fence, so that its release is an
+ * npuipc hand-off (the record completes the waiter and the records behind
+ * it); that other stream is held by another driver's fence, so that every
+ * fence may leave as a sync_file.
+ */
+TEST_F(stream, fences_signal_in_submission_order_when_a_record_releases_the_stream)
 {
 	struct npuipc_vgem_gate gate;
-	uint32_t early, late;
-	int fences[4], i;
+	uint32_t early, late, holder;
+	int fences[4], held, i;
 
-	if (npuipc_vgem_gate_init(&gate))
-		SKIP(npuipc_vgem_gate_fini(&gate); return, "vgem is not loaded (modprobe vgem)");
+	NPUIPC_VGEM_GATE_INIT(&gate);
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &early));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &late));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &holder));
+	ASSERT_EQ(0, npuipc_submit(self->fd, holder,
+				   (struct drm_npuipc_job[]){ npuipc_vgem_gate_job(&gate) }, 1, &held));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
-				   (struct drm_npuipc_job[]){ npuipc_vgem_gate_job(&gate) },
+				   (struct drm_npuipc_job[]){
+					npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, held) },
 				   1, &fences[0]));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream,
 				   (struct drm_npuipc_job[]){ npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, early) },
@@ -419,6 +427,7 @@ TEST_F(stream, fences_signal_in_submission_order_when_a_gate_releases_the_stream
 	EXPECT_EQ(3, self->map_a[1 * MIB - 1]);
 	for (i = 0; i < 4; i++)
 		close(fences[i]);
+	close(held);
 	npuipc_vgem_gate_fini(&gate);
 }
 
@@ -711,12 +720,7 @@ TEST_F(stream, timeline_syncobj_point_chained_over_npuipc_fences_releases_a_stre
 	uint32_t waiter;
 
 	for (i = 0; i < 2; i++)
-		if (npuipc_vgem_gate_init(&gates[i])) {
-			npuipc_vgem_gate_fini(&gates[0]);
-			if (i)
-				npuipc_vgem_gate_fini(&gates[1]);
-			SKIP(return, "vgem is not loaded (modprobe vgem)");
-		}
+		NPUIPC_VGEM_GATE_INIT(&gates[i]);
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_CREATE, &timeline));
 	for (i = 0; i < 2; i++) {
@@ -841,8 +845,7 @@ TEST_F(stream, wait_jobs_on_an_event_a_sync_file_and_a_syncobj_time_out)
 	uint32_t event, waiter;
 	int fence, status, i;
 
-	if (npuipc_vgem_gate_init(&gate))
-		SKIP(npuipc_vgem_gate_fini(&gate); return, "vgem is not loaded (modprobe vgem)");
+	NPUIPC_VGEM_GATE_INIT(&gate);
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &waiter));
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
@@ -1117,8 +1120,7 @@ TEST_F(stream, dma_buf_that_imported_an_out_fence_is_released_when_the_work_is_d
 	struct drm_npuipc_job jobs[2];
 	int fence, dmabuf;
 
-	if (npuipc_vgem_gate_init(&gate))
-		SKIP(npuipc_vgem_gate_fini(&gate); return, "vgem is not loaded (modprobe vgem)");
+	NPUIPC_VGEM_GATE_INIT(&gate);
 	jobs[0] = npuipc_vgem_gate_job(&gate);
 	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 6);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, &fence));
@@ -1399,25 +1401,22 @@ TEST_F(stream, notify_shared_with_another_process)
  */
 TEST_F(stream, killed_process_cancels_its_jobs_and_waiters_get_an_error)
 {
+	struct npuipc_vgem_gate gate;
 	int sv[2], status, fence, efd;
 	uint32_t event;
 	pid_t child;
 
-	status = npuipc_open_vgem();
-	if (status < 0)
-		SKIP(return, "vgem is not loaded (modprobe vgem)");
-	close(status);
+	/* The parent's: the child's death must not open it. */
+	NPUIPC_VGEM_GATE_INIT(&gate);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0) {
 		int fd = npuipc_open_device(0), out, ev_fd;
-		struct npuipc_vgem_gate gate;
 		struct drm_npuipc_job jobs[3];
 		uint32_t s, ev, bo;
 
-		if (fd < 0 || npuipc_vgem_gate_init(&gate) ||
-		    npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s) ||
+		if (fd < 0 || npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &s) ||
 		    npuipc_obj_create(fd, NPUIPC_OBJ_EVENT, &ev) ||
 		    npuipc_bo_create(fd, 1 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &bo))
 			_exit(1);
@@ -1447,9 +1446,11 @@ TEST_F(stream, killed_process_cancels_its_jobs_and_waiters_get_an_error)
 	EXPECT_EQ(-ECANCELED, status);
 	ASSERT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(-ECANCELED, status);
+	EXPECT_EQ(0, npuipc_sync_file_status(gate.sync_file));	/* still closed */
 	close(fence);
 	close(sv[0]);
 	close(sv[1]);
+	npuipc_vgem_gate_fini(&gate);
 }
 
 TEST_F(stream, notify_fd_hangs_up_when_its_owner_goes)

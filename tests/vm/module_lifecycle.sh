@@ -92,22 +92,4 @@ for kind in dmabuf sync_file event notify; do
 	loaded && rmmod npuipc
 done
 
-# A page of a freed huge buffer that a pipe holds (vmsplice) holds no
-# reference on the module: the module goes, the page stays readable, and
-# it is freed by the core mm when the pipe closes (a kernel warning there
-# fails the run).
-insmod "$ko"
-start_holder pipe_page
-check "a pipe holds a page of a huge buffer it outlived, still charged" sh -c \
-	'[ "$1" = holding ] && grep -q "^mem_used: 2097152$" /sys/kernel/debug/dri/128/npuipc_state' - "$said"
-check "rmmod succeeds while the pipe holds it" rmmod_soon
-check "the page stays readable after the module is gone" sh -c \
-	'dd if=/proc/$1/fd/10 of=/tmp/page bs=4096 count=1 2>/dev/null &&
-	 [ "$(wc -c < /tmp/page)" = 4096 ] && [ "$(tr -d w < /tmp/page | wc -c)" = 0 ]' - "$holder"
-kill "$holder"
-wait "$holder" 2>/dev/null
-check "the module loads again with the budget of device 0 all free" sh -c \
-	'insmod "$1" && grep -q "^mem_used: 0$" /sys/kernel/debug/dri/128/npuipc_state' - "$ko"
-loaded && rmmod npuipc
-
 [ "$failed" = 0 ]

@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * usage: npuipc_hold_fd dmabuf|sync_file|event|notify|pending_stream|pipe_page
+ * usage: npuipc_hold_fd dmabuf|sync_file|event|notify|pending_stream
  * Makes one fd of that kind from device 0, closes the DRM fd (every handle
  * with it), says "holding" on stdout, and keeps the fd until killed: what
  * module_lifecycle.sh needs to show that such an fd alone keeps npuipc.ko
  * loaded. pending_stream keeps the DRM fd instead, with a stream holding
  * two jobs behind a notify no one records (for npuipc_smi_test.sh).
- * pipe_page keeps a pipe holding (vmsplice) a page of a huge buffer filled
- * with 0x77 ('w') that is then unmapped and freed: memory that outlives the
- * buffer, and may outlive the module. The pipe's read end is fd 10, for
- * /proc/PID/fd/10.
  */
 #include <signal.h>
-#include <sys/uio.h>
 
 #include "npuipc_test_util.h"
 
@@ -53,23 +48,8 @@ int main(int argc, char **argv)
 		    !npuipc_obj_create(fd, NPUIPC_OBJ_STREAM, &stream) &&
 		    !npuipc_submit(fd, stream, jobs, 2, NULL))
 			held = fd;
-	} else if (!strcmp(kind, "pipe_page")) {
-		int pipefd[2];
-		struct iovec iov = { .iov_len = 4096 };
-		size_t size;
-
-		if (!npuipc_bo_create(fd, 2u << 20, NPUIPC_PAGE_CLASS_HUGE, &handle) && !pipe(pipefd)) {
-			iov.iov_base = npuipc_bo_mmap(fd, handle, PROT_READ | PROT_WRITE, &size);
-			if (iov.iov_base != MAP_FAILED) {
-				memset(iov.iov_base, 0x77, size);
-				if (vmsplice(pipefd[1], &iov, 1, 0) == 4096)
-					held = dup2(pipefd[0], 10);
-				munmap(iov.iov_base, size);
-			}
-			close(pipefd[1]);
-		}
 	} else {
-		fprintf(stderr, "usage: npuipc_hold_fd dmabuf|sync_file|event|notify|pending_stream|pipe_page\n");
+		fprintf(stderr, "usage: npuipc_hold_fd dmabuf|sync_file|event|notify|pending_stream\n");
 		return 2;
 	}
 	if (held < 0) {

@@ -373,7 +373,7 @@ void print_table(const Snapshot &s)
                     field("npuipc-buffers").c_str(), field("npuipc-streams").c_str(),
                     field("npuipc-jobs").c_str(), field("npuipc-events").c_str(),
                     field("npuipc-notifies").c_str(), field("drm-memory-device").c_str(),
-                    field("drm-memory-imported").c_str(), field("drm-engine-copy").c_str());
+                    field("npuipc-memory-imported").c_str(), field("drm-engine-copy").c_str());
     }
 }
 

@@ -57,8 +57,8 @@ extern "C" {
 /*
  * DRM's PRIME ioctls (uapi version 7): PRIME_HANDLE_TO_FD exports a buffer
  * whole, read-write, as BO_EXPORT of the whole buffer does; PRIME_FD_TO_HANDLE
- * and BO_IMPORT keep one handle per dma-buf per file. Other devices may
- * import BAR memory only by PCI peer-to-peer DMA.
+ * and BO_IMPORT keep one handle per dma-buf per file. No other driver may
+ * attach to a dma-buf of BAR memory.
  */
 #define NPUIPC_CAP_PRIME		(1ULL << 8)
 

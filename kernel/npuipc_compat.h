@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What differs between the kernels npuipc builds for (Debian 12's 6.1 and
+ * 6.12), in one place: the newer kernel's interface, provided on the older
+ * one, so that the code reads as written for the newer kernel.
+ */
+#ifndef __NPUIPC_COMPAT_H__
+#define __NPUIPC_COMPAT_H__
+
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/version.h>
+#include <drm/drm_prime.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+/* A VMA's flags, read-only from 6.3 on, change through these. */
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+/* The mm's own placement of a mapping, a function of its own from 6.10 on. */
+static inline unsigned long mm_get_unmapped_area(struct mm_struct *mm, struct file *file,
+						 unsigned long addr, unsigned long len,
+						 unsigned long pgoff, unsigned long flags)
+{
+	return mm->get_unmapped_area(file, addr, len, pgoff, flags);
+}
+#endif
+
+/*
+ * DRM's PRIME ioctls: from 6.6 on DRM calls its PRIME helpers by itself;
+ * before, a driver names them (and without them the ioctls are -ENOSYS).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#define NPUIPC_DRM_PRIME_HOOKS						\
+	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,		\
+	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
+#else
+#define NPUIPC_DRM_PRIME_HOOKS
+#endif
+
+#endif /* __NPUIPC_COMPAT_H__ */
