@@ -7,7 +7,6 @@
 #include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/idr.h>
-#include <linux/pci.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -225,10 +224,7 @@ void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
 
 	seq_printf(m, "drm-driver:\t%s\n", DRIVER_NAME);
 	if (nfile->ndev->caps & NPUIPC_CAP_PCI)
-		seq_printf(m, "drm-pdev:\t%04x:%02x:%02x.%d\n", nfile->ndev->pci_address >> 16,
-			   (nfile->ndev->pci_address >> 8) & 0xff,
-			   PCI_SLOT(nfile->ndev->pci_address & 0xff),
-			   PCI_FUNC(nfile->ndev->pci_address & 0xff));
+		seq_printf(m, "drm-pdev:\t%s\n", dev_name(nfile->ndev->drm.dev));
 	seq_printf(m, "drm-client-id:\t%llu\n", nfile->client_id);
 	seq_printf(m, "drm-engine-copy:\t%llu ns\n",
 		   (u64)atomic64_read(&nfile->engine_copy_ns));

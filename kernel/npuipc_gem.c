@@ -76,6 +76,9 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem
 
 	if (ret)
 		return ret;
+	/* A mixed map (an importer's, forwarding to us) cannot also be a PFN map. */
+	if (vma->vm_flags & VM_MIXEDMAP)
+		return -EINVAL;
 	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 	/* Decrypted, as ioremap_wc() maps it for the kernel (SME, TDX). */
 	if (!mem->pages)
@@ -371,9 +374,11 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 		}
 		/*
 		 * A huge class's chunk is 2 MiB of contiguous memory, as the
-		 * device's pages are; mappings still reach it by PFN.
+		 * device's pages are, and one compound page: mappings reach it
+		 * by PFN, but a foreign importer handed its pages may take a
+		 * reference on any of them, which holds the whole chunk.
 		 */
-		page = alloc_pages(gfp, order);
+		page = alloc_pages(order ? gfp | __GFP_COMP : gfp, order);
 		if (!page) {
 			npuipc_bo_free_pages(bo, npages);
 			return -ENOMEM;
