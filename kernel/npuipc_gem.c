@@ -7,11 +7,9 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/genalloc.h>
-#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mutex.h>
-#include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 

@@ -88,8 +88,8 @@ static const struct dma_fence_ops npuipc_job_fence_ops = {
  * leaves a driver to depend on a future userspace action, with or without
  * a timeout (another driver, or the kernel's memory management, may wait
  * for it holding locks userspace needs), so such a fence is never exported
- * as a sync_file (-EDEADLK). Foreign fences obey those rules; a flagged
- * fence that has signalled is harmless.
+ * as a sync_file (-EDEADLK). Foreign fences are taken as their drivers keep
+ * them; a flagged fence that has signalled is harmless.
  */
 bool npuipc_fence_waits_on_user(struct dma_fence *fence)
 {
@@ -123,7 +123,7 @@ struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream)
 
 /*
  * The job's fence, @seqno on the stream's timeline @context; flagged when
- * it may never signal. It holds the module until freed.
+ * it waits on userspace. It holds the module until freed.
  */
 void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool waits_on_user)
 {
