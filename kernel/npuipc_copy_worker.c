@@ -62,9 +62,18 @@ static int npuipc_copy_worker_follow(struct npuipc_copy_worker *w)
 	return cgroup_attach_task_all(current, w->worker->task);
 }
 
-/*
- * The calling process's worker, made on first use: a process's worker, or,
- * past the per-user limit, one of its user's. Process context.
+/**
+ * npuipc_copy_worker_get() - get the calling process's copy worker
+ *
+ * Description: The calling process's worker, made on first use: a process's
+ * worker, or, past the per-user limit, one of its user's. A worker found is
+ * moved into the caller's cgroups unless it is there already.
+ *
+ * Context: Process context.
+ * Return: the worker, with a use counted for the caller (npuipc_copy_worker_put()
+ * gives it back), or an ERR_PTR(): -EINTR when killed waiting for the workers'
+ * lock, -ENOMEM, or the error of creating the kthread or of attaching it to the
+ * caller's cgroups.
  */
 struct npuipc_copy_worker *npuipc_copy_worker_get(void)
 {
@@ -122,7 +131,10 @@ out:
 	return w;
 }
 
-/*
+/**
+ * npuipc_copy_worker_put() - give back a file's use of its copy worker
+ * @w: the worker the closed file used
+ *
  * A file using @w is closed, its streams shut down: none of them queues
  * work any more. The last one's close ends the worker.
  */

@@ -22,7 +22,11 @@
 #include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
 
-/*
+/**
+ * npuipc_debugfs_show_fence() - print a fence for debugfs
+ * @m: the seq_file to print to
+ * @fence: the fence to show, npuipc's or foreign
+ *
  * A fence as "driver timeline context:seqno state"; its state read, not
  * checked (a check may signal a foreign fence and run its callbacks). A
  * foreign fence's names are not asked for: its ops may belong to a module
@@ -90,6 +94,13 @@ static const struct drm_info_list npuipc_debugfs_list[] = {
 	{ "npuipc_streams", npuipc_streams_debugfs_show, 0 },
 };
 
+/**
+ * npuipc_debugfs_init() - create npuipc's debugfs files of a DRM minor
+ * @minor: the DRM minor whose debugfs directory gets the files
+ *
+ * Adds npuipc_state, npuipc_exports and npuipc_streams (described at the top
+ * of this file).
+ */
 void npuipc_debugfs_init(struct drm_minor *minor)
 {
 	drm_debugfs_create_files(npuipc_debugfs_list,

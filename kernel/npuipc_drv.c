@@ -40,6 +40,17 @@ MODULE_PARM_DESC(mem_mib,
 
 atomic_t npuipc_live[NPUIPC_KIND_COUNT];
 
+/**
+ * npuipc_device_init() - initialize the state every npuipc device shares
+ * @ndev: the device to initialize
+ * @index: the device's npuipc index
+ * @mem_total: the device-memory budget, in bytes
+ * @caps: the bus driver's NPUIPC_CAP_* flags, to which the capabilities of
+ *	every npuipc device are added
+ *
+ * Sets the budget with nothing charged, the capabilities, the live-object
+ * counters and an empty list of exports.
+ */
 void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 		       u64 mem_total, u64 caps)
 {
@@ -80,18 +91,26 @@ static const struct attribute_group npuipc_dev_group = {
 	.attrs = npuipc_dev_attrs,
 };
 
-/*
+/**
+ * npuipc_device_add_sysfs() - add the npuipc_index attribute to a device
+ * @ndev: the device, already the drvdata of its bus device
+ *
  * Called by a bus driver's probe once its drvdata is the npuipc_device and
  * before drm_dev_register(): udev reads the attribute when the render
  * node's uevent comes, which a driver's dev_groups (added after probe)
  * would race with. Removed with the driver's other managed resources.
+ *
+ * Return: 0 or a negative errno.
  */
 int npuipc_device_add_sysfs(struct npuipc_device *ndev)
 {
 	return devm_device_add_group(ndev->drm.dev, &npuipc_dev_group);
 }
 
-/*
+/**
+ * npuipc_device_unplug() - unplug a device whose bus device is removed
+ * @ndev: the device being removed
+ *
  * A bus driver's remove: no new access to the device (ioctls fail -ENODEV,
  * and BAR memory is left alone, see npuipc_gem.c), and every stream of its
  * files stops, so that nothing waits for work on a device that is gone.
@@ -109,7 +128,15 @@ void npuipc_device_unplug(struct npuipc_device *ndev)
 	mutex_unlock(&ndev->drm.filelist_mutex);
 }
 
-/* Reserves @bytes of the device's budget; -ENOMEM when it does not fit. */
+/**
+ * npuipc_mem_charge() - charge memory to a device's budget
+ * @ndev: the device whose budget is charged
+ * @bytes: how much to reserve
+ *
+ * Reserves @bytes of the device's budget.
+ *
+ * Return: 0, or -ENOMEM when it does not fit.
+ */
 int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes)
 {
 	int ret = 0;
@@ -123,6 +150,13 @@ int npuipc_mem_charge(struct npuipc_device *ndev, u64 bytes)
 	return ret;
 }
 
+/**
+ * npuipc_mem_uncharge() - give memory back to a device's budget
+ * @ndev: the device whose budget was charged
+ * @bytes: how much to give back, as charged by npuipc_mem_charge()
+ *
+ * Giving back more than is charged warns and leaves nothing charged.
+ */
 void npuipc_mem_uncharge(struct npuipc_device *ndev, u64 bytes)
 {
 	spin_lock(&ndev->mem_lock);
@@ -132,6 +166,12 @@ void npuipc_mem_uncharge(struct npuipc_device *ndev, u64 bytes)
 	spin_unlock(&ndev->mem_lock);
 }
 
+/**
+ * npuipc_mem_used() - how much of a device's budget is charged
+ * @ndev: the device
+ *
+ * Return: the bytes of @ndev's budget in use.
+ */
 u64 npuipc_mem_used(struct npuipc_device *ndev)
 {
 	u64 used;

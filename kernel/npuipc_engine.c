@@ -90,17 +90,21 @@ static LLIST_HEAD(npuipc_jobs_to_release);
 static void npuipc_release_work_fn(struct work_struct *work);
 static DECLARE_WORK(npuipc_release_work, npuipc_release_work_fn);
 
-/*
- * The engine's per-CPU workqueue is high-priority: waits, records and
- * completions are short, and their latency is the product's (a kick runs
- * the stream on the CPU that issued it, keeping a record-to-waiter hand-off
- * on one CPU; Documentation/execution.md has the measurements). It is
+/**
+ * npuipc_engine_init() - create the engine's workqueue
+ *
+ * Description: The engine's per-CPU workqueue is high-priority: waits, records
+ * and completions are short, and their latency is the product's (a kick runs
+ * the stream on the CPU that issued it, keeping a record-to-waiter hand-off on
+ * one CPU; Documentation/execution.md has the measurements). It is
  * CPU-intensive: a long hand-off does not hold back other work on its CPU.
  *
  * COPY and FILL are user work of any length: they run on their file's
  * copy worker (npuipc_copy_worker.c), a kthread at nice 0 in the
  * submitter's cgroups, so that a flood of copies neither starves the
  * machine's nice-0 processes nor escapes its submitter's CPU limits.
+ *
+ * Return: 0, or -ENOMEM when the workqueue cannot be allocated.
  */
 int npuipc_engine_init(void)
 {
@@ -111,6 +115,12 @@ int npuipc_engine_init(void)
 	return 0;
 }
 
+/**
+ * npuipc_engine_fini() - tear the engine down
+ *
+ * Waits for the release of signalled jobs and for fence frees still in
+ * flight (they run module code), then destroys the engine's workqueue.
+ */
 void npuipc_engine_fini(void)
 {
 	/* Fence frees still in flight run module code: let them finish. */
@@ -119,6 +129,13 @@ void npuipc_engine_fini(void)
 	destroy_workqueue(npuipc_engine_wq);
 }
 
+/**
+ * npuipc_engine_kick() - queue a stream's work item on the engine's workqueue
+ * @stream: the stream whose jobs are to run
+ *
+ * Queueing it again while it is pending does nothing; the work item leaves
+ * a stream someone else has claimed to its claimant.
+ */
 void npuipc_engine_kick(struct npuipc_stream *stream)
 {
 	queue_work(npuipc_engine_wq, &stream->work);
@@ -154,7 +171,10 @@ static void npuipc_job_fence_cb(struct dma_fence *fence, struct dma_fence_cb *cb
 	npuipc_engine_kick(job->stream);
 }
 
-/*
+/**
+ * npuipc_engine_try_claim() - try to take a stream's claim
+ * @stream: the stream to claim
+ *
  * Hand-offs. When the engine, running one stream, satisfies the wait at
  * the head of another, idle stream (by recording its notify, or by
  * signalling the npuipc fence it waits for), it completes that job itself
@@ -166,6 +186,8 @@ static void npuipc_job_fence_cb(struct dma_fence *fence, struct dma_fence_cb *cb
  * stream and its queue as they are (the worker cannot run, and shutdown
  * waits for it) until the claimant, in process context, checks under the
  * stream's lock that the job can still be completed.
+ *
+ * Return: true if the stream was idle and the caller now holds its claim.
  */
 bool npuipc_engine_try_claim(struct npuipc_stream *stream)
 {
@@ -173,7 +195,14 @@ bool npuipc_engine_try_claim(struct npuipc_stream *stream)
 	       NPUIPC_STREAM_IDLE;
 }
 
-/* Whether nobody runs the stream now: a submit may then run it directly. */
+/**
+ * npuipc_engine_stream_idle() - whether nobody runs a stream now
+ * @stream: the stream to look at
+ *
+ * Whether nobody runs the stream now: a submit may then run it directly.
+ *
+ * Return: true if nobody holds the stream's claim.
+ */
 bool npuipc_engine_stream_idle(struct npuipc_stream *stream)
 {
 	return atomic_read(&stream->claim) == NPUIPC_STREAM_IDLE;
@@ -533,7 +562,10 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 	lock_map_release(&npuipc_claim_map);
 }
 
-/*
+/**
+ * npuipc_engine_run_direct() - run a stream's new jobs in the submitting thread
+ * @stream: the stream, referenced by the caller
+ *
  * Runs an idle stream's new jobs in the submitting thread, as the worker
  * would. The caller holds a reference on the stream, so it may touch it
  * after giving the claim back: it wakes a shutdown that may be waiting for
@@ -558,7 +590,12 @@ static void npuipc_stream_bulk_work(struct kthread_work *work)
 	npuipc_stream_run(container_of(work, struct npuipc_stream, bulk_work), true, false);
 }
 
-/* A new stream's share of the engine: idle, its work items ready. */
+/**
+ * npuipc_engine_init_stream() - set up a new stream's share of the engine
+ * @stream: the new stream
+ *
+ * A new stream's share of the engine: idle, its work items ready.
+ */
 void npuipc_engine_init_stream(struct npuipc_stream *stream)
 {
 	atomic_set(&stream->claim, NPUIPC_STREAM_IDLE);
@@ -580,10 +617,14 @@ static void npuipc_job_disarm(struct npuipc_job *job, struct npuipc_completion *
 		npuipc_completion_add_ready(c, npuipc_notify_unpark(job->notify, job));
 }
 
-/*
+/**
+ * npuipc_engine_stop_stream() - stop a stream for good
+ * @stream: the stream whose handle or device is gone
+ *
  * The stream's handle is gone, or its device: a running job finishes
  * (bounded by the job timeout), every other job is cancelled and its fence
- * signalled, and the stream never runs again.
+ * signalled, and the stream never runs again. The first call does the
+ * work; a later one returns when it is done.
  */
 void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 {
@@ -646,7 +687,10 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 	wake_up_var(&stream->stopped);
 }
 
-/*
+/**
+ * npuipc_engine_fini_stream() - cancel a stream's work items before it is freed
+ * @stream: the stream being freed
+ *
  * The stream is being freed. Shutdown stopped its work items; this is the
  * last line of defence. (The copy worker the bulk work names is still
  * alive: streams are freed before their file lets go of it.)

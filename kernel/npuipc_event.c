@@ -45,7 +45,12 @@ static void npuipc_event_free(struct npuipc_object *obj)
 	npuipc_live_dec(NPUIPC_KIND_EVENT);
 }
 
-/* The most recent record's fence, referenced; NULL if never recorded. */
+/**
+ * npuipc_event_last() - the fence of an event's most recent record
+ * @event: the event
+ *
+ * Return: The most recent record's fence, referenced; NULL if never recorded.
+ */
 struct dma_fence *npuipc_event_last(struct npuipc_event *event)
 {
 	struct dma_fence *fence;
@@ -56,6 +61,14 @@ struct dma_fence *npuipc_event_last(struct npuipc_event *event)
 	return fence;
 }
 
+/**
+ * npuipc_event_record() - make a fence an event's most recent record
+ * @event: the event recorded
+ * @fence: the recording job's fence, of which the event takes a reference
+ *
+ * Waits on the event are for @fence from now on; the reference to the
+ * previous record's fence is dropped.
+ */
 void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence)
 {
 	struct dma_fence *old;

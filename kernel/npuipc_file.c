@@ -26,6 +26,16 @@
 /* drm-client-id: unique for the life of the module, never reused. */
 static atomic64_t npuipc_client_ids = ATOMIC64_INIT(0);
 
+/**
+ * npuipc_file_open() - set up npuipc's state of a newly opened DRM file
+ * @drm: the device opened
+ * @file: the new DRM file, whose driver_priv the state becomes
+ *
+ * The state has a drm-client-id unique for the life of the module and an
+ * empty handle table.
+ *
+ * Return: 0, or -ENOMEM.
+ */
 int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct npuipc_file *nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
@@ -50,6 +60,15 @@ static void npuipc_file_drop_handle(struct npuipc_object *obj)
 	npuipc_object_put(obj);
 }
 
+/**
+ * npuipc_file_postclose() - free a closed DRM file's npuipc state
+ * @drm: the device the file was opened on
+ * @file: the DRM file closed
+ *
+ * Drops every handle, streams first (their parked jobs must leave the
+ * notifies' lists), orphans the notifies the file made, and lets go of the
+ * file's copy worker once no stream queues copy work any more.
+ */
 void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
@@ -76,7 +95,17 @@ void npuipc_file_postclose(struct drm_device *drm, struct drm_file *file)
 	kfree(nfile);
 }
 
-/* Gives @obj a handle, which takes over the caller's reference. */
+/**
+ * npuipc_file_add_object() - give an object a handle in a file
+ * @nfile: the file's npuipc state
+ * @obj: the object
+ * @handle: where the new handle goes
+ *
+ * Gives @obj a handle, which takes over the caller's reference. On failure
+ * the caller keeps its reference.
+ *
+ * Return: 0, -ENOSPC when the file has NPUIPC_MAX_OBJECTS handles, or -ENOMEM.
+ */
 int npuipc_file_add_object(struct npuipc_file *nfile, struct npuipc_object *obj,
 			   u32 *handle)
 {
@@ -86,6 +115,15 @@ int npuipc_file_add_object(struct npuipc_file *nfile, struct npuipc_object *obj,
 	return ret == -EBUSY ? -ENOSPC : ret;
 }
 
+/**
+ * npuipc_file_lookup_object() - look up the object of a handle
+ * @nfile: the file's npuipc state
+ * @handle: the handle
+ * @type: the NPUIPC_OBJ_* type the object must be of, or 0 for any type
+ *
+ * Return: the object, referenced; ERR_PTR(-ENOENT) for no such handle, or
+ * ERR_PTR(-EINVAL) for an object of another type.
+ */
 struct npuipc_object *npuipc_file_lookup_object(struct npuipc_file *nfile,
 						u32 handle, u32 type)
 {
@@ -106,6 +144,15 @@ struct npuipc_object *npuipc_file_lookup_object(struct npuipc_file *nfile,
 	return obj;
 }
 
+/**
+ * npuipc_file_destroy_object() - drop a handle of a file
+ * @nfile: the file's npuipc state
+ * @handle: the handle to drop
+ *
+ * Everything the handle held goes: its reference, and a stream stops.
+ *
+ * Return: 0, or -ENOENT for no such handle.
+ */
 int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle)
 {
 	struct npuipc_object *obj = xa_erase(&nfile->objects, handle);
@@ -134,7 +181,10 @@ static struct npuipc_object *npuipc_file_next_object(struct npuipc_file *nfile,
 	return obj;
 }
 
-/*
+/**
+ * npuipc_file_unplug() - stop a file's objects as its device is unplugged
+ * @file: a DRM file of the unplugged device
+ *
  * The file's device is unplugged: its streams stop, their pending jobs
  * cancelled (fences signal -ECANCELED and whoever waits on them wakes),
  * and no more run; its notifies lose their owner, whose waits can no
@@ -155,9 +205,15 @@ void npuipc_file_unplug(struct drm_file *file)
 	npuipc_notify_orphan_all(nfile);
 }
 
-/*
+/**
+ * npuipc_file_copy_worker() - choose a file's copy worker if it has none
+ * @nfile: the file's npuipc state
+ *
  * The file's copy worker, chosen by its first COPY or FILL submit: the
- * submitting process's (npuipc_copy_worker.c). Process context, no lock held.
+ * submitting process's (npuipc_copy_worker.c).
+ *
+ * Context: Process context, no lock held.
+ * Return: 0 once the file has a worker, or the error of npuipc_copy_worker_get().
  */
 int npuipc_file_copy_worker(struct npuipc_file *nfile)
 {
@@ -178,7 +234,11 @@ int npuipc_file_copy_worker(struct npuipc_file *nfile)
 	return ret;
 }
 
-/*
+/**
+ * npuipc_file_show_fdinfo() - print a DRM file's fdinfo keys
+ * @m: the seq_file of the fd's fdinfo
+ * @f: the file of the DRM fd
+ *
  * drm-engine-copy: time the engine spent on this file's COPY and FILL
  * jobs. drm-memory-device: buffers of this device's memory (its one
  * region) the file holds handles to. drm-pdev: a PCI device's address.
@@ -237,7 +297,14 @@ void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
 	seq_printf(m, "npuipc-jobs:\t%u\n", jobs);
 }
 
-/* The file's objects, for debugfs's npuipc_streams. */
+/**
+ * npuipc_file_show_objects() - print a file's objects for debugfs
+ * @m: the seq_file of debugfs's npuipc_streams
+ * @file: the DRM file
+ *
+ * The file's objects, for debugfs's npuipc_streams: a line for the client,
+ * then each object as its type shows it.
+ */
 void npuipc_file_show_objects(struct seq_file *m, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);

@@ -25,6 +25,13 @@
 #include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
 
+/**
+ * npuipc_page_class_size() - the page size of a page class
+ * @page_class: an NPUIPC_PAGE_CLASS_* value
+ *
+ * Return: 2 MiB for NPUIPC_PAGE_CLASS_HUGE, 1 GiB for NPUIPC_PAGE_CLASS_HUGE1G,
+ * 4 KiB for any other class.
+ */
 u64 npuipc_page_class_size(u32 page_class)
 {
 	switch (page_class) {
@@ -60,12 +67,20 @@ static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
 	return 0;
 }
 
-/*
+/**
+ * npuipc_mmap_prepare() - check a mapping of npuipc memory and make it a PFN map
+ * @vma: the new mapping
+ * @mem: the memory it maps
+ * @read_only: whether the memory may only be read
+ *
  * Checks a mapping of npuipc memory and makes it a PFN map, as DRM maps GEM
  * objects and TTM fills them: no struct page behind any entry, so GUP (and
  * GUP-fast, which respects the entries' special bit) takes nothing from it
  * and the memory goes with its buffer; for a BAR a write-combined one, as
  * a GPU driver maps its VRAM. 6.1 maps PFN maps with 4 KiB entries only.
+ *
+ * Return: 0; -EINVAL for a private mapping or a mixed map, -EACCES for a
+ * writable mapping of read-only memory.
  */
 int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem,
 			bool read_only)
@@ -124,10 +139,19 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 	return VM_FAULT_NOPAGE;
 }
 
-/*
+/**
+ * npuipc_fault_pages() - handle a fault in a mapping of npuipc memory
+ * @vmf: the fault
+ * @mem: the memory mapped
+ * @npages: how many pages of @mem the mapping covers; a fault past them is SIGBUS
+ * @index: the page of @mem at the faulting address
+ *
  * A fault in a mapping of @mem, through a DRM fd or a dma-buf. A BAR is
  * gone with its device: once unplugged (its mappings revoked), touching
  * it is SIGBUS. RAM outlives the device.
+ *
+ * Return: VM_FAULT_NOPAGE once the page is mapped, VM_FAULT_SIGBUS, or the
+ * error of inserting the page.
  */
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index)
@@ -154,13 +178,23 @@ static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
 }
 
-/*
+/**
+ * npuipc_get_unmapped_area() - choose where an mmap() of the DRM fd goes
+ * @file: the DRM fd's file
+ * @addr: the address the caller asked for, if any
+ * @len: the mapping's length
+ * @pgoff: the mapping's offset, in pages
+ * @flags: the mmap() flags
+ *
  * Where an mmap() of the DRM fd goes: 2 MiB-aligned when it is 2 MiB or
  * more, as hugetlbfs aligns its mappings: a fault fills a buffer's 2 MiB
  * window, which then lies in one page table. A mapping
  * always starts at its buffer's start (DRM looks the fake offset up
  * exactly), so @pgoff needs no say. A placement the caller asked for (a
  * hint that is free, MAP_FIXED) is kept.
+ *
+ * Return: the mapping's address, or a negative errno from
+ * mm_get_unmapped_area().
  */
 unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 				       unsigned long len, unsigned long pgoff,
@@ -316,10 +350,17 @@ static const struct drm_gem_object_funcs npuipc_bo_funcs = {
 	.vm_ops = &npuipc_bo_vm_ops,
 };
 
-/*
+/**
+ * npuipc_bo_init() - make a filled-in buffer a GEM object
+ * @drm: the device the buffer belongs to
+ * @bo: the buffer, its memory filled in
+ * @size: the buffer's size, in bytes
+ *
  * Turns a filled-in @bo into a GEM object of @size bytes, with the one
  * reference the caller holds. From here on, npuipc_bo_free() undoes
  * everything, whatever fails: on an error the caller puts that reference.
+ *
+ * Return: 0, or the error of creating the buffer's mmap offset.
  */
 int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size)
 {
@@ -422,6 +463,18 @@ static int npuipc_bo_alloc_bar(struct npuipc_device *ndev, struct npuipc_bo *bo,
 	return ret;
 }
 
+/**
+ * npuipc_ioctl_bo_create() - create a buffer of device memory (BO_CREATE)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_bo_create
+ * @file: the calling DRM file, which gets the buffer's handle
+ *
+ * Charges the buffer's size to the device's budget and allocates it, zeroed,
+ * from a PCI device's BAR or as pages of RAM, in the page class asked for.
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_bo_create in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
@@ -467,6 +520,17 @@ err_uncharge:
 	return ret;
 }
 
+/**
+ * npuipc_ioctl_bo_info() - describe a buffer (BO_INFO)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_bo_info
+ * @file: the calling DRM file, which holds the buffer's handle
+ *
+ * Reports the buffer's size, mmap offset, page class and flags.
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_bo_info in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 			 struct drm_file *file)
 {

@@ -82,7 +82,10 @@ static const struct dma_fence_ops npuipc_job_fence_ops = {
  */
 #define NPUIPC_FENCE_FLAG_WAITS_ON_USER	DMA_FENCE_FLAG_USER_BITS
 
-/*
+/**
+ * npuipc_fence_waits_on_user() - whether a fence waits on userspace
+ * @fence: any fence, or NULL
+ *
  * Whether @fence waits on userspace. The dma-fence rules ("Indefinite DMA
  * Fences" in Documentation/driver-api/dma-buf.rst) forbid any fence that
  * leaves a driver to depend on a future userspace action, with or without
@@ -90,6 +93,9 @@ static const struct dma_fence_ops npuipc_job_fence_ops = {
  * for it holding locks userspace needs), so such a fence is never exported
  * as a sync_file (-EDEADLK). Foreign fences are taken as their drivers keep
  * them; a flagged fence that has signalled is harmless.
+ *
+ * Return: true for an npuipc fence flagged as waiting on userspace that has
+ * not signalled.
  */
 bool npuipc_fence_waits_on_user(struct dma_fence *fence)
 {
@@ -98,14 +104,25 @@ bool npuipc_fence_waits_on_user(struct dma_fence *fence)
 	       !dma_fence_is_signaled(fence);
 }
 
-/* The job whose fence @fence is; NULL for any other fence. */
+/**
+ * npuipc_fence_to_job() - the job of an npuipc fence
+ * @fence: any fence
+ *
+ * Return: The job whose fence @fence is; NULL for any other fence.
+ */
 struct npuipc_job *npuipc_fence_to_job(struct dma_fence *fence)
 {
 	return fence->ops == &npuipc_job_fence_ops ?
 	       container_of(fence, struct npuipc_job, fence) : NULL;
 }
 
-/* A new job of @stream, its fence not yet initialized; NULL without memory. */
+/**
+ * npuipc_job_alloc() - allocate a job
+ * @stream: the stream the job is for
+ *
+ * Return: A new job of @stream, its fence not yet initialized; NULL without
+ * memory.
+ */
 struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream)
 {
 	struct npuipc_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
@@ -121,7 +138,14 @@ struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream)
 	return job;
 }
 
-/*
+/**
+ * npuipc_job_init_fence() - initialize a job's fence
+ * @job: the job
+ * @context: the fence context of the stream's timeline
+ * @seqno: the fence's sequence number on that timeline
+ * @waits_on_user: whether the job, or one before it on its stream, waits on
+ *	userspace
+ *
  * The job's fence, @seqno on the stream's timeline @context; flagged when
  * it waits on userspace. It holds the module until freed.
  */
@@ -133,7 +157,13 @@ void npuipc_job_init_fence(struct npuipc_job *job, u64 context, u64 seqno, bool 
 		set_bit(NPUIPC_FENCE_FLAG_WAITS_ON_USER, &job->fence.flags);
 }
 
-/* Drops what a job holds; its fence stays until the last reference. */
+/**
+ * npuipc_job_release_resources() - drop what a job holds
+ * @job: the job
+ *
+ * Drops what a job holds (its buffers, the fence it waits for, its event
+ * and notify); its fence stays until the last reference.
+ */
 void npuipc_job_release_resources(struct npuipc_job *job)
 {
 	if (job->dst)
@@ -249,13 +279,19 @@ static u64 npuipc_cpu_time_ns(void)
 	return utime + stime;
 }
 
-/*
+/**
+ * npuipc_job_copy_fill() - do a COPY or FILL job's work
+ * @job: the COPY or FILL job
+ *
  * Copies or fills page by page, checking the device's job timeout. The
  * timeout counts the copy worker's CPU time: a worker throttled by its
  * cgroup's cpu.max, or sharing a CPU, is not a job that overran. Ten times
  * the timeout of wall time is the backstop. The timeout is read when the
  * job starts: a new job_timeout_ms applies to the jobs that start after it.
  * BAR memory is touched only while its device is there (-ENODEV after).
+ *
+ * Return: 0; -ETIMEDOUT past the timeout, -ECANCELED when the stream is
+ * stopping, or -ENODEV.
  */
 int npuipc_job_copy_fill(struct npuipc_job *job)
 {
@@ -378,7 +414,18 @@ static int npuipc_job_wait_syncobj(struct npuipc_job *job, struct drm_file *file
 	return ret;
 }
 
-/* Checks one job and takes what it refers to; all or nothing is the caller's. */
+/**
+ * npuipc_job_parse() - check one submitted job and take what it refers to
+ * @job: the job to fill in
+ * @in: the job as userspace submitted it
+ * @file: the submitting DRM file, whose handles the job names
+ *
+ * Checks one job and takes what it refers to; all or nothing is the caller's.
+ *
+ * Return: 0; -EINVAL for a malformed job, -EPERM for a WAIT_NOTIFY or
+ * RESET_NOTIFY on a notify the file does not own, or the error of looking up
+ * a buffer, sync_file, syncobj, event or notify the job names.
+ */
 int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 		     struct drm_file *file)
 {
@@ -469,7 +516,14 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 	return ret;
 }
 
-/* Undoes npuipc_job_alloc(), and npuipc_job_init_fence() if @fences_initialized. */
+/**
+ * npuipc_jobs_discard() - free jobs of a submit that failed
+ * @jobs: the jobs
+ * @count: how many jobs @jobs holds
+ * @fences_initialized: whether the jobs' fences were initialized
+ *
+ * Undoes npuipc_job_alloc(), and npuipc_job_init_fence() if @fences_initialized.
+ */
 void npuipc_jobs_discard(struct npuipc_job **jobs, unsigned int count,
 			 bool fences_initialized)
 {
@@ -498,7 +552,15 @@ static const char *const npuipc_job_kind_names[] = {
 	[NPUIPC_JOB_RESET_NOTIFY] = "reset_notify",
 };
 
-/* A stream's head job and what it waits on, for debugfs; stream->lock held. */
+/**
+ * npuipc_job_show() - print a stream's head job for debugfs
+ * @m: the seq_file to print to
+ * @job: the head job of its stream
+ *
+ * A stream's head job and what it waits on, for debugfs.
+ *
+ * Context: The job's stream->lock held.
+ */
 void npuipc_job_show(struct seq_file *m, struct npuipc_job *job)
 {
 	seq_printf(m, "    head: %s", job->kind < ARRAY_SIZE(npuipc_job_kind_names) ?

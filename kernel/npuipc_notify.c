@@ -62,6 +62,13 @@ static void npuipc_notify_free(struct npuipc_object *obj)
 	npuipc_live_dec(NPUIPC_KIND_NOTIFY);
 }
 
+/**
+ * npuipc_notify_owned_by() - whether a file owns a notify
+ * @notify: the notify
+ * @nfile: the file's npuipc state
+ *
+ * Return: true if @nfile owns @notify; an orphaned notify has no owner.
+ */
 bool npuipc_notify_owned_by(struct npuipc_notify *notify, struct npuipc_file *nfile)
 {
 	bool owned;
@@ -84,7 +91,10 @@ static bool npuipc_notify_left(struct npuipc_file *nfile, struct npuipc_notify *
 	return left;
 }
 
-/*
+/**
+ * npuipc_notify_orphan_all() - orphan the notifies a closing file made
+ * @nfile: the file's npuipc state
+ *
  * The owner's file is closing: the notifies it made that others still hold
  * lose their owner, and their pollers learn that no wait will come. One
  * being freed right now takes itself off the list: wait for that.
@@ -115,10 +125,15 @@ void npuipc_notify_orphan_all(struct npuipc_file *nfile)
 	}
 }
 
-/*
- * A record: hand the flag to the first parked wait, or set it. Returns that
- * wait's job if its stream was claimed here: the caller completes it once
- * its own signalling is done (npuipc_completion_add_ready()).
+/**
+ * npuipc_notify_record() - record a notify
+ * @notify: the notify
+ *
+ * A record: hand the flag to the first parked wait, or set it.
+ *
+ * Return: that wait's job if its stream was claimed here: the caller completes
+ * it once its own signalling is done (npuipc_completion_add_ready()); NULL
+ * otherwise.
  */
 struct npuipc_job *npuipc_notify_record(struct npuipc_notify *notify)
 {
@@ -144,7 +159,12 @@ struct npuipc_job *npuipc_notify_record(struct npuipc_notify *notify)
 	return claimed ? job : NULL;
 }
 
-/* A reset: a record no wait has consumed yet is dropped. */
+/**
+ * npuipc_notify_reset() - reset a notify
+ * @notify: the notify
+ *
+ * A reset: a record no wait has consumed yet is dropped.
+ */
 void npuipc_notify_reset(struct npuipc_notify *notify)
 {
 	spin_lock(&notify->lock);
@@ -152,9 +172,16 @@ void npuipc_notify_reset(struct npuipc_notify *notify)
 	spin_unlock(&notify->lock);
 }
 
-/*
- * Runs a WAIT_NOTIFY job: 0 once the flag was consumed, -EINPROGRESS while
- * parked, -ETIMEDOUT when @expired and still parked.
+/**
+ * npuipc_notify_wait() - run a WAIT_NOTIFY job
+ * @notify: the notify waited on
+ * @job: the WAIT_NOTIFY job
+ * @expired: whether the job's timeout has passed
+ *
+ * Consumes the flag if it is set, or parks the job among the notify's waiters.
+ *
+ * Return: 0 once the flag was consumed, -EINPROGRESS while parked, -ETIMEDOUT
+ * when @expired and still parked.
  */
 int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
 		       bool expired)
@@ -181,10 +208,15 @@ int npuipc_notify_wait(struct npuipc_notify *notify, struct npuipc_job *job,
 	return ret;
 }
 
-/*
+/**
+ * npuipc_notify_unpark() - take a cancelled job off a notify
+ * @notify: the notify the job waits on
+ * @job: the parked or satisfied WAIT_NOTIFY job
+ *
  * A parked or satisfied job is being cancelled. A record it had already
  * been handed is not lost: it goes to the next waiter, or sets the flag.
- * Returns a job to complete, as npuipc_notify_record() does.
+ *
+ * Return: a job to complete, as npuipc_notify_record() returns it, or NULL.
  */
 struct npuipc_job *npuipc_notify_unpark(struct npuipc_notify *notify, struct npuipc_job *job)
 {

@@ -24,6 +24,13 @@ static const struct npuipc_object_funcs *const npuipc_object_types[] = {
 	[NPUIPC_OBJ_NOTIFY] = &npuipc_notify_funcs,
 };
 
+/**
+ * npuipc_object_init() - initialize a new object
+ * @obj: the object
+ * @funcs: its type
+ *
+ * The object gets its type and one reference, the caller's.
+ */
 void npuipc_object_init(struct npuipc_object *obj, const struct npuipc_object_funcs *funcs)
 {
 	obj->funcs = funcs;
@@ -37,23 +44,47 @@ static void npuipc_object_release(struct kref *kref)
 	obj->funcs->free(obj);
 }
 
+/**
+ * npuipc_object_get() - take a reference to an object
+ * @obj: the object
+ */
 void npuipc_object_get(struct npuipc_object *obj)
 {
 	kref_get(&obj->kref);
 }
 
+/**
+ * npuipc_object_get_unless_zero() - take a reference unless the object is freed
+ * @obj: the object
+ *
+ * Return: true if a reference was taken, false if the last one is gone.
+ */
 bool npuipc_object_get_unless_zero(struct npuipc_object *obj)
 {
 	return kref_get_unless_zero(&obj->kref);
 }
 
+/**
+ * npuipc_object_put() - drop a reference to an object
+ * @obj: the object, or NULL
+ *
+ * The last reference frees the object through its type's free().
+ */
 void npuipc_object_put(struct npuipc_object *obj)
 {
 	if (obj)
 		kref_put(&obj->kref, npuipc_object_release);
 }
 
-/* The release of every exported object's fd (npuipc_object_funcs.fops). */
+/**
+ * npuipc_object_file_release() - release an exported object's fd
+ * @inode: the fd's inode
+ * @file: the fd's file, which holds a reference to the object
+ *
+ * The release of every exported object's fd (npuipc_object_funcs.fops).
+ *
+ * Return: 0.
+ */
 int npuipc_object_file_release(struct inode *inode, struct file *file)
 {
 	npuipc_object_put(file->private_data);
@@ -93,6 +124,15 @@ static struct npuipc_object *npuipc_object_import_file(struct file *file)
 	return NULL;
 }
 
+/**
+ * npuipc_ioctl_obj_create() - create a stream, event or notify (OBJ_CREATE)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_obj_create
+ * @file: the calling DRM file, which gets the object's handle
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_obj_create in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
@@ -124,6 +164,15 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 	return ret;
 }
 
+/**
+ * npuipc_ioctl_obj_destroy() - drop an object's handle (OBJ_DESTROY)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_obj_destroy
+ * @file: the calling DRM file, which holds the handle
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_obj_destroy in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
 			     struct drm_file *file)
 {
@@ -134,6 +183,18 @@ int npuipc_ioctl_obj_destroy(struct drm_device *drm, void *data,
 	return npuipc_file_destroy_object(to_npuipc_file(file), args->handle);
 }
 
+/**
+ * npuipc_ioctl_obj_export() - export an object as an fd (OBJ_EXPORT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_obj_export
+ * @file: the calling DRM file, which holds the object's handle
+ *
+ * The fd is the object's own, or with NPUIPC_OBJ_EXPORT_SYNC_FILE a
+ * sync_file of the type's choosing; it is close-on-exec.
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_obj_export in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_obj_export(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
@@ -179,6 +240,15 @@ out_put:
 	return ret;
 }
 
+/**
+ * npuipc_ioctl_obj_import() - give an exported object a handle (OBJ_IMPORT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_obj_import
+ * @file: the calling DRM file, which gets the object's handle
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_obj_import in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
@@ -234,13 +304,35 @@ static s64 npuipc_wait_left(const struct drm_npuipc_wait *args, ktime_t deadline
 	return max_t(s64, ktime_to_ns(ktime_sub(deadline, ktime_get())), 0);
 }
 
-/* WAIT's wait for @fence, ending at @deadline: 0, -ETIME or -ERESTARTSYS. */
+/**
+ * npuipc_object_wait_fence() - WAIT's wait for a fence
+ * @fence: the fence to wait for
+ * @args: the WAIT ioctl's argument, whose timeout applies
+ * @deadline: when a positive timeout ends
+ *
+ * WAIT's wait for @fence, ending at @deadline.
+ *
+ * Return: 0, -ETIME or -ERESTARTSYS.
+ */
 int npuipc_object_wait_fence(struct dma_fence *fence, const struct drm_npuipc_wait *args,
 			     ktime_t deadline)
 {
 	return npuipc_wait_fence(fence, npuipc_wait_left(args, deadline));
 }
 
+/**
+ * npuipc_ioctl_wait() - wait for an object (WAIT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_wait
+ * @file: the calling DRM file, which holds the object's handle
+ *
+ * Waits as the object's type does, with one deadline for every pass of the
+ * wait. Interrupted, a finite wait leaves in the argument's timeout what is
+ * left of it, so that the call the kernel restarts ends at the same deadline.
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_wait in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);

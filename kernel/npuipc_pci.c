@@ -161,13 +161,23 @@ static struct pci_driver npuipc_pci_driver = {
 	.remove = npuipc_pci_remove,
 };
 
-/* PCI devices take indices from @first_index on (after the virtual ones). */
+/**
+ * npuipc_pci_register() - register npuipc's PCI driver
+ * @first_index: the index of the first PCI device
+ *
+ * PCI devices take indices from @first_index on (after the virtual ones).
+ *
+ * Return: 0 or a negative errno from pci_register_driver().
+ */
 int npuipc_pci_register(unsigned int first_index)
 {
 	npuipc_pci_first_index = first_index;
 	return pci_register_driver(&npuipc_pci_driver);
 }
 
+/**
+ * npuipc_pci_unregister() - unregister npuipc's PCI driver
+ */
 void npuipc_pci_unregister(void)
 {
 	pci_unregister_driver(&npuipc_pci_driver);

@@ -330,13 +330,19 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	return dmabuf;
 }
 
-/*
+/**
+ * npuipc_gem_prime_export() - DRM's export hook: a buffer's whole dma-buf
+ * @obj: the buffer
+ * @flags: the flags DRM asks for, which do not matter
+ *
  * DRM's export hook (PRIME_HANDLE_TO_FD, and BO_EXPORT of a whole buffer
  * for reading and writing): the buffer's whole read-write dma-buf, which
  * DRM keeps as the object's dma_buf while the buffer has handles and hands
  * out again. It is read-write whatever DRM_RDWR says, since every later
  * caller gets the same one; read-only sharing is BO_EXPORT's. DRM never
  * asks for an import's: it passes on the imported dma-buf instead.
+ *
+ * Return: the new dma-buf, or an ERR_PTR().
  */
 struct dma_buf *npuipc_gem_prime_export(struct drm_gem_object *obj, int flags)
 {
@@ -393,7 +399,12 @@ static void npuipc_bo_remember_export(struct npuipc_bo *bo, struct dma_buf *dmab
 		dma_buf_put(old);
 }
 
-/* @bo's handle is closed: its latest export lives on only in its holders. */
+/**
+ * npuipc_bo_forget_exports() - let go of a buffer's latest export
+ * @bo: the buffer
+ *
+ * @bo's handle is closed: its latest export lives on only in its holders.
+ */
 void npuipc_bo_forget_exports(struct npuipc_bo *bo)
 {
 	struct dma_buf *old;
@@ -407,6 +418,19 @@ void npuipc_bo_forget_exports(struct npuipc_bo *bo)
 		dma_buf_put(old);
 }
 
+/**
+ * npuipc_ioctl_bo_export() - export a range of a buffer as a dma-buf (BO_EXPORT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_bo_export
+ * @file: the calling DRM file, which holds the buffer's handle
+ *
+ * The whole buffer, read-write, goes through DRM's PRIME export; any other
+ * range, or read-only access, is a dma-buf of its own, reused while it is
+ * the buffer's latest export of that range and access.
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_bo_export in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
@@ -468,13 +492,20 @@ out_put:
 	return ret;
 }
 
-/*
+/**
+ * npuipc_gem_prime_import() - DRM's import hook: a buffer for a dma-buf
+ * @drm: the importing device
+ * @dmabuf: the dma-buf imported
+ *
  * DRM's import hook (PRIME_FD_TO_HANDLE, and BO_IMPORT through it), called
  * when the importing file has no handle for @dmabuf yet: a new buffer that
  * stands for the dma-buf's memory, attached but never mapped. DRM gives it
  * a handle and keeps one handle per dma-buf per file, so that importing a
  * dma-buf again, or a buffer's own whole export into its file, returns the
  * handle the file already has.
+ *
+ * Return: the new buffer's GEM object, or an ERR_PTR(): -EINVAL for a dma-buf
+ * that is not whole pages, -ENOMEM, or the error of attaching to it.
  */
 struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dma_buf *dmabuf)
 {
@@ -525,9 +556,17 @@ struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dm
 	return &bo->base;
 }
 
-/*
+/**
+ * npuipc_ioctl_bo_import() - import a dma-buf as a buffer (BO_IMPORT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_bo_import
+ * @file: the calling DRM file, which gets the buffer's handle
+ *
  * PRIME_FD_TO_HANDLE with npuipc's one addition: memory of another npuipc
  * device comes in only when the caller asks for peer access.
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_bo_import in
+ * uapi/drm/npuipc_drm.h).
  */
 int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file)
@@ -569,7 +608,12 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	return 0;
 }
 
-/* Removes every user mapping of the dma-bufs exported from @ndev. */
+/**
+ * npuipc_exports_revoke_mappings() - unmap the dma-bufs exported from a device
+ * @ndev: the device
+ *
+ * Removes every user mapping of the dma-bufs exported from @ndev.
+ */
 void npuipc_exports_revoke_mappings(struct npuipc_device *ndev)
 {
 	struct npuipc_export *exp;
@@ -580,6 +624,13 @@ void npuipc_exports_revoke_mappings(struct npuipc_device *ndev)
 	mutex_unlock(&ndev->exports_lock);
 }
 
+/**
+ * npuipc_exports_show() - print a device's exports for debugfs
+ * @m: the seq_file of debugfs's npuipc_exports
+ * @ndev: the device
+ *
+ * A header, then one line per live dma-buf exported from @ndev.
+ */
 void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev)
 {
 	struct npuipc_export *exp;

@@ -159,6 +159,21 @@ const struct npuipc_object_funcs npuipc_stream_funcs = {
 	.show = npuipc_stream_show,
 };
 
+/**
+ * npuipc_ioctl_submit() - queue jobs on a stream (SUBMIT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_submit
+ * @file: the calling DRM file, which holds the stream's handle
+ *
+ * Parses every job first, all or nothing, then queues them in order; with
+ * NPUIPC_SUBMIT_OUT_FENCE the last job's fence comes back as a sync_file,
+ * unless it waits on userspace. A stream with nothing queued and nobody
+ * running it, whose first new job is no COPY or FILL, runs in the calling
+ * thread (direct submission).
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_submit in
+ * uapi/drm/npuipc_drm.h).
+ */
 int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);

@@ -73,6 +73,19 @@ static void npuipc_vdev_unregister_devices(void)
 		platform_device_unregister(npuipc_vdevs[--npuipc_num_vdevs]);
 }
 
+/**
+ * npuipc_vdev_create_all() - create the virtual devices
+ * @count: how many virtual devices to create
+ * @mem_mib: each device's memory budget in MiB
+ * @mem_mib_count: how many values @mem_mib holds; the last applies to the
+ *	devices after it, and with none every device gets the default
+ *
+ * Registers the virtual devices' platform driver and one platform device per
+ * virtual device; on any failure, undoes all of it.
+ *
+ * Return: 0; -EINVAL for a budget outside the allowed range, -ENODEV when a
+ * device fails to probe, or the error of registering the driver or a device.
+ */
 int npuipc_vdev_create_all(unsigned int count, const unsigned int *mem_mib,
 			   unsigned int mem_mib_count)
 {
@@ -120,6 +133,11 @@ err_unregister:
 	return ret;
 }
 
+/**
+ * npuipc_vdev_destroy_all() - remove the virtual devices
+ *
+ * Unregisters every virtual device, then their platform driver.
+ */
 void npuipc_vdev_destroy_all(void)
 {
 	npuipc_vdev_unregister_devices();
