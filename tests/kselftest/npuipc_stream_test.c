@@ -606,6 +606,36 @@ TEST_F(stream, notify_wait_timeout_fails_later_work_until_recovered)
 	EXPECT_EQ(4, self->map_a[0]);
 }
 
+/*
+ * job_timeout_ms is read when a job starts: copies queued behind a gate
+ * before it changed run under the new value once the gate opens.
+ */
+TEST_F(stream, a_new_job_timeout_applies_to_queued_jobs_when_they_start)
+{
+	uint32_t big_a, big_b, gate;
+	int status, pfd;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_a));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 * MIB, NPUIPC_PAGE_CLASS_HUGE, &big_b));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(gate),
+		npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB), npuipc_copy_job(big_a, 0, big_b, 0, 64 * MIB),
+		npuipc_copy_job(big_b, 0, big_a, 0, 64 * MIB), npuipc_copy_job(big_a, 0, big_b, 0, 64 * MIB) },
+		5, NULL));
+	pfd = open(JOB_TIMEOUT_PARAM, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, pfd);
+	ASSERT_EQ(1, write(pfd, "0", 1));
+	ASSERT_EQ(0, npuipc_release_gate(self->fd, gate));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, &status));
+	ASSERT_LT(0, write(pfd, self->job_timeout_ms, strlen(self->job_timeout_ms)));
+	close(pfd);
+	EXPECT_EQ(-ETIMEDOUT, status);
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 0, NPUIPC_WAIT_RECOVER, &status));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_b));
+}
+
 TEST_F(stream, job_running_past_the_device_timeout_fails)
 {
 	uint32_t big_a, big_b;
