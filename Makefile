@@ -13,17 +13,21 @@
 #                 the CANN-compatible root, tools and man pages under
 #                 $(DESTDIR)$(PREFIX) (PREFIX default /usr/local);
 #                 make uninstall removes exactly that
-#   make dkms-install / dkms-uninstall  the module through DKMS for the
-#                 installed Debian kernel
+#   make dkms-install / dkms-uninstall  the module through DKMS for every
+#                 installed kernel with headers (KVER=... for some only)
+#   make kernels  npuipc.ko for each kernel of kernel/kernels.conf (W=1), each
+#                 in build/kernels/KVER/, unpacking a kernel the system lacks
+#                 into /var/cache/npuipc/kernels (make check and make bench)
 #
-# KVER/KDIR select the kernel (default: see kernel/Makefile); BUILD the
-# userspace build directory (anywhere the host can see; the VM sees it too).
+# KVER/KDIR select the kernel of `make` (default: see kernel/Makefile); BUILD
+# the build directory (anywhere the host can see; the VM sees it too).
 
 BUILD ?= $(CURDIR)/build
 PREFIX ?= /usr/local
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
+include kernel/kernels.conf
 # 6.1's: tests/kselftest/npuipc_harness.h builds on that harness.
-LINUX_SOURCE_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
+LINUX_SOURCE_TARBALL ?= $(NPUIPC_LINUX_SOURCE)
 KSFT_DIR := $(BUILD)/kselftest
 KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h $(KSFT_DIR)/vgem_drm.h
 
@@ -32,6 +36,13 @@ all: module userspace
 module:
 	$(MAKE) -C kernel
 	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module
+
+# The kernels make check and make bench boot, each module built with W=1
+# (and the Kbuild's -Werror) in a directory of its own.
+kernels:
+	tools/kernels fetch
+	BUILD=$(BUILD) W=1 tools/kernels build $(NPUIPC_KVER)
+	BUILD=$(BUILD) W=1 tools/kernels build $(NPUIPC_KVER_NEWER)
 
 # kselftest_harness.h comes from Debian's linux-source package at build time;
 # it is not copied into this tree. So does vgem's uapi header (not in
@@ -54,8 +65,8 @@ setup:
 demo: setup all
 	tools/demo
 
-check: setup all
-	tools/check
+check: setup all kernels
+	BUILD=$(BUILD) tools/check
 
 setup-debug:
 	tools/setup --debug
@@ -63,7 +74,7 @@ setup-debug:
 check-debug: setup-debug all
 	tools/check-debug
 
-bench: all
+bench: all kernels
 	BUILD=$(BUILD) tools/bench
 
 install: userspace
@@ -83,5 +94,5 @@ clean:
 	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module clean
 	rm -rf $(BUILD)
 
-.PHONY: all module userspace setup setup-debug demo check check-debug bench install uninstall \
+.PHONY: all module kernels userspace setup setup-debug demo check check-debug bench install uninstall \
 	dkms-install dkms-uninstall clean

@@ -122,8 +122,10 @@ expect_true "a guest write elsewhere under /tmp stays in the guest" test ! -e "$
 # initramfs in its build/vm (seconds) and boots with the project's module.
 # The KVM probe's verdict is reused, so that the copy does not wait for it.
 copy=$vartmp/tree
-mkdir -p "$copy/tools" "$copy/build/vm"
-cp "$top/tools/vm-run" "$top/tools/vm-guest" "$top/tools/vm-initramfs-init" "$copy/tools/"
+mkdir -p "$copy/tools" "$copy/kernel" "$copy/build/vm"
+# The harness is vm-run, its guest side, and how it finds a kernel.
+cp "$top/tools/vm-run" "$top/tools/vm-guest" "$top/tools/vm-initramfs-init" "$top/tools/kernels" "$copy/tools/"
+cp "$top/kernel/kernels.conf" "$copy/kernel/"
 cp "$top"/build/vm/kvm-probe-* "$copy/build/vm/" 2>/dev/null
 expect_cmd 0 "a copy of tools/ under /var/tmp runs its own guest with --module" \
 	-- "$copy/tools/vm-run" --module "$top/kernel/npuipc.ko" -- \
