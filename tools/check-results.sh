@@ -227,11 +227,15 @@ add_suite() {
 	fi
 }
 
-# print_summary NAME: the failures, then "NAME: N passed, N failed, N skipped";
+# print_summary NAME [KVER...]: the failures, then "NAME: N passed, N failed,
+# N skipped", followed by " on KVER KVER" when the run names its kernels;
 # returns non-zero on any failure or when nothing passed.
 print_summary() {
+	local name=$1 on=""
+	shift
+	[ $# = 0 ] || on=" on $*"
 	echo
 	for f in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $f"; done
-	echo "$1: $passed passed, $failed failed, $skipped skipped"
+	echo "$name: $passed passed, $failed failed, $skipped skipped$on"
 	[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
 }

@@ -1,14 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# usage (in a vm-run --no-module guest): tests/packaging/packaging_guest.sh WORK_DIR
+# usage (in a vm-run --no-module guest):
+#   tests/packaging/packaging_guest.sh WORK_DIR [--module-only]
 # The second half of packaging_test.sh, as a user does it after installing
-# (TAP): the module DKMS built, installed under /lib/modules (the guest's
-# overlay; the host's stays untouched), loaded by modprobe with options from
-# the installed example modprobe.d file; npuipc-smi of the installed package;
-# each consumer project's programs, lender and borrower in two processes;
-# then udevd with the installed rule: /dev/npuipc/N names, and a member of
-# the render group allocating, sharing and waiting while a non-member is
-# refused.
+# (TAP): the module DKMS built for the running kernel, installed under
+# /lib/modules (the guest's overlay; the host's stays untouched), loaded by
+# modprobe with options from the installed example modprobe.d file;
+# npuipc-smi of the installed package; each consumer project's programs,
+# lender and borrower in two processes; then udevd with the installed rule:
+# /dev/npuipc/N names, and a member of the render group allocating, sharing
+# and waiting while a non-member is refused. With --module-only, the first
+# test only: what differs between kernels (make check runs the rest on the
+# first kernel).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(cd "$1" && pwd)
@@ -18,11 +21,21 @@ root=$(find "$work/stage" -name npuipc-smi -path '*/bin/*' | sed 's|/bin/npuipc-
 lib=$(dirname "$(find "$root" -name "libnpuipc.so.$version" | head -n1)")
 # shellcheck source=tests/tap.sh
 . "$top/tests/tap.sh"
-tap_plan 12
+module_only=0
+[ "${2:-}" != --module-only ] || module_only=1
+if [ "$module_only" = 1 ]; then tap_plan 2; else tap_plan 12; fi
+
+# The last test, and with --module-only the second.
+unload() {
+	modprobe -r npuipc
+	! grep -q '^npuipc ' /proc/modules
+	result $? "modprobe -r npuipc unloads it"
+	tap_status
+}
 
 # 1. modprobe with options from modprobe.d
 mkdir -p "/lib/modules/$kver/updates/dkms"
-cp "$work/dkms/module/npuipc.ko" "/lib/modules/$kver/updates/dkms/"
+cp "$work/dkms/module/$kver/npuipc.ko" "/lib/modules/$kver/updates/dkms/"
 depmod -a "$kver"
 # The installed example, with its example line uncommented.
 sed 's/^#options npuipc /options npuipc /' "$root/share/doc/npuipc/examples/npuipc.conf" > /etc/modprobe.d/npuipc.conf
@@ -31,8 +44,9 @@ params="$(cat /sys/module/npuipc/parameters/num_devices 2>/dev/null) $(cat /sys/
 path=$(modinfo -n npuipc 2>/dev/null)
 [ "$params" = "3 256,512,1024" ] && [ "$path" = "/lib/modules/$kver/updates/dkms/npuipc.ko" ] &&
 	[ "$(cat /sys/module/npuipc/version 2>/dev/null)" = "$version" ]
-result $? "modprobe npuipc loads the DKMS-built module with the options of /etc/modprobe.d/npuipc.conf"
+result $? "modprobe npuipc loads the module DKMS built for $kver with the options of /etc/modprobe.d/npuipc.conf"
 [ "$last" = 0 ] || echo "# parameters '$params', path '$path'"
+if [ "$module_only" = 1 ]; then unload; exit; fi
 
 # 2. npuipc-smi of the installed package
 LD_LIBRARY_PATH=$lib "$root/bin/npuipc-smi" > "$work/smi.log" 2>&1
@@ -126,7 +140,4 @@ as_user=()
 udevadm control --exit
 
 # 12. and the module goes away as modprobe -r asks
-modprobe -r npuipc
-! grep -q '^npuipc ' /proc/modules
-result $? "modprobe -r npuipc unloads it"
-tap_status
+unload

@@ -3,12 +3,12 @@
 # usage: tests/packaging/packaging_test.sh CMAKE_BUILD_DIR WORK_DIR
 # The user's way in, on the host, without touching the system (TAP):
 # `make install` into a DESTDIR and `make uninstall` out of it; the one
-# version number everywhere; DKMS add/build/install of the module for the
-# installed Debian kernel with private trees; and three consumer projects
+# version number everywhere; DKMS add/build/install of the module for each
+# kernel of kernel/kernels.conf with private trees; and three consumer projects
 # built outside the tree against the installed package (pkg-config, CMake
 # find_package, and a CANN project against the CANN-compatible root).
 # Leaves in WORK_DIR what packaging_guest.sh runs in a guest: stage/ (the
-# installed package), dkms/module/npuipc.ko (what DKMS installed) and
+# installed package), dkms/module/KVER/npuipc.ko (what DKMS installed) and
 # consumers/*/build.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -100,8 +100,10 @@ result $? "VERSION ($version) is the version of the module, DKMS, the library, b
 
 # 5-8. DKMS: tools/dkms, which make dkms-install and dkms-uninstall run,
 # with DKMS_ROOT: private trees, the signing key there too, no depmod, for
-# the installed Debian kernel (-k; the host's running kernel may differ).
-kver=$(make -s --no-print-directory -C "$top/kernel" print-kver)
+# both pinned kernels (-k; the host's running kernel may be neither): the
+# system's headers of the first, the unpacked ones of the second.
+mapfile -t kvers < <("$top/tools/kernels" list)
+kver=${kvers[0]}
 dk=$work/dkms
 "$top/tools/dkms" source "$dk/src" > /dev/null
 content=$(cd "$dk/src/npuipc-$version" && find . -type f | LC_ALL=C sort | tr '\n' ' ')
@@ -118,24 +120,35 @@ dkms_status() {
 	dkms --dkmstree "$dkroot/var/lib/dkms" --sourcetree "$dkroot/usr/src" \
 		--installtree "$dkroot/lib/modules" status -m npuipc 2>&1
 }
-# Twice: the second replaces the first (an upgrade does the same).
+# Twice: the second, for both kernels, replaces the first, for one (an
+# upgrade does the same).
 DKMS_ROOT=$dkroot "$top/tools/dkms" install "$kver" > "$dk/install.log" 2>&1 &&
-	DKMS_ROOT=$dkroot "$top/tools/dkms" install "$kver" >> "$dk/install.log" 2>&1
+	DKMS_ROOT=$dkroot "$top/tools/dkms" install "${kvers[@]}" >> "$dk/install.log" 2>&1
 rc=$?
-installed=$dkroot/lib/modules/$kver/updates/dkms/npuipc.ko
-[ "$rc" = 0 ] && [ "$(modinfo -F version "$installed" 2>/dev/null)" = "$version" ] &&
-	[ "$(modinfo -F vermagic "$installed" | cut -d' ' -f1)" = "$kver" ] &&
-	[ "$(dkms_status)" = "npuipc/$version, $kver, $(uname -m): installed" ] &&
+want_status=""
+for k in "${kvers[@]}"; do
+	want_status+="npuipc/$version, $k, $(uname -m): installed"$'\n'
+done
+# Each kernel's module carries that kernel's vermagic (the guests load them).
+built_for() { # KVER: the module DKMS installed for KVER is built for it
+	local ko=$dkroot/lib/modules/$1/updates/dkms/npuipc.ko
+	[ "$(modinfo -F version "$ko" 2>/dev/null)" = "$version" ] &&
+		[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$1" ]
+}
+[ "$rc" = 0 ] && built_for "${kvers[0]}" && built_for "${kvers[1]}" &&
+	[ "$(dkms_status | LC_ALL=C sort)" = "$(printf '%s' "$want_status" | LC_ALL=C sort)" ] &&
 	cmp -s "$top/packaging/modprobe-npuipc.conf" "$dkroot/etc/modprobe.d/npuipc.conf" &&
 	cmp -s "$top/packaging/udev/70-npuipc.rules" "$dkroot/etc/udev/rules.d/70-npuipc.rules"
-result $? "make dkms-install builds and installs npuipc $version for $kver (twice), with the example modprobe.d file and the udev rule"
+result $? "make dkms-install builds and installs npuipc $version for $kver, then again for ${kvers[*]}, each module with its kernel's vermagic, with the example modprobe.d file and the udev rule"
 [ "$last" = 0 ] || { dkms_status | sed 's/^/# status: /'; tap_log "$dk/install.log"; }
 [ "$(stat -c %Y "/lib/modules/$kver/modules.dep" 2>/dev/null)" = "$depmod_before" ] &&
 	[ "$(ls /var/lib/dkms/mok.key 2>/dev/null)" = "$mok_before" ]
 result $? "DKMS with a private root leaves the system's modules.dep and signing key alone"
-# The guest loads this copy.
-mkdir -p "$dk/module"
-cp "$installed" "$dk/module/" 2>/dev/null
+# The guests load these copies, each the one for the kernel it boots.
+for k in "${kvers[@]}"; do
+	mkdir -p "$dk/module/$k"
+	cp "$dkroot/lib/modules/$k/updates/dkms/npuipc.ko" "$dk/module/$k/" 2>/dev/null
+done
 DKMS_ROOT=$dkroot "$top/tools/dkms" uninstall > "$dk/uninstall.log" 2>&1
 rc=$?
 left=$(cd "$dkroot" && find usr/src etc lib/modules -mindepth 1 -not -type d | tr '\n' ' ')
