@@ -47,4 +47,19 @@ static inline unsigned long mm_get_unmapped_area(struct mm_struct *mm, struct fi
 #define NPUIPC_DRM_PRIME_HOOKS
 #endif
 
+/*
+ * Huge PFN maps: from 6.12 (where the architecture supports them) a PFN map
+ * may take 2 MiB entries through ->huge_fault() and vmf_insert_pfn_pmd(),
+ * with the special bit that GUP-fast respects. On 6.1 GUP-fast would take a
+ * PFN map's PMD as pages, so its PFN maps have 4 KiB entries only: the
+ * handler is built (__maybe_unused) but never named.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0) && defined(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP)
+#define NPUIPC_HAVE_PMD_PFNMAP 1
+#define NPUIPC_VM_HUGE_FAULT(fn) .huge_fault = (fn),
+#else
+#define NPUIPC_HAVE_PMD_PFNMAP 0
+#define NPUIPC_VM_HUGE_FAULT(fn)
+#endif
+
 #endif /* __NPUIPC_COMPAT_H__ */

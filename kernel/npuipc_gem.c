@@ -7,9 +7,11 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/genalloc.h>
+#include <linux/huge_mm.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mutex.h>
+#include <linux/pfn_t.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
@@ -77,7 +79,8 @@ static int npuipc_mmap_check(struct vm_area_struct *vma, bool read_only)
  * objects and TTM fills them: no struct page behind any entry, so GUP (and
  * GUP-fast, which respects the entries' special bit) takes nothing from it
  * and the memory goes with its buffer; for a BAR a write-combined one, as
- * a GPU driver maps its VRAM. 6.1 maps PFN maps with 4 KiB entries only.
+ * a GPU driver maps its VRAM. 6.1 maps PFN maps with 4 KiB entries only;
+ * from 6.12 a 2 MiB run takes one PMD (npuipc_huge_fault_pages()).
  *
  * Return: 0; -EINVAL for a private mapping or a mixed map, -EACCES for a
  * writable mapping of read-only memory.
@@ -168,14 +171,98 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 	return ret;
 }
 
+/*
+ * Whether pages @first to @first + 511 of @mem are one naturally aligned
+ * 2 MiB run of physical memory, which one PMD can map: BAR memory at an
+ * aligned address, or RAM of a folio of 2 MiB or more (the HUGE and
+ * HUGE1G classes allocate a chunk as one compound page, its pages in order).
+ */
+static bool npuipc_mem_is_pmd_run(const struct npuipc_mem *mem, pgoff_t first)
+{
+	struct page *page;
+
+	if (!IS_ALIGNED(npuipc_mem_pfn(mem, first), HPAGE_PMD_NR))
+		return false;
+	if (!mem->pages)
+		return true;
+	page = mem->pages[first];
+	return folio_order(page_folio(page)) >= HPAGE_PMD_ORDER &&
+	       mem->pages[first + HPAGE_PMD_NR - 1] == nth_page(page, HPAGE_PMD_NR - 1);
+}
+
+static vm_fault_t npuipc_fault_pmd(struct vm_fault *vmf, const struct npuipc_mem *mem,
+				   pgoff_t npages, pgoff_t index)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & HPAGE_PMD_MASK;
+	pgoff_t before = (vmf->address - addr) >> PAGE_SHIFT;
+	pgoff_t first = index - before;
+
+	if (index >= npages)
+		return VM_FAULT_SIGBUS;
+	if (addr < vma->vm_start || vma->vm_end - addr < HPAGE_PMD_SIZE || index < before ||
+	    npages - first < HPAGE_PMD_NR || !npuipc_mem_is_pmd_run(mem, first))
+		return VM_FAULT_FALLBACK;
+	return vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(npuipc_mem_pfn(mem, first), PFN_DEV),
+				  vmf->flags & FAULT_FLAG_WRITE);
+}
+
+/**
+ * npuipc_huge_fault_pages() - handle a huge fault in a mapping of npuipc memory
+ * @vmf: the fault
+ * @order: the order of the entry the mm asks for
+ * @mem: the memory mapped
+ * @npages: how many pages of @mem the mapping covers
+ * @index: the page of @mem at the faulting address
+ *
+ * Maps the 2 MiB around the faulting address with one PMD when that much
+ * of @mem is one aligned run of physical memory lying wholly in the
+ * mapping, as a huge page of hugetlbfs is mapped; otherwise the mm falls
+ * back to npuipc_fault_pages(). Named as ->huge_fault() only where the
+ * kernel has huge PFN maps (NPUIPC_VM_HUGE_FAULT).
+ *
+ * Return: VM_FAULT_NOPAGE once mapped, VM_FAULT_FALLBACK, VM_FAULT_SIGBUS
+ * past the mapped pages or for an unplugged BAR, or the error of inserting.
+ */
+vm_fault_t npuipc_huge_fault_pages(struct vm_fault *vmf, unsigned int order,
+				   const struct npuipc_mem *mem, pgoff_t npages, pgoff_t index)
+{
+	vm_fault_t ret;
+	int idx;
+
+	if (order != HPAGE_PMD_ORDER)
+		return VM_FAULT_FALLBACK;
+	if (mem->pages)
+		return npuipc_fault_pmd(vmf, mem, npages, index);
+	if (!drm_dev_enter(mem->dev, &idx))
+		return VM_FAULT_SIGBUS;
+	ret = npuipc_fault_pmd(vmf, mem, npages, index);
+	drm_dev_exit(idx);
+	return ret;
+}
+
 /* vm_pgoff stays DRM's fake offset, so that drm_vma_node_unmap() finds the mapping. */
+static pgoff_t npuipc_bo_vm_index(struct vm_fault *vmf)
+{
+	struct drm_gem_object *obj = vmf->vma->vm_private_data;
+
+	return vmf->pgoff - drm_vma_node_start(&obj->vma_node);
+}
+
 static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
-	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
-	return npuipc_fault_pages(vmf, &bo->mem, obj->size >> PAGE_SHIFT,
-				  vmf->pgoff - drm_vma_node_start(&obj->vma_node));
+	return npuipc_fault_pages(vmf, &to_npuipc_bo(obj)->mem, obj->size >> PAGE_SHIFT,
+				  npuipc_bo_vm_index(vmf));
+}
+
+static vm_fault_t __maybe_unused npuipc_bo_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
+{
+	struct drm_gem_object *obj = vmf->vma->vm_private_data;
+
+	return npuipc_huge_fault_pages(vmf, order, &to_npuipc_bo(obj)->mem,
+				       obj->size >> PAGE_SHIFT, npuipc_bo_vm_index(vmf));
 }
 
 /**
@@ -218,6 +305,7 @@ unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 
 static const struct vm_operations_struct npuipc_bo_vm_ops = {
 	.fault = npuipc_bo_vm_fault,
+	NPUIPC_VM_HUGE_FAULT(npuipc_bo_vm_huge_fault)
 	.open = drm_gem_vm_open,
 	.close = drm_gem_vm_close,
 };

@@ -125,6 +125,8 @@ unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 				       unsigned long flags);
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index);
+vm_fault_t npuipc_huge_fault_pages(struct vm_fault *vmf, unsigned int order,
+				   const struct npuipc_mem *mem, pgoff_t npages, pgoff_t index);
 
 int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size);
 

@@ -25,6 +25,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_prime.h>
 
+#include "npuipc_compat.h"
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
 #include "npuipc_gem.h"
@@ -248,9 +249,19 @@ static vm_fault_t npuipc_dmabuf_vm_fault(struct vm_fault *vmf)
 	return npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
 }
 
+static vm_fault_t __maybe_unused npuipc_dmabuf_vm_huge_fault(struct vm_fault *vmf,
+							     unsigned int order)
+{
+	struct npuipc_export *exp = vmf->vma->vm_private_data;
+	struct npuipc_mem mem = npuipc_export_mem(exp);
+
+	return npuipc_huge_fault_pages(vmf, order, &mem, exp->npages, vmf->pgoff);
+}
+
 /* The mapping holds the dma-buf's file, and so the export, alive. */
 static const struct vm_operations_struct npuipc_dmabuf_vm_ops = {
 	.fault = npuipc_dmabuf_vm_fault,
+	NPUIPC_VM_HUGE_FAULT(npuipc_dmabuf_vm_huge_fault)
 };
 
 static int npuipc_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
