@@ -39,7 +39,7 @@ module:
 
 # The kernels make check and make bench boot, each module built with W=1
 # (and the Kbuild's -Werror) in a directory of its own.
-kernels:
+kernels: setup
 	tools/kernels fetch
 	BUILD=$(BUILD) W=1 tools/kernels build $(NPUIPC_KVER)
 	BUILD=$(BUILD) W=1 tools/kernels build $(NPUIPC_KVER_NEWER)

@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/version.h>
+#include <drm/drm_file.h>
 #include <drm/drm_prime.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
@@ -48,11 +49,35 @@ static inline unsigned long mm_get_unmapped_area(struct mm_struct *mm, struct fi
 #endif
 
 /*
+ * fdinfo: from 6.5 DRM prints the keys every driver shares (drm-driver,
+ * drm-client-id from its own client ids, drm-pdev) through
+ * drm_show_fdinfo() and asks the driver for the rest; before, the driver
+ * prints them all (NPUIPC_DRM_SHOWS_FDINFO says which).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define NPUIPC_DRM_SHOWS_FDINFO true
+#define NPUIPC_FOPS_SHOW_FDINFO(fn) .show_fdinfo = drm_show_fdinfo,
+#define NPUIPC_DRIVER_SHOW_FDINFO(fn) .show_fdinfo = (fn),
+static inline u64 npuipc_drm_client_id(const struct drm_file *file, u64 own)
+{
+	return file->client_id;
+}
+#else
+#define NPUIPC_DRM_SHOWS_FDINFO false
+#define NPUIPC_FOPS_SHOW_FDINFO(fn) .show_fdinfo = (fn),
+#define NPUIPC_DRIVER_SHOW_FDINFO(fn)
+static inline u64 npuipc_drm_client_id(const struct drm_file *file, u64 own)
+{
+	return own;
+}
+#endif
+
+/*
  * Huge PFN maps: from 6.12 (where the architecture supports them) a PFN map
  * may take 2 MiB entries through ->huge_fault() and vmf_insert_pfn_pmd(),
  * with the special bit that GUP-fast respects. On 6.1 GUP-fast would take a
- * PFN map's PMD as pages, so its PFN maps have 4 KiB entries only: the
- * handler is built (__maybe_unused) but never named.
+ * PFN map's PMD as pages, so its PFN maps have 4 KiB entries only, and the
+ * huge fault handlers are not built (#if NPUIPC_HAVE_PMD_PFNMAP).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0) && defined(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP)
 #define NPUIPC_HAVE_PMD_PFNMAP 1

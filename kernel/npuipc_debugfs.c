@@ -18,6 +18,7 @@
 #include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
+#include "npuipc_gem.h"
 #include "npuipc_job.h"
 #include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
@@ -64,6 +65,7 @@ static int npuipc_state_show(struct seq_file *m, void *unused)
 	seq_printf(m, "jobs: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_JOB]));
 	seq_printf(m, "dmabufs: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_DMABUF]));
 	seq_printf(m, "object_files: %d\n", atomic_read(&npuipc_live[NPUIPC_KIND_OBJECT_FILE]));
+	seq_printf(m, "pmd_maps: %ld\n", atomic_long_read(&npuipc_pmd_maps));
 	return 0;
 }
 

@@ -224,7 +224,7 @@ static const struct file_operations npuipc_fops = {
 	.owner		= THIS_MODULE,
 	DRM_GEM_FOPS,
 	.get_unmapped_area = npuipc_get_unmapped_area,
-	.show_fdinfo	= npuipc_file_show_fdinfo,
+	NPUIPC_FOPS_SHOW_FDINFO(npuipc_file_seq_show_fdinfo)
 };
 
 const struct drm_driver npuipc_drm_driver = {
@@ -233,6 +233,7 @@ const struct drm_driver npuipc_drm_driver = {
 	.ioctls			= npuipc_ioctls,
 	.num_ioctls		= ARRAY_SIZE(npuipc_ioctls),
 	.fops			= &npuipc_fops,
+	NPUIPC_DRIVER_SHOW_FDINFO(npuipc_file_show_fdinfo)
 	.open			= npuipc_file_open,
 	.postclose		= npuipc_file_postclose,
 	.gem_prime_import	= npuipc_gem_prime_import,

@@ -14,7 +14,9 @@
 
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_print.h>
 
+#include "npuipc_compat.h"
 #include "npuipc_copy_worker.h"
 #include "npuipc_drv.h"
 #include "npuipc_file.h"
@@ -43,7 +45,7 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 	if (!nfile)
 		return -ENOMEM;
 	nfile->ndev = to_npuipc(drm);
-	nfile->client_id = atomic64_inc_return(&npuipc_client_ids);
+	nfile->client_id = npuipc_drm_client_id(file, atomic64_inc_return(&npuipc_client_ids));
 	xa_init_flags(&nfile->objects, XA_FLAGS_ALLOC1);
 	mutex_init(&nfile->copy_worker_lock);
 	spin_lock_init(&nfile->owned_lock);
@@ -236,13 +238,15 @@ int npuipc_file_copy_worker(struct npuipc_file *nfile)
 
 /**
  * npuipc_file_show_fdinfo() - print a DRM file's fdinfo keys
- * @m: the seq_file of the fd's fdinfo
- * @f: the file of the DRM fd
+ * @p: the printer of the fd's fdinfo
+ * @file: the DRM file
  *
- * drm-engine-copy: time the engine spent on this file's COPY and FILL
- * jobs. drm-memory-device: buffers of this device's memory (its one
- * region) the file holds handles to. drm-pdev: a PCI device's address.
- * Imports are no region of this device: npuipc-memory-imported counts
+ * The keys every DRM driver shares, where DRM does not print them itself
+ * (drm_show_fdinfo(), 6.5 on): drm-driver, drm-client-id, drm-pdev (a PCI
+ * device's address). Then this driver's: drm-engine-copy, the time the
+ * engine spent on this file's COPY and FILL jobs; drm-memory-device,
+ * buffers of this device's memory (its one region) the file holds handles
+ * to. Imports are no region of this device: npuipc-memory-imported counts
  * them (other devices' or other exporters' memory, or this device's
  * through a dma-buf).
  *
@@ -251,9 +255,8 @@ int npuipc_file_copy_worker(struct npuipc_file *nfile)
  * npuipc-streams, npuipc-events, npuipc-notifies (handles of this file),
  * npuipc-jobs (submitted on its streams and not yet completed).
  */
-void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
+void npuipc_file_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
-	struct drm_file *file = f->private_data;
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	unsigned int buffers = 0, types[NPUIPC_OBJ_NOTIFY + 1] = { 0 }, jobs = 0;
 	u64 owned = 0, imported = 0;
@@ -282,19 +285,28 @@ void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f)
 	}
 	xa_unlock(&nfile->objects);
 
-	seq_printf(m, "drm-driver:\t%s\n", DRIVER_NAME);
-	if (nfile->ndev->caps & NPUIPC_CAP_PCI)
-		seq_printf(m, "drm-pdev:\t%s\n", dev_name(nfile->ndev->drm.dev));
-	seq_printf(m, "drm-client-id:\t%llu\n", nfile->client_id);
-	seq_printf(m, "drm-engine-copy:\t%llu ns\n",
-		   (u64)atomic64_read(&nfile->engine_copy_ns));
-	seq_printf(m, "drm-memory-device:\t%llu KiB\n", owned >> 10);
-	seq_printf(m, "npuipc-memory-imported:\t%llu KiB\n", imported >> 10);
-	seq_printf(m, "npuipc-buffers:\t%u\n", buffers);
-	seq_printf(m, "npuipc-streams:\t%u\n", types[NPUIPC_OBJ_STREAM]);
-	seq_printf(m, "npuipc-events:\t%u\n", types[NPUIPC_OBJ_EVENT]);
-	seq_printf(m, "npuipc-notifies:\t%u\n", types[NPUIPC_OBJ_NOTIFY]);
-	seq_printf(m, "npuipc-jobs:\t%u\n", jobs);
+	if (!NPUIPC_DRM_SHOWS_FDINFO) {
+		drm_printf(p, "drm-driver:\t%s\n", DRIVER_NAME);
+		drm_printf(p, "drm-client-id:\t%llu\n", nfile->client_id);
+		if (nfile->ndev->caps & NPUIPC_CAP_PCI)
+			drm_printf(p, "drm-pdev:\t%s\n", dev_name(nfile->ndev->drm.dev));
+	}
+	drm_printf(p, "drm-engine-copy:\t%llu ns\n", (u64)atomic64_read(&nfile->engine_copy_ns));
+	drm_printf(p, "drm-memory-device:\t%llu KiB\n", owned >> 10);
+	drm_printf(p, "npuipc-memory-imported:\t%llu KiB\n", imported >> 10);
+	drm_printf(p, "npuipc-buffers:\t%u\n", buffers);
+	drm_printf(p, "npuipc-streams:\t%u\n", types[NPUIPC_OBJ_STREAM]);
+	drm_printf(p, "npuipc-events:\t%u\n", types[NPUIPC_OBJ_EVENT]);
+	drm_printf(p, "npuipc-notifies:\t%u\n", types[NPUIPC_OBJ_NOTIFY]);
+	drm_printf(p, "npuipc-jobs:\t%u\n", jobs);
+}
+
+/* The DRM fd's show_fdinfo where DRM has no drm_show_fdinfo() (before 6.5). */
+void npuipc_file_seq_show_fdinfo(struct seq_file *m, struct file *f)
+{
+	struct drm_printer p = drm_seq_file_printer(m);
+
+	npuipc_file_show_fdinfo(&p, f->private_data);
 }
 
 /**

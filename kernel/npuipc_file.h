@@ -14,6 +14,7 @@ struct drm_device;
 struct file;
 struct npuipc_device;
 struct npuipc_object;
+struct drm_printer;
 struct seq_file;
 
 /* What an open DRM file of npuipc holds besides GEM handles. */
@@ -69,7 +70,8 @@ int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle);
 int npuipc_file_copy_worker(struct npuipc_file *nfile);
 void npuipc_file_unplug(struct drm_file *file);
 
-void npuipc_file_show_fdinfo(struct seq_file *m, struct file *f);
+void npuipc_file_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+void npuipc_file_seq_show_fdinfo(struct seq_file *m, struct file *f);
 void npuipc_file_show_objects(struct seq_file *m, struct drm_file *file);
 
 #endif /* __NPUIPC_FILE_H__ */

@@ -104,8 +104,8 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem
 
 /*
  * Maps page @index of @mem at the faulting address and, as TTM prefaults
- * around a fault, the rest of its 2 MiB window (within the VMA and
- * @npages: at most NPUIPC_CHUNK_PAGES entries), so that touching 2 MiB
+ * around a fault, the rest of its 2 MiB window (within the VMA, @npages
+ * and the fault's own PMD: at most NPUIPC_CHUNK_PAGES entries), so that touching 2 MiB
  * costs one fault rather than 512. Each entry goes in through
  * vmf_insert_pfn_prot(), with the mm's own checks (PAT, pfn_modify_allowed);
  * what a racing fault mapped is left as it is.
@@ -117,7 +117,7 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 	pgoff_t before = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
 	pgoff_t after = (vma->vm_end - vmf->address) >> PAGE_SHIFT;
 	unsigned long start;
-	pgoff_t first, last, i;
+	pgoff_t first, last, i, pmd_before;
 	vm_fault_t ret;
 
 	if (index >= npages)
@@ -130,6 +130,14 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 	first = max(round_down(index, NPUIPC_CHUNK_PAGES), index - before);
 	last = min3(round_down(index, NPUIPC_CHUNK_PAGES) + NPUIPC_CHUNK_PAGES,
 		    npages, index + after);
+	/*
+	 * Nor past the faulting address's own 2 MiB of address space: a page
+	 * table made under a neighbouring PMD would race a huge fault there.
+	 */
+	pmd_before = (vmf->address & ~PMD_MASK) >> PAGE_SHIFT;
+	if (index >= pmd_before)
+		first = max(first, index - pmd_before);
+	last = min(last, index - pmd_before + PTRS_PER_PMD);
 	start = vmf->address - ((index - first) << PAGE_SHIFT);
 	for (i = first; i < last; i++) {
 		if (i == index)
@@ -171,6 +179,9 @@ vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem
 	return ret;
 }
 
+atomic_long_t npuipc_pmd_maps = ATOMIC_LONG_INIT(0);
+
+#if NPUIPC_HAVE_PMD_PFNMAP
 /*
  * Whether pages @first to @first + 511 of @mem are one naturally aligned
  * 2 MiB run of physical memory, which one PMD can map: BAR memory at an
@@ -197,14 +208,19 @@ static vm_fault_t npuipc_fault_pmd(struct vm_fault *vmf, const struct npuipc_mem
 	unsigned long addr = vmf->address & HPAGE_PMD_MASK;
 	pgoff_t before = (vmf->address - addr) >> PAGE_SHIFT;
 	pgoff_t first = index - before;
+	vm_fault_t ret;
 
 	if (index >= npages)
 		return VM_FAULT_SIGBUS;
 	if (addr < vma->vm_start || vma->vm_end - addr < HPAGE_PMD_SIZE || index < before ||
 	    npages - first < HPAGE_PMD_NR || !npuipc_mem_is_pmd_run(mem, first))
 		return VM_FAULT_FALLBACK;
-	return vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(npuipc_mem_pfn(mem, first), PFN_DEV),
-				  vmf->flags & FAULT_FLAG_WRITE);
+	ret = vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(npuipc_mem_pfn(mem, first), PFN_DEV),
+				 vmf->flags & FAULT_FLAG_WRITE);
+	/* A racing fault that found the entry in place counts too. */
+	if (ret == VM_FAULT_NOPAGE)
+		atomic_long_inc(&npuipc_pmd_maps);
+	return ret;
 }
 
 /**
@@ -218,8 +234,8 @@ static vm_fault_t npuipc_fault_pmd(struct vm_fault *vmf, const struct npuipc_mem
  * Maps the 2 MiB around the faulting address with one PMD when that much
  * of @mem is one aligned run of physical memory lying wholly in the
  * mapping, as a huge page of hugetlbfs is mapped; otherwise the mm falls
- * back to npuipc_fault_pages(). Named as ->huge_fault() only where the
- * kernel has huge PFN maps (NPUIPC_VM_HUGE_FAULT).
+ * back to npuipc_fault_pages(). Built only where the kernel has huge PFN
+ * maps (NPUIPC_HAVE_PMD_PFNMAP).
  *
  * Return: VM_FAULT_NOPAGE once mapped, VM_FAULT_FALLBACK, VM_FAULT_SIGBUS
  * past the mapped pages or for an unplugged BAR, or the error of inserting.
@@ -241,6 +257,8 @@ vm_fault_t npuipc_huge_fault_pages(struct vm_fault *vmf, unsigned int order,
 	return ret;
 }
 
+#endif
+
 /* vm_pgoff stays DRM's fake offset, so that drm_vma_node_unmap() finds the mapping. */
 static pgoff_t npuipc_bo_vm_index(struct vm_fault *vmf)
 {
@@ -257,13 +275,15 @@ static vm_fault_t npuipc_bo_vm_fault(struct vm_fault *vmf)
 				  npuipc_bo_vm_index(vmf));
 }
 
-static vm_fault_t __maybe_unused npuipc_bo_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
+#if NPUIPC_HAVE_PMD_PFNMAP
+static vm_fault_t npuipc_bo_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
 {
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
 
 	return npuipc_huge_fault_pages(vmf, order, &to_npuipc_bo(obj)->mem,
 				       obj->size >> PAGE_SHIFT, npuipc_bo_vm_index(vmf));
 }
+#endif
 
 /**
  * npuipc_get_unmapped_area() - choose where an mmap() of the DRM fd goes

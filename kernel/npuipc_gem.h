@@ -2,6 +2,7 @@
 #ifndef __NPUIPC_GEM_H__
 #define __NPUIPC_GEM_H__
 
+#include <linux/atomic.h>
 #include <linux/dma-direction.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
@@ -123,8 +124,12 @@ int npuipc_mmap_prepare(struct vm_area_struct *vma, const struct npuipc_mem *mem
 unsigned long npuipc_get_unmapped_area(struct file *file, unsigned long addr,
 				       unsigned long len, unsigned long pgoff,
 				       unsigned long flags);
+/* 2 MiB entries mapped since load, all devices (debugfs pmd_maps). */
+extern atomic_long_t npuipc_pmd_maps;
+
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index);
+/* Where the kernel has huge PFN maps (NPUIPC_HAVE_PMD_PFNMAP) only. */
 vm_fault_t npuipc_huge_fault_pages(struct vm_fault *vmf, unsigned int order,
 				   const struct npuipc_mem *mem, pgoff_t npages, pgoff_t index);
 

@@ -249,14 +249,15 @@ static vm_fault_t npuipc_dmabuf_vm_fault(struct vm_fault *vmf)
 	return npuipc_fault_pages(vmf, &mem, exp->npages, vmf->pgoff);
 }
 
-static vm_fault_t __maybe_unused npuipc_dmabuf_vm_huge_fault(struct vm_fault *vmf,
-							     unsigned int order)
+#if NPUIPC_HAVE_PMD_PFNMAP
+static vm_fault_t npuipc_dmabuf_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
 {
 	struct npuipc_export *exp = vmf->vma->vm_private_data;
 	struct npuipc_mem mem = npuipc_export_mem(exp);
 
 	return npuipc_huge_fault_pages(vmf, order, &mem, exp->npages, vmf->pgoff);
 }
+#endif
 
 /* The mapping holds the dma-buf's file, and so the export, alive. */
 static const struct vm_operations_struct npuipc_dmabuf_vm_ops = {

@@ -258,6 +258,69 @@ TEST_F(bo, huge_memory_is_mapped_2mib_aligned_by_pfn)
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
 }
 
+/*
+ * Touches every page of a fresh @size mapping of @handle at @where (NULL:
+ * where the DRM fd places it) and returns how many 2 MiB entries that took
+ * (debugfs pmd_maps), the data checked.
+ */
+static long pmd_maps_touching(int fd, uint32_t handle, size_t size, int dmabuf, void *where)
+{
+	long before = npuipc_debugfs_value(fd, "pmd_maps"), after;
+	uint8_t *p;
+	size_t i;
+
+	if (dmabuf >= 0)
+		p = mmap(where, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, dmabuf, 0);
+	else
+		p = npuipc_bo_mmap(fd, handle, PROT_READ | PROT_WRITE, &size);
+	if (p == MAP_FAILED || before < 0)
+		return -1;
+	for (i = 0; i < size; i += 4096)
+		p[i] = (uint8_t)(i >> 12);
+	after = npuipc_debugfs_value(fd, "pmd_maps");
+	for (i = 0; i < size; i += 4096)
+		if (p[i] != (uint8_t)(i >> 12))
+			after = -1;
+	munmap(p, size);
+	return after < 0 ? -1 : after - before;
+}
+
+/*
+ * Where the kernel has huge PFN maps (6.12), each 2 MiB of a huge buffer
+ * mapped 2 MiB-aligned is one PMD entry, through the DRM fd and through a
+ * dma-buf mapped at an aligned address, while a mapping off alignment takes
+ * 4 KiB entries; on 6.1 every entry is 4 KiB. A NORMAL buffer's scattered
+ * pages of a virtual device never form a 2 MiB run.
+ */
+TEST_F(bo, huge_memory_takes_one_pmd_per_2mib_where_the_kernel_has_huge_pfn_maps)
+{
+	long per_2mib = npuipc_kernel_has_huge_pfnmap() ? 1 : 0;
+	struct drm_npuipc_get_info info = { 0 };
+	uint32_t huge, normal;
+	uint8_t *room, *aligned;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 8 * MIB, NPUIPC_PAGE_CLASS_HUGE, &huge));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &normal));
+	EXPECT_EQ(4 * per_2mib, pmd_maps_touching(self->fd, huge, 8 * MIB, -1, NULL));
+	if (info.caps & NPUIPC_CAP_VIRTUAL)
+		EXPECT_EQ(0, pmd_maps_touching(self->fd, normal, 4 * MIB, -1, NULL));
+
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, huge, 0, 8 * MIB, 0, &dmabuf));
+	room = mmap(NULL, 10 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, room);
+	aligned = (uint8_t *)(((uintptr_t)room + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1));
+	EXPECT_EQ(4 * per_2mib, pmd_maps_touching(self->fd, huge, 8 * MIB, dmabuf, aligned));
+	/* 4 KiB off alignment: no 2 MiB of the mapping lies in one PMD's range. */
+	EXPECT_EQ(0, pmd_maps_touching(self->fd, huge, 8 * MIB, dmabuf, aligned + 4096));
+	munmap(room, 10 * MIB);
+	close(dmabuf);
+
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, huge));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, normal));
+}
+
 static void fill_page_numbers(uint8_t *p, size_t size, size_t first_page)
 {
 	size_t i;

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <dirent.h>
 #include <stdbool.h>
@@ -487,6 +488,20 @@ static inline long npuipc_smaps_kib(const void *addr, const char *key)
 	}
 	fclose(f);
 	return value;
+}
+
+/*
+ * Whether the running kernel maps PFN maps with 2 MiB entries where the
+ * driver asks (huge_fault + vmf_insert_pfn_pmd): 6.12 on, on x86-64.
+ */
+static inline bool npuipc_kernel_has_huge_pfnmap(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 12);
 }
 
 /* True when all @size bytes at @p are @value. */
