@@ -67,7 +67,7 @@ expect_log() {
 }
 
 echo "TAP version 13"
-echo "1..23"
+echo "1..22"
 # One guest for the first three: each boot costs seconds.
 expect_status 0 "a succeeding command exits 0: module parameters reach the module, the guest writes to --out" \
 	-- --module-args "num_devices=3 mem_mib=64" --out "$work/out" -- \
