@@ -110,8 +110,10 @@ static void remember(struct fuzzer *f, uint32_t handle)
 
 /*
  * The errors the uapi documents for each ioctl (uapi/drm/npuipc_drm.h),
- * plus EFAULT (a mutated user pointer) and ENODEV (an unplugged device) for
- * all; GEM_CLOSE is the DRM core's (EINVAL for an unknown handle).
+ * plus EFAULT for SUBMIT, the one ioctl with a user pointer inside its
+ * argument (the fuzzer mutates it); every argument itself lies on the
+ * fuzzer's stack. No device is unplugged during a run: ENODEV is no
+ * answer. GEM_CLOSE is the DRM core's (EINVAL for an unknown handle).
  */
 static int documented(unsigned long request, int err)
 {
@@ -135,13 +137,65 @@ static int documented(unsigned long request, int err)
 	};
 	unsigned int i, j;
 
-	if (err == EFAULT || err == ENODEV)
+	if (err == EFAULT && request == DRM_IOCTL_NPUIPC_SUBMIT)
 		return 1;
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		for (j = 0; table[i].request == request && j < 12 && table[i].errs[j]; j++)
 			if (table[i].errs[j] == err)
 				return 1;
 	return 0;
+}
+
+/*
+ * What a success on a device fd must have written back: handles start at
+ * 1, fds are fds, sizes are whole pages of a known class, the free memory
+ * lies within the budget.
+ */
+static void check_success(unsigned long request, const void *arg)
+{
+	const struct drm_npuipc_get_info *info = arg;
+	const struct drm_npuipc_bo_create *create = arg;
+	const struct drm_npuipc_bo_info *bo_info = arg;
+	const struct drm_npuipc_bo_export *bo_export = arg;
+	const struct drm_npuipc_bo_import *bo_import = arg;
+	const struct drm_npuipc_obj_create *obj_create = arg;
+	const struct drm_npuipc_obj_export *obj_export = arg;
+	const struct drm_npuipc_obj_import *obj_import = arg;
+	const struct drm_npuipc_submit *submit = arg;
+	bool ok = true;
+
+	switch (request) {
+	case DRM_IOCTL_NPUIPC_GET_INFO:
+		ok = info->mem_total && info->mem_free <= info->mem_total;
+		break;
+	case DRM_IOCTL_NPUIPC_BO_CREATE:
+		ok = create->handle != 0;
+		break;
+	case DRM_IOCTL_NPUIPC_BO_INFO:
+		ok = bo_info->size && !(bo_info->size % 4096) && bo_info->mmap_offset &&
+		     bo_info->page_class < NPUIPC_PAGE_CLASS_COUNT;
+		break;
+	case DRM_IOCTL_NPUIPC_BO_EXPORT:
+		ok = bo_export->fd >= 0;
+		break;
+	case DRM_IOCTL_NPUIPC_BO_IMPORT:
+		ok = bo_import->handle != 0;
+		break;
+	case DRM_IOCTL_NPUIPC_OBJ_CREATE:
+		ok = obj_create->handle != 0;
+		break;
+	case DRM_IOCTL_NPUIPC_OBJ_EXPORT:
+		ok = obj_export->fd >= 0;
+		break;
+	case DRM_IOCTL_NPUIPC_OBJ_IMPORT:
+		ok = obj_import->handle != 0;
+		break;
+	case DRM_IOCTL_NPUIPC_SUBMIT:
+		ok = !(submit->flags & NPUIPC_SUBMIT_OUT_FENCE) || submit->out_fence_fd >= 0;
+		break;
+	}
+	if (!ok)
+		npuipc_chaos_fail("ioctl %#lx succeeded with an impossible result", request);
 }
 
 /* Flips a few random bits: the mutation half of the fuzzer. */
@@ -303,8 +357,10 @@ static void fuzz_one(struct fuzzer *f)
 					  request, err, strerrordesc_np(err));
 		return;
 	}
-	if (is_device_fd(f, fd))
+	if (is_device_fd(f, fd)) {
 		atomic_fetch_add(&npuipc_chaos_stats->checks, 1);
+		check_success(request, &a);
+	}
 	switch (request) {
 	case DRM_IOCTL_NPUIPC_BO_CREATE:
 		remember(f, a.create.handle);
