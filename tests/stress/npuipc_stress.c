@@ -58,7 +58,6 @@ static void expect(unsigned int id, const char *what, int ret, ...)
 		npuipc_chaos_fail("worker %u: %s returned %d (%s)", id, what, ret, strerrordesc_np(-ret));
 }
 
-/* Whether the 4 KiB at @offset of buffer @bo all read @value. */
 /*
  * Whether every page of @bo holds @value: 64 bytes of each, at an offset
  * @rng picks anew for the round (all of 4 MiB would cost a TCG guest most
