@@ -141,7 +141,9 @@ built_for() { # KVER: the module DKMS installed for KVER is built for it
 	[ -n "$ko" ] && [ "$(modinfo -F version "$ko" 2>/dev/null)" = "$version" ] &&
 		[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$1" ]
 }
-[ "$rc" = 0 ] && built_for "${kvers[0]}" && built_for "${kvers[1]}" &&
+all_built=0
+for k in "${kvers[@]}"; do built_for "$k" || all_built=1; done
+[ "$rc" = 0 ] && [ "$all_built" = 0 ] &&
 	[ "$(dkms_status | LC_ALL=C sort)" = "$(printf '%s' "$want_status" | LC_ALL=C sort)" ] &&
 	cmp -s "$top/packaging/modprobe-npuipc.conf" "$dkroot/etc/modprobe.d/npuipc.conf" &&
 	cmp -s "$top/packaging/udev/70-npuipc.rules" "$dkroot/etc/udev/rules.d/70-npuipc.rules"
