@@ -6,6 +6,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/err.h>
+#include <linux/error-injection.h>
 #include <linux/idr.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
@@ -53,6 +54,7 @@ int npuipc_file_open(struct drm_device *drm, struct drm_file *file)
 	file->driver_priv = nfile;
 	return 0;
 }
+ALLOW_ERROR_INJECTION(npuipc_file_open, ERRNO);
 
 /* Everything a handle held: a stream stops. */
 static void npuipc_file_drop_handle(struct npuipc_object *obj)
@@ -116,6 +118,7 @@ int npuipc_file_add_object(struct npuipc_file *nfile, struct npuipc_object *obj,
 
 	return ret == -EBUSY ? -ENOSPC : ret;
 }
+ALLOW_ERROR_INJECTION(npuipc_file_add_object, ERRNO);
 
 /**
  * npuipc_file_lookup_object() - look up the object of a handle
@@ -252,13 +255,14 @@ int npuipc_file_copy_worker(struct npuipc_file *nfile)
  *
  * Then npuipc's own keys, so that a user sees its processes' objects
  * without debugfs: npuipc-buffers (GEM handles, imports included),
+ * npuipc-imports (the handles of imports among them),
  * npuipc-streams, npuipc-events, npuipc-notifies (handles of this file),
  * npuipc-jobs (submitted on its streams and not yet completed).
  */
 void npuipc_file_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
-	unsigned int buffers = 0, types[NPUIPC_OBJ_NOTIFY + 1] = { 0 }, jobs = 0;
+	unsigned int buffers = 0, imports = 0, types[NPUIPC_OBJ_NOTIFY + 1] = { 0 }, jobs = 0;
 	u64 owned = 0, imported = 0;
 	struct drm_gem_object *obj;
 	struct npuipc_object *nobj;
@@ -267,10 +271,12 @@ void npuipc_file_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	spin_lock(&file->table_lock);
 	idr_for_each_entry(&file->object_idr, obj, id) {
-		if (to_npuipc_bo(obj)->dmabuf)
+		if (to_npuipc_bo(obj)->dmabuf) {
 			imported += obj->size;
-		else
+			imports++;
+		} else {
 			owned += obj->size;
+		}
 		buffers++;
 	}
 	spin_unlock(&file->table_lock);
@@ -295,6 +301,7 @@ void npuipc_file_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_printf(p, "drm-memory-device:\t%llu KiB\n", owned >> 10);
 	drm_printf(p, "npuipc-memory-imported:\t%llu KiB\n", imported >> 10);
 	drm_printf(p, "npuipc-buffers:\t%u\n", buffers);
+	drm_printf(p, "npuipc-imports:\t%u\n", imports);
 	drm_printf(p, "npuipc-streams:\t%u\n", types[NPUIPC_OBJ_STREAM]);
 	drm_printf(p, "npuipc-events:\t%u\n", types[NPUIPC_OBJ_EVENT]);
 	drm_printf(p, "npuipc-notifies:\t%u\n", types[NPUIPC_OBJ_NOTIFY]);

@@ -231,6 +231,10 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 	ASSERT_EQ(0, npuipc_bo_import(other, dmabuf, 0, &imported));
 	EXPECT_EQ(0, fdinfo_number(other, "drm-memory-device"));
 	EXPECT_EQ(1024, fdinfo_number(other, "npuipc-memory-imported"));
+	EXPECT_EQ(1, fdinfo_number(other, "npuipc-imports"));
+	EXPECT_EQ(1, fdinfo_number(other, "npuipc-buffers"));
+	EXPECT_EQ(0, fdinfo_number(self->fd, "npuipc-imports"));
+	EXPECT_EQ(1, fdinfo_number(self->fd, "npuipc-buffers"));
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
 	fill.dst = bo;
@@ -242,6 +246,7 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
 	EXPECT_EQ(0, npuipc_gem_close(other, imported));
+	EXPECT_EQ(0, fdinfo_number(other, "npuipc-imports"));
 	close(dmabuf);
 	EXPECT_EQ(0, npuipc_gem_close(self->fd, bo));
 	EXPECT_EQ(0, fdinfo_number(self->fd, "drm-memory-device"));
