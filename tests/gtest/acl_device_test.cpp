@@ -761,3 +761,39 @@ TEST(AclLogTest, ErrorsGoToStderrByDefaultAndAscendGlobalLogLevelSilencesThem)
 }
 
 } // namespace
+
+// ---- the leak check every test ends with (AclTest::TearDown) ----
+
+// It counts what the application holds through the library, and not what
+// the runtime holds for itself: a default stream made on first use and the
+// DRM fd of a device are the runtime's; a stream made by aclrtCreateStream
+// and a render node the process opened itself are the application's.
+TEST_F(AclDeviceTest, LeakCheckCountsTheApplicationsObjectsNotTheRuntimesOwn)
+{
+    NpuipcState start = TakeNpuipcState();
+    EXPECT_EQ(0u, start.devices.count(0)) << start.DiffTo(NpuipcState{});
+
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    NpuipcState with_stream = TakeNpuipcState();
+    EXPECT_EQ(1, with_stream.devices[0]["npuipc-streams"]);
+    EXPECT_EQ(start.fds, with_stream.fds);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+
+    void *dev = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&dev, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    EXPECT_EQ(4, TakeNpuipcState().devices[0]["drm-memory-device"]);
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemsetAsync(dev, 4 * kKiB, 0x5a, 4 * kKiB, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(nullptr));
+    EXPECT_EQ(1u, npuipc::runtime_own_objects(0).streams);
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(dev));
+    NpuipcState after = TakeNpuipcState();
+    EXPECT_TRUE(after == start) << "the default stream counted:" << start.DiffTo(after);
+
+    int fd = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
+    ASSERT_LE(0, fd);
+    NpuipcState with_fd = TakeNpuipcState();
+    EXPECT_EQ(1u, with_fd.fds.size() - start.fds.size());
+    EXPECT_EQ(1u, with_fd.fds.count(fd));
+    close(fd);
+}

@@ -7,7 +7,9 @@
 // device 0 in SetUp and force-resets, in TearDown, every device the test set,
 // which releases every stream, event, notify, context and allocation the test
 // made on it (the library's documented semantics), so a test that fails
-// half-way leaves nothing behind for the next one.
+// half-way leaves nothing behind for the next one. Before that reset, the
+// process's npuipc state must be what it was when the test started
+// (npuipc_state.h): what the test released, the library released too.
 #ifndef NPUIPC_ACL_TEST_UTIL_H
 #define NPUIPC_ACL_TEST_UTIL_H
 
@@ -34,6 +36,7 @@
 #include <thread>
 
 #include "npuipc/device.h"
+#include "npuipc_state.h"
 
 namespace acltest {
 
@@ -202,10 +205,18 @@ protected:
         if (set_device_in_setup_) {
             ASSERT_EQ(ACL_SUCCESS, UseDevice(0));
         }
+        at_start_ = TakeNpuipcState();
+        state_taken_ = true;
     }
 
     void TearDown() override
     {
+        // Before the force reset, which would release what leaked.
+        if (state_taken_) {
+            NpuipcState now;
+            EXPECT_TRUE(NpuipcStateReturnsTo(at_start_, now, std::chrono::milliseconds(kSyncTimeoutMs)))
+                << NpuipcLeftBehind(at_start_, now);
+        }
         for (const auto &d : devices_) {
             aclError rc = aclrtResetDeviceForce(d.first);
             if (!d.second) {
@@ -243,6 +254,8 @@ protected:
 
 private:
     std::map<int32_t, bool> devices_; // device -> already reset by the test
+    NpuipcState at_start_;
+    bool state_taken_ = false;
 };
 
 #define ACL_NEED_DEVICES(n)                                                                   \

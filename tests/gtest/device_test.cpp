@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "drm/npuipc_drm.h"
+#include "npuipc_state.h"
 
 namespace {
 
@@ -61,9 +62,22 @@ protected:
             GTEST_SKIP() << "npuipc.ko is not loaded";
         virtual_ = module_param_num_devices();
         pci_ = bound_pci_npus();
+        at_start_ = acltest::TakeNpuipcState();
+        state_taken_ = true;
+    }
+    // Every device file, handle and dma-buf the test opened is closed again.
+    void TearDown() override
+    {
+        acltest::NpuipcState now;
+        if (!state_taken_)
+            return;
+        EXPECT_TRUE(acltest::NpuipcStateReturnsTo(at_start_, now, std::chrono::seconds(10)))
+            << acltest::NpuipcLeftBehind(at_start_, now);
     }
     size_t virtual_ = 0;
     std::vector<uint32_t> pci_;
+    acltest::NpuipcState at_start_;
+    bool state_taken_ = false;
 };
 
 // The virtual devices first, then the PCI ones with their addresses.

@@ -59,6 +59,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "npuipc/result.h"
 #include "npuipc/unique_fd.h"
@@ -148,6 +149,12 @@ Status set_request_deadline_ms(int ms);
 // the process may not have a ring (seccomp filters, io_uring_disabled);
 // nullptr before the first publish().
 const char *exporter_loop_name();
+
+// The fds this process's exporter holds for itself, for as long as the
+// process lives: its listening socket and its ring's (or epoll's) fd;
+// none before the first publish(). Connections and published fds are not
+// among them: they close when served or revoked.
+std::vector<int> exporter_fds();
 
 // After fork(), the child has no exporter thread: an atfork handler closes
 // the child's copies of the listening socket, the ring or epoll fd, the

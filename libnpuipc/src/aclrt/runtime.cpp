@@ -9,6 +9,7 @@
 
 #include "drm/npuipc_drm.h"
 #include "npuipc/ipc.h"
+#include "npuipc/runtime_objects.h"
 
 namespace npuipc_rt {
 using namespace npuipc;
@@ -483,3 +484,71 @@ void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEv
 }
 
 } // namespace npuipc_rt
+
+namespace npuipc {
+
+RuntimeObjects runtime_own_objects(uint32_t device)
+{
+    using namespace npuipc_rt;
+    Runtime &rt = Runtime::get();
+    RuntimeObjects own;
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.devices.find(device);
+    if (it == rt.devices.end())
+        return own;
+    const DeviceState &state = it->second;
+    own.events = static_cast<uint32_t>(state.event_pool.size());
+    auto count_tasks = [&own](Stream &stream) {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        for (const HostTask &task : stream.callbacks) {
+            own.events += task.reached ? 1 : 0;
+            own.notifies += task.gate ? 1 : 0;
+        }
+    };
+    if (state.helper) {
+        own.streams++;
+        count_tasks(*state.helper);
+    }
+    for (const auto &entry : rt.objects) {
+        const Object &obj = *entry.second;
+        if (obj.device != device)
+            continue;
+        if (obj.kind == Kind::Context) {
+            const auto &ctx = static_cast<const Context &>(obj);
+            if (ctx.is_default && ctx.default_stream && rt.objects.count(ctx.default_stream))
+                own.streams++;
+        } else if (obj.kind == Kind::Stream) {
+            count_tasks(static_cast<Stream &>(*entry.second));
+        }
+    }
+    return own;
+}
+
+std::vector<int> runtime_own_fds()
+{
+    using namespace npuipc_rt;
+    Runtime &rt = Runtime::get();
+    std::vector<int> fds = ipc::exporter_fds();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto add_tasks = [&fds](Stream &stream) {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        for (const HostTask &task : stream.callbacks)
+            if (task.reached)
+                fds.push_back(task.reached->fd.get());
+    };
+    for (const auto &entry : rt.devices) {
+        fds.push_back(entry.second.dev->fd());
+        for (const auto &pooled : entry.second.event_pool)
+            fds.push_back(pooled->fd.get());
+        if (entry.second.helper)
+            add_tasks(*entry.second.helper);
+    }
+    for (const auto &entry : rt.objects)
+        if (entry.second->kind == Kind::Stream)
+            add_tasks(static_cast<Stream &>(*entry.second));
+    for (const auto &entry : rt.subscribers)
+        fds.push_back(entry.second.wake.get());
+    return fds;
+}
+
+} // namespace npuipc

@@ -1086,4 +1086,12 @@ const char *exporter_loop_name()
     return g_exporter->uring ? "io_uring" : "epoll";
 }
 
+std::vector<int> exporter_fds()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_exporter)
+        return {};
+    return {g_exporter->listen_fd, g_exporter->uring ? g_exporter->ring.ring_fd : g_exporter->epoll_fd};
+}
+
 } // namespace npuipc::ipc
