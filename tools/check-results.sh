@@ -19,6 +19,11 @@
 # - a program a manifest lists with no .rc or no .log did not run: one failure;
 # - a program also counts one more failure when it reported no test case at
 #   all (a TAP plan 1..0, a GoogleTest run of 0 tests);
+# - a program also counts one more failure when it reported fewer results
+#   (passed, failed and skipped cases) than the expected-counts file
+#   ($expected_counts, default tests/expected-counts) gives it for that
+#   step, or when that file gives it none: a test lost to a rename, an #if
+#   or a filter fails the run;
 # - a skipped case counts as skipped only when the expected-skips file
 #   ($expected_skips, default tests/expected-skips) names it, with the reason
 #   it logged, for that step and program; any other skip is a failure of
@@ -31,6 +36,7 @@
 passed=0 failed=0 skipped=0
 failures=()
 expected_skips=${NPUIPC_EXPECTED_SKIPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/expected-skips}
+expected_counts=${NPUIPC_EXPECTED_COUNTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/expected-counts}
 
 count_tap() { # FILE: "passed failed skipped"
 	local p f s
@@ -94,6 +100,34 @@ skip_expected() {
 	return 1
 }
 
+# expected_count STEP PROGRAM: the fewest results PROGRAM (its log's name,
+# without a kernel tag "@SERIES") may report in STEP, from the first
+# tab-separated "STEP PROGRAM MIN" line of the expected-counts file that
+# matches (STEP a shell pattern); nothing when none does.
+expected_count() {
+	local step prog min
+	[ -r "$expected_counts" ] || return 0
+	while IFS=$'\t' read -r step prog min; do
+		case "$step" in '' | '#'*) continue ;; esac
+		# shellcheck disable=SC2053
+		if [[ $1 == $step ]] && [ "${2%@*}" = "$prog" ]; then
+			echo "$min"
+			return 0
+		fi
+	done < "$expected_counts"
+}
+
+# short_run STEP PROGRAM RESULTS: prints why RESULTS are too few.
+short_run() {
+	local min
+	min=$(expected_count "$1" "$2")
+	if [ -z "$min" ]; then
+		echo "no minimum count in $(basename "$expected_counts") for step $1"
+	elif [ "$3" -lt "$min" ]; then
+		echo "$3 results, fewer than the $min of $(basename "$expected_counts")"
+	fi
+}
+
 # incomplete_tap FILE RESULTS: prints why a TAP log is not a complete run.
 incomplete_tap() {
 	local plans n
@@ -136,6 +170,8 @@ vm_failure() {
 # above; REASON, when not empty, is a harness failure of this program).
 add() {
 	local step=$1 kind=$2 log=$3 rc=$4 reason=${5:-} p=0 f=0 s=0 why=()
+	local prog
+	prog=$(basename "$log" .log)
 	if [ ! -f "$log" ]; then
 		why+=("no log")
 	else
@@ -148,10 +184,10 @@ add() {
 		fi
 		[ "$rc" = 0 ] || [ "$f" != 0 ] || why+=("exit $rc without a failing case")
 		[ $((p + f + s)) != 0 ] || why+=("no test ran")
+		why+=("$(short_run "$step" "$prog" $((p + f + s)))")
 	fi
 	why+=("$reason")
-	local w extra="" prog name cause unexpected=()
-	prog=$(basename "$log" .log)
+	local w extra="" name cause unexpected=()
 	if [ "$s" != 0 ]; then
 		while IFS=$'\t' read -r name cause; do
 			skip_expected "$step" "$prog" "$name" "$cause" && continue

@@ -23,6 +23,13 @@ printf '%s\n' '# STEP PROGRAM TEST LOGGED WHY' \
 	'*	g1	S.c	no S.c here	skipped by the synthetic log' \
 	'vm*	k1	global.needs_vm	no dev*	runs in the vm steps only' > "$expected_skips"
 
+# ... and their own minimum counts (the real list is tests/expected-counts).
+expected_counts=$work/expected-counts
+printf '%s\n' '# STEP PROGRAM MIN' \
+	'*	t1	1' '*	t2	1' '*	g1	1' '*	k1	1' \
+	'*	good	1' '*	absent	1' '*	noexec	1' '*	short	1' '*	hang	1' \
+	'*	t3	2' 'tagged@*	t4	1' '*	t4	3' > "$expected_counts"
+
 # expect "P F S" DESCRIPTION: the counters since the last reset.
 expect() {
 	n=$((n + 1))
@@ -253,7 +260,36 @@ check "run-suite: a name that matches no program fails" test $? != 0
 "$top/tests/run-suite" "$work/empty.manifest" "$work/env-empty" > /dev/null 2>&1
 check "run-suite: an empty manifest fails" test $? != 0
 
-# 15. the kselftests' harness (tests/kselftest/npuipc_harness.h): a skip
+# 15. minimum counts: fewer results than tests/expected-counts promises fail
+printf 't3\nu1\n' | sed "s|^|ksft $work/bin/|" > "$work/fewer.manifest"
+d=$work/fewer
+printf 'TAP version 13\n1..1\nok 1 a\n' | result "$d" t3 ksft 0
+reset; add_suite fewer "$d" 0 "$work/fewer.manifest" t3
+expect "1 1 0" "a program reporting fewer results than its minimum fails"
+check "... and says how many it promised" \
+	bash -c 'printf "%s\n" "$@" | grep -q "1 results, fewer than the 2 of expected-counts"' sh "${failures[@]}"
+d=$work/uncounted
+printf 'TAP version 13\n1..1\nok 1 a\n' | result "$d" u1 ksft 0
+reset; add_suite uncounted "$d" 0 "$work/fewer.manifest" u1
+expect "1 1 0" "a program no minimum count names fails"
+printf 'TAP version 13\n1..1\nok 1 a\n' | result "$d" "t4@6.12" ksft 0
+reset; add "tagged@6.12" tap "$d/t4@6.12.log" 0
+expect "1 0 0" "a kernel-tagged log takes its program's count for its step"
+reset; add "untagged" tap "$d/t4@6.12.log" 0
+expect "1 1 0" "... and the first matching line decides: another step needs more"
+check "the project's expected counts each name a step, a program and a number" \
+	bash -c '[ -s "$1" ] && ! grep -Ev "^(#|$)" "$1" | awk -F "\t" "NF != 3 || \$3 !~ /^[0-9]+\$/" | grep -q .' \
+	sh "$top/tests/expected-counts"
+if [ -n "${1:-}" ]; then
+	missing=$(cat "$1"/tests-*.txt | while read -r _ path; do
+		p=$(basename "$path")
+		grep -Eq "^[^#].*	$p	[0-9]+\$" "$top/tests/expected-counts" || echo "$p"
+	done)
+	check "every program of the manifests has a minimum count${missing:+ (missing: $missing)}" \
+		test -z "$missing"
+fi
+
+# 16. the kselftests' harness (tests/kselftest/npuipc_harness.h): a skip
 # never hides a failure. Its self-test program fails on purpose.
 h=${1:-}/tests/kselftest/npuipc_harness_selftest
 if [ -n "${1:-}" ]; then
