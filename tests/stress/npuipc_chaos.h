@@ -26,6 +26,8 @@ struct npuipc_chaos {
 	uint64_t seed;
 	/* Pause between two kills, in microseconds. */
 	unsigned int min_pause_us, max_pause_us;
+	/* Checks a second of run the run must pass (--min-rate). */
+	unsigned int min_rate;
 	/* Runs in each worker until it is killed or @end (CLOCK_MONOTONIC s). */
 	void (*worker)(unsigned int id, uint64_t seed, double end);
 };
@@ -109,13 +111,17 @@ static inline double npuipc_chaos_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* --procs N --seconds S --seed X; returns 0, or 2 on a bad command line. */
+/*
+ * --procs N --seconds S --seed X --min-rate R; returns 0, or 2 on a bad
+ * command line.
+ */
 static inline int npuipc_chaos_parse(struct npuipc_chaos *c, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "procs", required_argument, NULL, 'p' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'r' },
+		{ "min-rate", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -128,6 +134,8 @@ static inline int npuipc_chaos_parse(struct npuipc_chaos *c, int argc, char **ar
 			c->seconds = strtoul(optarg, NULL, 0);
 		else if (opt == 'r')
 			c->seed = strtoull(optarg, NULL, 0);
+		else if (opt == 'm')
+			c->min_rate = strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
