@@ -483,7 +483,7 @@ static void expect_create_rejected(struct __test_metadata *_metadata, int fd,
 {
 	uint64_t before = mem_free(fd);
 
-	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_CREATE, &args));
+	NPUIPC_EXPECT_REFUSED(err, fd, DRM_IOCTL_NPUIPC_BO_CREATE, &args);
 	EXPECT_EQ(before, mem_free(fd));
 	EXPECT_EQ(0, npuipc_debugfs_value(fd, "live_objects"));
 }

@@ -918,7 +918,7 @@ TEST_F(export, prime_fd_to_handle_rejects_what_is_not_a_dma_buf)
 static void expect_export_rejected(struct __test_metadata *_metadata, int fd,
 				   struct drm_npuipc_bo_export args, int err)
 {
-	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_EXPORT, &args));
+	NPUIPC_EXPECT_REFUSED(err, fd, DRM_IOCTL_NPUIPC_BO_EXPORT, &args);
 }
 
 /* A dma-buf maps only shared, and only within its size: -EINVAL otherwise. */
@@ -1053,7 +1053,7 @@ TEST_F(export, export_rejects_nonzero_fd_on_entry)
 static void expect_import_rejected(struct __test_metadata *_metadata, int fd,
 				   struct drm_npuipc_bo_import args, int err)
 {
-	EXPECT_EQ(err, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_BO_IMPORT, &args));
+	NPUIPC_EXPECT_REFUSED(err, fd, DRM_IOCTL_NPUIPC_BO_IMPORT, &args);
 	EXPECT_EQ(1, npuipc_debugfs_value(fd, "live_objects"));
 }
 

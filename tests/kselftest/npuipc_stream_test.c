@@ -1682,28 +1682,28 @@ TEST_F(stream, submit_rejects_bad_counts_sizes_flags_and_padding)
 
 	bad = args;
 	bad.job_count = 0;
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	bad = args;
 	bad.job_count = NPUIPC_MAX_JOBS_PER_SUBMIT + 1;
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	bad = args;
 	bad.job_size = sizeof(job) - 8;
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	bad = args;
 	bad.pad = 1;
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	bad = args;
 	bad.out_fence_fd = 1;
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	bad = args;
 	bad.jobs = 16;
-	EXPECT_EQ(-EFAULT, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+	NPUIPC_EXPECT_REFUSED(-EFAULT, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	for (bit = 0; bit < 32; bit++) {
 		if (NPUIPC_SUBMIT_FLAGS_VALID & (1U << bit))
 			continue;
 		bad = args;
 		bad.flags = 1U << bit;
-		EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad));
+		NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &bad);
 	}
 	EXPECT_EQ(0, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_EQ(0, self->map_a[0]);
@@ -1716,16 +1716,16 @@ TEST_F(stream, obj_create_rejects_unknown_type_flags_padding_and_out_fields)
 	unsigned int bit;
 
 	args = (struct drm_npuipc_obj_create){ .type = 0 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args);
 	args = (struct drm_npuipc_obj_create){ .type = 4 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args);
 	args = (struct drm_npuipc_obj_create){ .type = NPUIPC_OBJ_EVENT, .pad = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args);
 	args = (struct drm_npuipc_obj_create){ .type = NPUIPC_OBJ_EVENT, .handle = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args);
 	for (bit = 0; bit < 32; bit++) {
 		args = (struct drm_npuipc_obj_create){ .type = NPUIPC_OBJ_EVENT, .flags = 1U << bit };
-		EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args));
+		NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_CREATE, &args);
 	}
 }
 
@@ -1733,7 +1733,7 @@ TEST_F(stream, obj_destroy_rejects_unknown_handles_and_flags)
 {
 	struct drm_npuipc_obj_destroy args = { .handle = self->stream, .flags = 1 };
 
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_DESTROY, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_DESTROY, &args);
 	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, self->stream + 100));
 	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, 0));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, self->stream));
@@ -1752,9 +1752,9 @@ TEST_F(stream, obj_export_rejects_streams_bad_flags_and_out_fields)
 	EXPECT_EQ(-EINVAL, npuipc_obj_export(self->fd, notify, 2, &fd));
 	EXPECT_EQ(-ENOENT, npuipc_obj_export(self->fd, notify + 100, 0, &fd));
 	args = (struct drm_npuipc_obj_export){ .handle = notify, .pad = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args);
 	args = (struct drm_npuipc_obj_export){ .handle = notify, .fd = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args);
 }
 
 TEST_F(stream, obj_import_rejects_foreign_fds_bad_fds_and_out_fields)
@@ -1772,11 +1772,11 @@ TEST_F(stream, obj_import_rejects_foreign_fds_bad_fds_and_out_fields)
 	EXPECT_EQ(-EBADF, npuipc_obj_import(self->fd, fence, &handle));
 	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &efd));
 	args = (struct drm_npuipc_obj_import){ .fd = efd, .flags = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args);
 	args = (struct drm_npuipc_obj_import){ .fd = efd, .handle = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args);
 	args = (struct drm_npuipc_obj_import){ .fd = efd, .type = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args);
 	args = (struct drm_npuipc_obj_import){ .fd = efd };
 	EXPECT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args));
 	EXPECT_EQ(NPUIPC_OBJ_EVENT, args.type);
@@ -1795,9 +1795,9 @@ TEST_F(stream, wait_rejects_notifies_bad_flags_padding_and_unknown_handles)
 	EXPECT_EQ(-EINVAL, npuipc_wait(self->fd, self->stream, 0, 2, NULL));
 	EXPECT_EQ(-ENOENT, npuipc_wait(self->fd, 999, 0, 0, NULL));
 	args = (struct drm_npuipc_wait){ .handle = self->stream, .pad = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
 	args = (struct drm_npuipc_wait){ .handle = self->stream, .status = 1 };
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_WAIT, &args));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_WAIT, &args);
 }
 
 TEST(uapi_stream_structures_are_padded_to_8_bytes)

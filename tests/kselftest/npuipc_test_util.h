@@ -42,6 +42,20 @@ static inline int npuipc_ioctl(int fd, unsigned long request, void *arg)
 	return ret == -1 ? -errno : ret;
 }
 
+/*
+ * In a kselftest: the ioctl fails with @err and writes nothing back into
+ * *@arg (DRM copies the argument back to userspace whatever the result, so
+ * the driver must leave it as it came).
+ */
+#define NPUIPC_EXPECT_REFUSED(err, fd, request, arg)				\
+	do {									\
+		unsigned char sent_[_IOC_SIZE(request)];			\
+										\
+		memcpy(sent_, (arg), sizeof(sent_));				\
+		EXPECT_EQ((err), npuipc_ioctl((fd), (request), (arg)));		\
+		EXPECT_EQ(0, memcmp(sent_, (arg), sizeof(sent_)));		\
+	} while (0)
+
 static inline int npuipc_is_npuipc_fd(int fd)
 {
 	char name[32] = { 0 };
