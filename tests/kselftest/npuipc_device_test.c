@@ -196,7 +196,7 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 	struct drm_npuipc_job fill = { .kind = NPUIPC_JOB_FILL, .size = 1 << 20, .value = 7 };
 	char value[64];
 	uint32_t bo, imported, stream;
-	int other, dmabuf, status;
+	int other, dmabuf, status, i;
 
 	ASSERT_EQ(0, npuipc_fdinfo_value(self->fd, "drm-driver", value, sizeof(value)));
 	EXPECT_STREQ("npuipc", value);
@@ -238,9 +238,16 @@ TEST_F(device, fdinfo_reports_usage_stats_in_the_drm_format)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
 	fill.dst = bo;
-	ASSERT_EQ(0, npuipc_submit1(self->fd, stream, fill));
-	ASSERT_EQ(0, npuipc_wait(self->fd, stream, 10 * 1000000000LL, 0, &status));
-	EXPECT_EQ(0, status);
+	/*
+	 * The engine time comes from the scheduler clock, which stands still
+	 * between late timer ticks where the kernel found the TSC unstable
+	 * (a loaded TCG host): one fill may count 0 ns there, hundreds cannot.
+	 */
+	for (i = 0; i < 256 && fdinfo_number(self->fd, "drm-engine-copy") <= 0; i++) {
+		ASSERT_EQ(0, npuipc_submit1(self->fd, stream, fill));
+		ASSERT_EQ(0, npuipc_wait(self->fd, stream, 10 * 1000000000LL, 0, &status));
+		EXPECT_EQ(0, status);
+	}
 	EXPECT_LT(0, fdinfo_number(self->fd, "drm-engine-copy"));
 	EXPECT_EQ(0, fdinfo_number(other, "drm-engine-copy"));
 
@@ -381,11 +388,7 @@ TEST_F(device, timeline_syncobjs_are_supported)
 static void expect_get_info_rejected(struct __test_metadata *_metadata, int fd,
 				     struct drm_npuipc_get_info *bad)
 {
-	struct drm_npuipc_get_info before = *bad;
-
-	EXPECT_EQ(-EINVAL, npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_GET_INFO, bad));
-	/* A refused call writes nothing back. */
-	EXPECT_EQ(0, memcmp(&before, bad, sizeof(before)));
+	NPUIPC_EXPECT_REFUSED(-EINVAL, fd, DRM_IOCTL_NPUIPC_GET_INFO, bad);
 }
 
 TEST_F(device, get_info_rejects_each_unknown_flag)
