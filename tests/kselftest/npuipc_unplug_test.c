@@ -218,11 +218,25 @@ FIXTURE_TEARDOWN(unplug)
 static void expect_unplugged(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(unplug) *self)
 {
-	struct drm_npuipc_get_info info = { 0 };
+	static const unsigned long requests[] = {
+		DRM_IOCTL_NPUIPC_GET_INFO, DRM_IOCTL_NPUIPC_BO_CREATE, DRM_IOCTL_NPUIPC_BO_INFO,
+		DRM_IOCTL_NPUIPC_BO_EXPORT, DRM_IOCTL_NPUIPC_BO_IMPORT, DRM_IOCTL_NPUIPC_OBJ_CREATE,
+		DRM_IOCTL_NPUIPC_OBJ_DESTROY, DRM_IOCTL_NPUIPC_OBJ_EXPORT, DRM_IOCTL_NPUIPC_OBJ_IMPORT,
+		DRM_IOCTL_NPUIPC_SUBMIT, DRM_IOCTL_NPUIPC_WAIT, DRM_IOCTL_GEM_CLOSE,
+		DRM_IOCTL_PRIME_HANDLE_TO_FD, DRM_IOCTL_PRIME_FD_TO_HANDLE,
+	};
 	uint8_t report[2];
+	unsigned int i;
 	int status;
 
-	EXPECT_EQ(-ENODEV, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	/* Every ioctl of the file, whatever its argument. */
+	for (i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+		uint64_t arg[16] = { 0 };
+
+		ASSERT_GE(sizeof(arg), _IOC_SIZE(requests[i]));
+		EXPECT_EQ(-ENODEV, npuipc_ioctl(self->fd, requests[i], arg))
+			TH_LOG("ioctl %#lx", requests[i]);
+	}
 	EXPECT_EQ(1, read_faults(self->map, 0x5a)) TH_LOG("the exporter's mapping");
 	/* The queued work was cancelled: the record behind it ended with an error. */
 	EXPECT_EQ(0, npuipc_wait(self->watch_fd, self->watched, 10LL * 1000000000, 0, &status));
