@@ -224,6 +224,7 @@ TEST_F(export, read_only_export_cannot_be_written_through_any_path)
 	p = npuipc_bo_mmap(self->fd, imported, PROT_READ, &size);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(-1, mprotect(p, size, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
 	munmap(p, size);
 	/* An import is not exported again: the dma-buf fd is what is passed on. */
 	EXPECT_EQ(-EINVAL, npuipc_bo_export(self->fd, imported, 0, 2 * MIB, 0, &memfd));
@@ -232,16 +233,23 @@ TEST_F(export, read_only_export_cannot_be_written_through_any_path)
 }
 
 /*
- * A read-only export of huge memory mapped 2 MiB-aligned (a PFN map) is
- * unwritable by every path: ptrace's /proc/PID/mem, process_vm_writev(),
- * mprotect().
+ * A read-only export of huge memory mapped 2 MiB-aligned (a PFN map) stays
+ * unwritable. What is the driver's and what the kernel's, each checked
+ * where it can fail: the dma-buf fd is O_RDONLY (the driver's part; the
+ * VFS then refuses write mappings and the mm a later mprotect()); a
+ * read-only import mapped through the DRM fd, which is O_RDWR, refuses
+ * mprotect(PROT_WRITE) where a read-write buffer's mapping allows it (the
+ * driver clears VM_MAYWRITE); ptrace's /proc/PID/mem and
+ * process_vm_writev() reach no PFN map, read-only or not.
  */
 TEST_F(export, read_only_export_mapped_2mib_aligned_cannot_be_written)
 {
 	struct iovec local, remote;
-	uint8_t *room, *at, *p;
+	uint8_t *room, *at, *p, *rw;
 	uint8_t byte = 0xff;
 	int dmabuf, memfd;
+	uint32_t imported;
+	size_t size;
 
 	ASSERT_EQ(0, npuipc_bo_export(self->fd, self->handle, 2 * MIB, 2 * MIB,
 				      NPUIPC_BO_EXPORT_READ_ONLY, &dmabuf));
@@ -264,6 +272,23 @@ TEST_F(export, read_only_export_mapped_2mib_aligned_cannot_be_written)
 	EXPECT_EQ(-1, mprotect(p, 2 * MIB, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
 	EXPECT_TRUE(has_pattern(p, 2 * MIB, 2 * MIB, 7));
+
+	/* The driver's own refusal, on a file that may write. */
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, dmabuf, 0, &imported));
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, size, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	munmap(p, size);
+	rw = npuipc_bo_mmap(self->fd, self->handle, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, rw);
+	EXPECT_EQ(0, mprotect(rw, size, PROT_READ | PROT_WRITE));
+	/* The kernel's: no PFN map is reached by process_vm_writev(). */
+	remote = (struct iovec){ .iov_base = rw, .iov_len = 1 };
+	EXPECT_EQ(-1, process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(rw, size);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
 
 	munmap(room, 4 * MIB);
 	close(dmabuf);
