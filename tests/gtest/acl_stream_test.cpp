@@ -11,6 +11,8 @@
 // stream to the fixture's force reset, which never waits.
 #include "acl_test_util.h"
 
+#include <glob.h>
+
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -292,6 +294,21 @@ TEST_F(AclStreamTest, DestroyReturnsTheErrorOfAFailedTaskAndDestroysAnyway)
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
 }
 
+// Jobs alive in the driver, module-wide (debugfs, root's); -1 if unknown.
+long LiveJobs()
+{
+    glob_t states;
+    long jobs = -1;
+    if (glob("/sys/kernel/debug/dri/*/npuipc_state", 0, nullptr, &states) != 0)
+        return -1;
+    std::ifstream in(states.gl_pathv[0]);
+    globfree(&states);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("jobs: ", 0) == 0)
+            jobs = std::stol(line.substr(6));
+    return jobs;
+}
+
 TEST_F(AclStreamTest, ForceDestroyDiscardsQueuedWorkWithoutWaiting)
 {
     aclrtStream stream = nullptr;
@@ -308,7 +325,11 @@ TEST_F(AclStreamTest, ForceDestroyDiscardsQueuedWorkWithoutWaiting)
     aclrtStreamStatus status;
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamQuery(stream, &status));
 
-    // Opening the gate now runs nothing: the memset was cancelled.
+    // The kernel cancelled the gate's wait and the memset behind it: both
+    // jobs are freed while the gate is still closed (a job queued behind
+    // it would live until it ran), so opening the gate now runs nothing.
+    EXPECT_TRUE(WaitUntil([] { return LiveJobs() == 0; }))
+        << LiveJobs() << " jobs alive after the force destroy";
     ASSERT_EQ(ACL_SUCCESS, gate.Release());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_TRUE(BytesAre(d, 4096, 0));

@@ -142,12 +142,15 @@ TEST_F(lifetime, wait_sync_file_on_a_pending_vgem_fence_holds_the_stream)
 	ASSERT_EQ(0, ioctl(prime.fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &sync));
 	EXPECT_EQ(0, npuipc_sync_file_status(sync.fd));
 
+	/* The copy's source is written only once the wait is checked: a copy run early copies zeros. */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
 		npuipc_object_job(NPUIPC_JOB_WAIT_SYNC_FILE, sync.fd),
-		npuipc_fill_job(self->a, 0, 4096, 0x22) }, 2, NULL));
+		npuipc_copy_job(self->a, 0, self->b, 0, 4096) }, 2, NULL));
 	usleep(100000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map_a, 4096, 0));
+	memset(self->map_b, 0x22, 4096);
+	__sync_synchronize();
 
 	signal.fence = attach.out_fence;
 	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_VGEM_FENCE_SIGNAL, &signal));

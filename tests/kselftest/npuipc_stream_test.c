@@ -250,12 +250,15 @@ TEST_F(stream, submit_returns_before_the_jobs_run)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &other));
+	/* The copy's source is written only once the wait is checked: a copy run early copies zeros. */
 	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[1] = npuipc_fill_job(self->a, 0, 4096, 0x77);
+	jobs[1] = npuipc_copy_job(self->a, 0, self->b, 0, 4096);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
 	usleep(100000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_EQ(0, self->map_a[0]);
+	memset(self->map_b, 0x77, 4096);
+	__sync_synchronize();
 
 	ASSERT_EQ(0, npuipc_submit1(self->fd, other, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
@@ -464,13 +467,19 @@ TEST_F(stream, event_wait_takes_the_most_recent_record_as_of_submit)
 	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
 	jobs[1] = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 2, NULL));
-	ASSERT_EQ(0, npuipc_submit1(self->fd, waiter, npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event)));
+	/* Behind the wait, a copy whose source is written once the wait is checked. */
+	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event);
+	jobs[1] = npuipc_copy_job(self->a, 0, self->b, 0, 4096);
+	ASSERT_EQ(0, npuipc_submit(self->fd, waiter, jobs, 2, NULL));
 	usleep(50000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, waiter, 0, 0, NULL));
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, event, 0, 0, NULL));
+	memset(self->map_b, 0x5c, 4096);
+	__sync_synchronize();
 	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	EXPECT_EQ(0, npuipc_wait(self->fd, waiter, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(0, npuipc_wait(self->fd, event, 10 * SEC_NS, 0, NULL));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map_a, 4096, 0x5c));
 }
 
 TEST_F(stream, event_fd_polls_readable_when_its_record_completes)
@@ -501,15 +510,18 @@ TEST_F(stream, one_record_satisfies_one_notify_wait)
 
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &notify));
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &releaser));
+	/* The copy's source is written only once the wait is checked: a copy run early copies zeros. */
 	jobs[0] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
 	jobs[1] = npuipc_object_job(NPUIPC_JOB_WAIT_NOTIFY, notify);
-	jobs[2] = npuipc_fill_job(self->a, 0, 4096, 9);
+	jobs[2] = npuipc_copy_job(self->a, 0, self->b, 0, 4096);
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 3, NULL));
 	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, releaser, 10 * SEC_NS, 0, NULL));
 	usleep(100000);
 	EXPECT_EQ(-ETIME, npuipc_wait(self->fd, self->stream, 0, 0, NULL));
 	EXPECT_EQ(0, self->map_a[0]);
+	memset(self->map_b, 9, 4096);
+	__sync_synchronize();
 	ASSERT_EQ(0, npuipc_submit1(self->fd, releaser, npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
 	EXPECT_EQ(9, self->map_a[0]);
