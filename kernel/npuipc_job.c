@@ -5,6 +5,7 @@
  * is the engine's (npuipc_engine.c).
  */
 #include <linux/dma-fence.h>
+#include <linux/error-injection.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/module.h>
@@ -33,7 +34,18 @@
 #define NPUIPC_MAX_JOB_TIMEOUT_MS	60000U
 
 static unsigned int npuipc_job_timeout_ms = 10000;
-module_param_named(job_timeout_ms, npuipc_job_timeout_ms, uint, 0644);
+
+/* A value above the limit is refused (-EINVAL), at load as at run time. */
+static int npuipc_job_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, NPUIPC_MAX_JOB_TIMEOUT_MS);
+}
+
+static const struct kernel_param_ops npuipc_job_timeout_ops = {
+	.set = npuipc_job_timeout_set,
+	.get = param_get_uint,
+};
+module_param_cb(job_timeout_ms, &npuipc_job_timeout_ops, &npuipc_job_timeout_ms, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "A COPY or FILL job taking longer (its worker's CPU time; 10x in wall time) "
 		 "fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
@@ -137,6 +149,7 @@ struct npuipc_job *npuipc_job_alloc(struct npuipc_stream *stream)
 	INIT_LIST_HEAD(&job->handoff_node);
 	return job;
 }
+ALLOW_ERROR_INJECTION(npuipc_job_alloc, NULL);
 
 /**
  * npuipc_job_init_fence() - initialize a job's fence
@@ -295,7 +308,7 @@ static u64 npuipc_cpu_time_ns(void)
  */
 int npuipc_job_copy_fill(struct npuipc_job *job)
 {
-	unsigned int timeout_ms = min(READ_ONCE(npuipc_job_timeout_ms), NPUIPC_MAX_JOB_TIMEOUT_MS);
+	unsigned int timeout_ms = READ_ONCE(npuipc_job_timeout_ms);
 	unsigned long backstop = jiffies + 1 + msecs_to_jiffies(10 * timeout_ms);
 	u64 cpu_start = npuipc_cpu_time_ns();
 	const struct npuipc_mem *dmem = &job->dst->mem, *smem = job->src ? &job->src->mem : NULL;

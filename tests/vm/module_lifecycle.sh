@@ -27,7 +27,7 @@ wait_nodes() { # udev-less devtmpfs creates nodes synchronously, but be fair
 }
 
 echo "TAP version 13"
-echo "1..17"
+echo "1..21"
 modprobe -a $(modinfo -F depends "$ko" | tr ',' ' ')
 
 # libnpuipc with no module loaded: no device, and that is not an error (the
@@ -59,7 +59,16 @@ rmmod npuipc
 check "num_devices=17 is refused" sh -c "! insmod '$ko' num_devices=17 2>/dev/null"
 check "mem_mib=0 is refused" sh -c "! insmod '$ko' mem_mib=0 2>/dev/null"
 check "mem_mib above 64 GiB is refused" sh -c "! insmod '$ko' mem_mib=65537 2>/dev/null"
+check "job_timeout_ms above 60000 is refused" sh -c "! insmod '$ko' job_timeout_ms=60001 2>/dev/null"
 loaded && rmmod npuipc
+
+insmod "$ko" job_timeout_ms=60000
+param=/sys/module/npuipc/parameters/job_timeout_ms
+check "job_timeout_ms=60000 loads" grep -qx 60000 $param
+check "writing job_timeout_ms above 60000 is refused and changes nothing" \
+	sh -c "! echo 60001 > $param 2>/dev/null && grep -qx 60000 $param"
+check "writing job_timeout_ms within its range takes effect" sh -c "echo 0 > $param && grep -qx 0 $param"
+rmmod npuipc
 
 insmod "$ko"
 exec 3< /dev/dri/renderD128
