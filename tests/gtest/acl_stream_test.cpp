@@ -13,6 +13,8 @@
 
 #include <glob.h>
 
+#include "drm/npuipc_drm.h"
+
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -694,4 +696,74 @@ TEST_F(AclStreamTest, ProcessReportForeverReturnsWhenItsStreamIsDestroyed)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     waiter.join();
     EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, result.load());
+}
+
+// ---- driver limits, with CANN's codes ----
+
+namespace {
+
+// Creates objects with `create` until it fails; returns how many it made
+// and the failing call's code in `rc`; `destroy` undoes them.
+template <typename H>
+size_t FillUntilRefused(const std::function<aclError(H *)> &create,
+                        const std::function<aclError(H)> &destroy, aclError &rc)
+{
+    std::vector<H> made;
+    for (;;) {
+        H h{};
+        rc = create(&h);
+        if (rc != ACL_SUCCESS || made.size() > NPUIPC_MAX_OBJECTS)
+            break;
+        made.push_back(h);
+    }
+    for (H h : made)
+        EXPECT_EQ(ACL_SUCCESS, destroy(h));
+    return made.size();
+}
+
+} // namespace
+
+// A DRM file holds NPUIPC_MAX_OBJECTS streams, events and notifies at
+// most: beyond, each create returns CANN's resource code of its kind.
+TEST_F(AclStreamTest, DriverObjectLimitGivesEachKindsNoResourceCode)
+{
+    aclError rc = ACL_SUCCESS;
+    size_t n = FillUntilRefused<aclrtStream>(aclrtCreateStream, aclrtDestroyStream, rc);
+    EXPECT_EQ(ACL_ERROR_RT_NO_STREAM_RESOURCE, rc);
+    EXPECT_EQ(size_t(NPUIPC_MAX_OBJECTS), n);
+    n = FillUntilRefused<aclrtEvent>(aclrtCreateEvent, aclrtDestroyEvent, rc);
+    EXPECT_EQ(ACL_ERROR_RT_NO_EVENT_RESOURCE, rc);
+    EXPECT_EQ(size_t(NPUIPC_MAX_OBJECTS), n);
+    n = FillUntilRefused<aclrtNotify>([](aclrtNotify *h) { return aclrtCreateNotify(h, ACL_NOTIFY_DEFAULT); },
+                                      aclrtDestroyNotify, rc);
+    EXPECT_EQ(ACL_ERROR_RT_NO_NOTIFY_RESOURCE, rc);
+    EXPECT_EQ(size_t(NPUIPC_MAX_OBJECTS), n);
+}
+
+// A stream holds NPUIPC_MAX_QUEUED_JOBS tasks not yet done: one more is
+// ACL_ERROR_RT_STREAM_TASK_FULL, and once they run it takes tasks again.
+TEST_F(AclStreamTest, QueueBeyondTheDriverLimitIsStreamTaskFull)
+{
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream)); // one task
+        size_t queued = 0;
+        aclError rc = ACL_SUCCESS;
+        while (queued < NPUIPC_MAX_QUEUED_JOBS &&
+               (rc = aclrtMemsetAsync(d, 4096, 0x3c, 4096, stream)) == ACL_SUCCESS)
+            queued++;
+        EXPECT_EQ(ACL_ERROR_RT_STREAM_TASK_FULL, rc);
+        EXPECT_EQ(size_t(NPUIPC_MAX_QUEUED_JOBS - 1), queued);
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, 60000));
+    }
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x5d, 4096, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x5d));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
