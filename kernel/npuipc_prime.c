@@ -12,6 +12,7 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/error-injection.h>
 #include <linux/file.h>
 #include <linux/list.h>
 #include <linux/mm.h>
@@ -166,6 +167,7 @@ err_free:
 	kfree(map);
 	return ERR_PTR(ret);
 }
+ALLOW_ERROR_INJECTION(npuipc_dmabuf_map, ERRNO);
 
 static void npuipc_dmabuf_unmap(struct dma_buf_attachment *attach,
 				struct sg_table *sgt, enum dma_data_direction dir)
@@ -297,7 +299,7 @@ static struct npuipc_export *npuipc_dmabuf_to_export(struct dma_buf *dmabuf)
 	return dmabuf->ops == &npuipc_dmabuf_ops ? dmabuf->priv : NULL;
 }
 
-static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
+static noinline struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 					    u64 size, bool read_only)
 {
 	struct npuipc_device *ndev = to_npuipc(bo->base.dev);
@@ -341,6 +343,7 @@ static struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 	mutex_unlock(&ndev->exports_lock);
 	return dmabuf;
 }
+ALLOW_ERROR_INJECTION(npuipc_dmabuf_export, ERRNO);
 
 /**
  * npuipc_gem_prime_export() - DRM's export hook: a buffer's whole dma-buf
@@ -567,6 +570,7 @@ struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dm
 	}
 	return &bo->base;
 }
+ALLOW_ERROR_INJECTION(npuipc_gem_prime_import, ERRNO);
 
 /**
  * npuipc_ioctl_bo_import() - import a dma-buf as a buffer (BO_IMPORT)
@@ -613,8 +617,10 @@ int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 	if (ret)
 		return ret;
 	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;	/* closed by another thread already */
+	if (!obj) {
+		args->handle = 0;	/* closed by another thread already */
+		return -ENOENT;
+	}
 	args->size = obj->size;
 	drm_gem_object_put(obj);
 	return 0;

@@ -267,7 +267,8 @@ struct drm_npuipc_bo_export {
  *		NPUIPC_BO_IMPORT_PEER_ACCESS was not given.
  *	-ENOENT: another thread closed the handle before the import
  *		returned (the file already held one for this dma-buf, or
- *		guessed the new one): the import may be retried.
+ *		guessed the new one): the import may be retried. @handle
+ *		is left 0, as on every error.
  *	-ENOSPC: the file holds NPUIPC_MAX_IMPORTS imports, or its imports
  *		of other exporters' dma-bufs would add up to more than the
  *		device's mem_total: close some first.
