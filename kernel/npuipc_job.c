@@ -46,6 +46,7 @@ static const struct kernel_param_ops npuipc_job_timeout_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(job_timeout_ms, &npuipc_job_timeout_ops, &npuipc_job_timeout_ms, 0644);
+__MODULE_PARM_TYPE(job_timeout_ms, "uint");
 MODULE_PARM_DESC(job_timeout_ms,
 		 "A COPY or FILL job taking longer (its worker's CPU time; 10x in wall time) "
 		 "fails with -ETIMEDOUT (ms, default 10000, at most 60000)");
