@@ -712,9 +712,11 @@ size_t FillUntilRefused(const std::function<aclError(H *)> &create,
     for (;;) {
         H h{};
         rc = create(&h);
-        if (rc != ACL_SUCCESS || made.size() > NPUIPC_MAX_OBJECTS)
+        if (rc != ACL_SUCCESS)
             break;
         made.push_back(h);
+        if (made.size() > NPUIPC_MAX_OBJECTS)
+            break; // no limit: the caller's count says so
     }
     for (H h : made)
         EXPECT_EQ(ACL_SUCCESS, destroy(h));

@@ -205,7 +205,7 @@ protected:
         if (set_device_in_setup_) {
             ASSERT_EQ(ACL_SUCCESS, UseDevice(0));
         }
-        at_start_ = TakeNpuipcState();
+        at_start_ = TakeSettledNpuipcState(std::chrono::milliseconds(kSyncTimeoutMs));
         state_taken_ = true;
     }
 

@@ -62,7 +62,7 @@ protected:
             GTEST_SKIP() << "npuipc.ko is not loaded";
         virtual_ = module_param_num_devices();
         pci_ = bound_pci_npus();
-        at_start_ = acltest::TakeNpuipcState();
+        at_start_ = acltest::TakeSettledNpuipcState(std::chrono::seconds(10));
         state_taken_ = true;
     }
     // Every device file, handle and dma-buf the test opened is closed again.

@@ -142,9 +142,25 @@ inline NpuipcState TakeNpuipcState()
     return state;
 }
 
-// Polls until the state is `start` again, for at most `bound`: frees the
-// driver defers (a done job's buffer, an fd closed by another thread) end
-// within it. `now` is the last state taken.
+// The state once two snapshots in a row agree (within `bound`): what is
+// in flight when a test starts (a connection the IPC exporter serves, a
+// pooled event between a callback and the pool, an fd another thread is
+// closing) must not become the state the test has to return to.
+inline NpuipcState TakeSettledNpuipcState(std::chrono::milliseconds bound)
+{
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    NpuipcState last = TakeNpuipcState(), now;
+    while ((now = TakeNpuipcState()) != last && std::chrono::steady_clock::now() < deadline) {
+        last = now;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return now;
+}
+
+// Polls until the state is `start` again, for at most `bound`: the
+// runtime's own objects and fds in flight (a pooled event on its way back
+// to the pool, a connection the exporter is closing) settle within it.
+// `now` is the last state taken.
 inline bool NpuipcStateReturnsTo(const NpuipcState &start, NpuipcState &now,
                                  std::chrono::milliseconds bound)
 {

@@ -239,8 +239,8 @@ TEST_F(export, read_only_export_cannot_be_written_through_any_path)
  * VFS then refuses write mappings and the mm a later mprotect()); a
  * read-only import mapped through the DRM fd, which is O_RDWR, refuses
  * mprotect(PROT_WRITE) where a read-write buffer's mapping allows it (the
- * driver clears VM_MAYWRITE); ptrace's /proc/PID/mem and
- * process_vm_writev() reach no PFN map, read-only or not.
+ * driver clears VM_MAYWRITE); process_vm_writev() reaches no PFN map,
+ * read-only or not (checked on both mappings).
  */
 TEST_F(export, read_only_export_mapped_2mib_aligned_cannot_be_written)
 {

@@ -56,10 +56,13 @@ insmod "$ko" num_devices=0
 check "num_devices=0 loads with no device" wait_nodes 0
 rmmod npuipc
 
-check "num_devices=17 is refused" sh -c "! insmod '$ko' num_devices=17 2>/dev/null"
-check "mem_mib=0 is refused" sh -c "! insmod '$ko' mem_mib=0 2>/dev/null"
-check "mem_mib above 64 GiB is refused" sh -c "! insmod '$ko' mem_mib=65537 2>/dev/null"
-check "job_timeout_ms above 60000 is refused" sh -c "! insmod '$ko' job_timeout_ms=60001 2>/dev/null"
+# refused ARGS: insmod fails and leaves nothing loaded (a module loaded by
+# an earlier case would make every later insmod fail with EEXIST).
+refused() { ! insmod "$ko" "$@" 2>/dev/null && ! loaded; }
+check "num_devices=17 is refused" refused num_devices=17
+check "mem_mib=0 is refused" refused mem_mib=0
+check "mem_mib above 64 GiB is refused" refused mem_mib=65537
+check "job_timeout_ms above 60000 is refused" refused job_timeout_ms=60001
 loaded && rmmod npuipc
 
 insmod "$ko" job_timeout_ms=60000
