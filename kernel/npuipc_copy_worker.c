@@ -20,6 +20,7 @@
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/error-injection.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
@@ -130,6 +131,7 @@ out:
 	mutex_unlock(&npuipc_copy_workers_lock);
 	return w;
 }
+ALLOW_ERROR_INJECTION(npuipc_copy_worker_get, ERRNO);
 
 /**
  * npuipc_copy_worker_put() - give back a file's use of its copy worker

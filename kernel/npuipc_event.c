@@ -5,6 +5,7 @@
  * (OBJ_EXPORT/OBJ_IMPORT), or leaves npuipc as a sync_file of that fence.
  */
 #include <linux/dma-fence.h>
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
@@ -31,6 +32,7 @@ static struct npuipc_object *npuipc_event_create(struct npuipc_file *nfile)
 	init_waitqueue_head(&event->poll_wq);
 	return &event->base;
 }
+ALLOW_ERROR_INJECTION(npuipc_event_create, NULL);
 
 static void npuipc_event_free(struct npuipc_object *obj)
 {

@@ -6,6 +6,7 @@
  * their exporter, freed by letting go of the dma-buf.
  */
 #include <linux/dma-buf.h>
+#include <linux/error-injection.h>
 #include <linux/genalloc.h>
 #include <linux/huge_mm.h>
 #include <linux/mm.h>
@@ -498,7 +499,7 @@ static int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
 	return ret;
 }
 
-static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
+static noinline int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 {
 	unsigned int order = npuipc_chunk_order(bo->page_class);
 	/*
@@ -536,6 +537,7 @@ static int npuipc_bo_alloc_pages(struct npuipc_bo *bo, u64 size)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(npuipc_bo_alloc_pages, ERRNO);
 
 /*
  * A range of the device's BAR, aligned to the class's page size, zeroed

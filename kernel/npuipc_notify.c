@@ -6,6 +6,7 @@
  * pollable anon-inode fd (OBJ_EXPORT/OBJ_IMPORT); only its owner may wait
  * on it or reset it.
  */
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
@@ -35,6 +36,7 @@ static struct npuipc_object *npuipc_notify_create(struct npuipc_file *owner)
 	spin_unlock(&owner->owned_lock);
 	return &notify->base;
 }
+ALLOW_ERROR_INJECTION(npuipc_notify_create, NULL);
 
 /*
  * The last reference is gone. While the notify is on its owner's list,

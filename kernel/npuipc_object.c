@@ -5,6 +5,7 @@
  * each reaching a type through its npuipc_object_funcs.
  */
 #include <linux/dma-fence.h>
+#include <linux/error-injection.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/anon_inodes.h>
@@ -93,7 +94,7 @@ int npuipc_object_file_release(struct inode *inode, struct file *file)
 }
 
 /* A new file holding a reference to @obj, whose type has fops. */
-static struct file *npuipc_object_export_file(struct npuipc_object *obj)
+static noinline struct file *npuipc_object_export_file(struct npuipc_object *obj)
 {
 	struct file *file;
 
@@ -106,6 +107,7 @@ static struct file *npuipc_object_export_file(struct npuipc_object *obj)
 		npuipc_live_inc(NPUIPC_KIND_OBJECT_FILE);
 	return file;
 }
+ALLOW_ERROR_INJECTION(npuipc_object_export_file, ERRNO);
 
 /* The object behind @file, referenced; NULL for any other file. */
 static struct npuipc_object *npuipc_object_import_file(struct file *file)

@@ -5,6 +5,7 @@
  * that feed it (SUBMIT) and wait for it (WAIT on a stream).
  */
 #include <linux/dma-fence.h>
+#include <linux/error-injection.h>
 #include <linux/file.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -40,6 +41,7 @@ static struct npuipc_object *npuipc_stream_create(struct npuipc_file *nfile)
 	npuipc_engine_init_stream(stream);
 	return &stream->base;
 }
+ALLOW_ERROR_INJECTION(npuipc_stream_create, NULL);
 
 /* Its handle is gone: queued jobs are cancelled, and it never runs again. */
 static void npuipc_stream_close(struct npuipc_object *obj)

@@ -4,9 +4,11 @@
 # MODE "suite": every VM test program, the stress and the fuzzer, then a
 #   kmemleak scan that must find nothing allocated by npuipc.
 # MODE "failslab": the kselftests with slab allocations of the test
-#   processes failing at random; the tests themselves may fail, but the
-#   kernel must stay clean, every device must end idle, and kmemleak must
-#   find nothing of npuipc.
+#   processes failing at random, then with each of npuipc's allocating
+#   functions (ALLOW_ERROR_INJECTION in kernel/) failing at random through
+#   fail_function; the tests themselves may fail, but the kernel must stay
+#   clean, every device must end idle, and kmemleak must find nothing of
+#   npuipc.
 # Writes TAP for its own checks to OUT/debug-MODE.log (kind tap; the plan
 # comes last, once the number of checks is known).
 build=$1
@@ -58,18 +60,59 @@ if [ "$mode" = failslab ]; then
 	echo Y > $fs/task-filter
 	echo N > $fs/ignore-gfp-wait
 	echo 0 > $fs/verbose
+	# run_failing SECONDS PROGRAM LOG: make-it-fail is inherited by the
+	# test's forked children. A test failing in userspace can block (a
+	# child paused until a parent that crashed kills it): bounded.
+	run_failing() {
+		started=$(date +%s)
+		timeout -k 10 "$1" $work/failslab_exec $work/$2 < /dev/null > $work/$3.log 2>&1
+		echo "$3: exit $? after $(($(date +%s) - started)) s" >> $work/summary
+	}
+	# injected START NOW: what a limited "times" went down by.
+	injected() {
+		case "$2" in ''|*[!0-9]*) echo 0 ;; *) echo $(($1 - $2)) ;; esac
+	}
 	for t in npuipc_device_test npuipc_bo_test npuipc_export_test npuipc_stream_test npuipc_lifetime_test npuipc_limits_test; do
-		# make-it-fail is inherited by the test's forked children. A
-		# test failing in userspace can block (a child paused until a
-		# parent that crashed kills it): bounded.
-		timeout -k 10 300 $work/failslab_exec $work/$t < /dev/null > $work/$t.log 2>&1
-		echo "$t: exit $?" >> $work/summary
+		run_failing 300 $t $t
 	done
 	echo 0 > $fs/probability
-	times_end=$(cat $fs/times 2>/dev/null)
-	case "$times_end" in ''|*[!0-9]*) injected=0 ;; *) injected=$((times_start - times_end)) ;; esac
+	injected=$(injected $times_start "$(cat $fs/times 2>/dev/null)")
 	[ "$injected" -gt 0 ]
 	result $? "failslab: $injected faults injected"
+
+	# Each allocating function of npuipc fails at its second, fourth and
+	# sixth call, with -ENOMEM (NULL for those that return NULL), while
+	# the kselftest that calls it most runs: the module's own error paths,
+	# which failslab reaches only by chance. Not at random, so that a
+	# function the test calls twice (a vgem import maps twice) fails for
+	# sure; three times, as a test left waiting by a failure runs into its
+	# harness timeout (30 s). The handler runs in the calling task (kprobes
+	# on ftrace), so the task filter limits it to the test's processes;
+	# what a run leaves behind is killed before the next function's.
+	ff=/sys/kernel/debug/fail_function
+	echo 100 > $ff/probability
+	echo 2 > $ff/interval
+	echo Y > $ff/task-filter
+	echo 0 > $ff/verbose
+	for spec in npuipc_file_open:device npuipc_bo_alloc_pages:bo \
+		    npuipc_dmabuf_export:export npuipc_dmabuf_map:export npuipc_gem_prime_import:export \
+		    npuipc_file_add_object:stream npuipc_stream_create:stream npuipc_event_create:stream \
+		    npuipc_notify_create:stream npuipc_job_alloc:stream npuipc_copy_worker_get:stream \
+		    npuipc_object_export_file:stream; do
+		fn=${spec%%:*}
+		t=npuipc_${spec#*:}_test
+		echo 3 > $ff/times
+		if echo $fn > $ff/inject; then
+			grep -q "^$fn[[:space:]].*NULL$" $ff/injectable || printf %#x -12 > $ff/$fn/retval
+			run_failing 120 $t "$fn-$t"
+			echo "!$fn" > $ff/inject
+		fi
+		injected=$(injected 3 "$(cat $ff/times 2>/dev/null)")
+		pkill -KILL -f "^$work/"
+		[ "$injected" -gt 0 ]
+		result $? "fail_function: $fn failed $injected times under $t"
+	done
+	echo 0 > $ff/probability
 	# Crashed tests leave processes behind; they die as a crash would, and
 	# then the kernel must have released everything. One that cannot be
 	# killed is stuck in the kernel: its stack goes to the log.
