@@ -146,6 +146,24 @@ static double copy_bandwidth(uint8_t *dst, const uint8_t *src)
 	return bench_median(samples, COPY_ROUNDS);
 }
 
+/*
+ * COPY_SIZE bytes of anonymous memory, 2 MiB-aligned, in transparent huge
+ * pages when @huge and in 4 KiB pages otherwise.
+ */
+static uint8_t *anonymous_floor(int huge)
+{
+	uint8_t *room = mmap(NULL, COPY_SIZE + 2 * MIB, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *at;
+
+	if (room == MAP_FAILED)
+		die("mmap anonymous", errno);
+	at = (uint8_t *)(((uintptr_t)room + 2 * MIB - 1) / (2 * MIB) * (2 * MIB));
+	if (madvise(at, COPY_SIZE, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		die("madvise", errno);
+	return at;
+}
+
 /* A 2 MiB buffer of @page_class, written once, as the exporter holds it. */
 static uint32_t filled_buffer(int dev, uint32_t page_class)
 {
@@ -253,7 +271,8 @@ int main(void)
 	double dev_bw, anon_bw;
 	uint32_t copy_bo, imported;
 	uint8_t *src, *anon, *devmem;
-	int dmabuf, ret, no_floor;
+	int dmabuf, ret, no_floor, huge;
+	long pmd_before;
 	size_t size;
 
 	if (dev < 0) {
@@ -268,8 +287,7 @@ int main(void)
 
 	/* 2. copy bandwidth into imported device memory */
 	src = mmap(NULL, COPY_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	anon = mmap(NULL, COPY_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (src == MAP_FAILED || anon == MAP_FAILED)
+	if (src == MAP_FAILED)
 		die("mmap anonymous", errno);
 	memset(src, 3, COPY_SIZE);
 	ret = npuipc_bo_create(dev, COPY_SIZE, NPUIPC_PAGE_CLASS_HUGE, &copy_bo);
@@ -283,11 +301,27 @@ int main(void)
 	if (devmem == MAP_FAILED)
 		die("mmap import", errno);
 
-	anon_bw = copy_bandwidth(anon, src);
+	/*
+	 * Like with like: the floor is anonymous memory mapped in the pages
+	 * the device memory got, 2 MiB where the kernel maps huge PFN maps
+	 * (6.12; debugfs pmd_maps grows as the copy faults it in), else 4 KiB.
+	 */
+	pmd_before = npuipc_debugfs_value(peer, "pmd_maps");
 	dev_bw = copy_bandwidth(devmem, src);
+	huge = npuipc_debugfs_value(peer, "pmd_maps") > pmd_before;
+	anon = anonymous_floor(huge);
+	anon_bw = copy_bandwidth(anon, src);
 
-	printf("copy into imported device memory: %.0f MiB/s; anonymous memory %.0f MiB/s; ratio %.2f\n",
-	       dev_bw, anon_bw, dev_bw / anon_bw);
+	printf("copy into imported device memory: %.0f MiB/s; anonymous memory %.0f MiB/s; ratio %.2f "
+	       "(both in %s pages; the floor's AnonHugePages: %ld KiB)\n",
+	       dev_bw, anon_bw, dev_bw / anon_bw, huge ? "2 MiB" : "4 KiB",
+	       npuipc_smaps_kib(anon, "AnonHugePages"));
+	/* A floor in other pages than the measured side is no floor. */
+	if ((npuipc_smaps_kib(anon, "AnonHugePages") > 0) != huge) {
+		fprintf(stderr, "npuipc_mem_bench: the copy's floor is not in %s pages\n",
+			huge ? "2 MiB" : "4 KiB");
+		no_floor = 1;
+	}
 	bench_goal("copy into imported device memory vs anonymous memory", dev_bw / anon_bw, ">=", 0.9);
 
 	munmap(devmem, size);
