@@ -650,6 +650,21 @@ TEST_F(AclNotifyTest, WaitTimeoutFailsTheStreamWhichThenWorksAgain)
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
+// A notify is waited on by its own device's streams only.
+TEST_F(AclNotifyTest, WaitOnAnotherDevicesStreamIsStreamContext)
+{
+    ACL_NEED_DEVICES(2);
+    aclrtNotify notify = nullptr;
+    aclrtStream other = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, UseDevice(1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_CONTEXT, aclrtWaitAndResetNotify(notify, other, 1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
 TEST_F(AclNotifyTest, NotifyIdsAreDistinct)
 {
     std::vector<aclrtNotify> notifies(8);

@@ -70,6 +70,22 @@ TEST_F(AclMemoryTest, HugeFirstUsesHugePagesAbove1MiB)
     }
 }
 
+// Above 1 MiB, when no 2 MiB page fits the device's free memory, HUGE_FIRST
+// takes normal pages; HUGE_ONLY fails there.
+TEST_F(AclMemoryTest, HugeFirstFallsBackToNormalPagesWhenNoHugePageFits)
+{
+    void *filler = nullptr;
+    const size_t free = DeviceFreeMem();
+    ASSERT_GT(free, 2 * kMiB);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&filler, free - 1536 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(1536 * kKiB, DeviceFreeMem());
+    for (aclrtMemMallocPolicy policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_FIRST_P2P})
+        ExpectAllocationSize(1 * kMiB + 4 * kKiB, policy, 1 * kMiB + 4 * kKiB);
+    void *p = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_MEMORY_ALLOCATION, aclrtMalloc(&p, 1 * kMiB + 4 * kKiB, ACL_MEM_MALLOC_HUGE_ONLY));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(filler));
+}
+
 TEST_F(AclMemoryTest, Huge1GOnlyUses1GiBPages)
 {
     const size_t total = DeviceTotalMem();
