@@ -651,6 +651,44 @@ TEST_F(export, vgem_buffers_import_and_ours_import_into_vgem)
 	close(vgem);
 }
 
+/*
+ * A dma-buf fd opened read-only (PRIME without DRM_RDWR) imports
+ * read-only, whoever exported it: its mapping refuses writing.
+ */
+TEST_F(export, a_read_only_dma_buf_fd_imports_read_only)
+{
+	struct drm_mode_create_dumb dumb = { .width = 1024, .height = 16, .bpp = 32 };
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC };
+	struct drm_gem_close gem_close = { 0 };
+	struct drm_npuipc_bo_info info;
+	uint32_t imported;
+	size_t size;
+	void *p;
+	int vgem;
+
+	vgem = npuipc_open_vgem();
+	if (vgem < 0)
+		SKIP(return, "vgem is not loaded (modprobe vgem)");
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
+	prime.handle = gem_close.handle = dumb.handle;
+	ASSERT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	EXPECT_EQ(O_RDONLY, fcntl(prime.fd, F_GETFL) & O_ACCMODE);
+
+	ASSERT_EQ(0, npuipc_bo_import(self->fd, prime.fd, 0, &imported));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, imported, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_FOREIGN | NPUIPC_BO_READ_ONLY, info.bo_flags);
+	EXPECT_EQ(MAP_FAILED, npuipc_bo_mmap(self->fd, imported, PROT_READ | PROT_WRITE, &size));
+	EXPECT_EQ(EACCES, errno);
+	p = npuipc_bo_mmap(self->fd, imported, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, size);
+
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, imported));
+	close(prime.fd);
+	EXPECT_EQ(0, npuipc_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &gem_close));
+	close(vgem);
+}
+
 /* A vgem buffer of @size bytes (a multiple of 4 KiB) as a dma-buf fd. */
 static int vgem_export(int vgem, uint64_t size)
 {
