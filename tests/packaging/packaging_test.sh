@@ -88,7 +88,7 @@ mans=$(grep -L "^\.TH .* \"npuipc $version\"" "$root"/share/man/man[1-8]/npuipc*
 versions=(
 	"pkg-config=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --modversion npuipc 2>&1)"
 	"dkms.conf=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")"
-	"module=$(modinfo -F version "$top/kernel/npuipc.ko" 2>&1)"
+	"module=$(modinfo -F version "${NPUIPC_MODULE:-$top/kernel/npuipc.ko}" 2>&1)"
 	"library=$(readlink "$libdir/libnpuipc.so.0" | sed 's/^libnpuipc\.so\.//')"
 	"cmake=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")/\1/p' "$libdir/cmake/npuipc/npuipcConfigVersion.cmake")"
 	"man pages without it=${mans:-$version}"

@@ -5,8 +5,8 @@
 #   kmemleak scan that must find nothing allocated by npuipc.
 # MODE "failslab": the kselftests with slab allocations of the test
 #   processes failing at random, then with each of npuipc's allocating
-#   functions (ALLOW_ERROR_INJECTION in kernel/) failing at random through
-#   fail_function; the tests themselves may fail, but the kernel must stay
+#   functions (ALLOW_ERROR_INJECTION in kernel/) failing at its 2nd, 4th
+#   and 6th call through fail_function; the tests themselves may fail, but the kernel must stay
 #   clean, every device must end idle, and kmemleak must find nothing of
 #   npuipc.
 # Writes TAP for its own checks to OUT/debug-MODE.log (kind tap; the plan
