@@ -36,9 +36,10 @@ all: module userspace
 module: warn-module
 	$(MAKE) -C kernel
 
-# The harness self-test's module that warns on load (tests/vm/warn_module).
+# The harness self-test's module that warns on load (tests/vm/warn_module),
+# for the kernel its guest boots.
 warn-module:
-	$(MAKE) -C kernel EXTMOD=$(CURDIR)/tests/vm/warn_module
+	$(MAKE) -C kernel KVER=$(NPUIPC_KVER) EXTMOD=$(CURDIR)/tests/vm/warn_module
 
 # The kernels make check and make bench boot, each module built with W=1
 # (and the Kbuild's -Werror) in a directory of its own.

@@ -89,6 +89,13 @@ if [ "$mode" = failslab ]; then
 	# harness timeout (30 s). The handler runs in the calling task (kprobes
 	# on ftrace), so the task filter limits it to the test's processes;
 	# what a run leaves behind is killed before the next function's.
+	# What failslab's tests left behind has make-it-fail set too: gone
+	# first, so that it cannot take the first function's faults.
+	pkill -KILL -f "^$work/"
+	for i in $(seq 60); do
+		pgrep -f "^$work/" > /dev/null || break
+		sleep 1
+	done
 	ff=/sys/kernel/debug/fail_function
 	echo 100 > $ff/probability
 	echo 2 > $ff/interval
