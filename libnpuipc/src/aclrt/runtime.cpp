@@ -486,6 +486,28 @@ void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEv
 } // namespace npuipc_rt
 
 namespace npuipc {
+namespace {
+
+// Calls fn for every host task pending on a stream of `device` (of every
+// device when it is null), the helper streams' included; Runtime::mu held.
+template <typename Fn>
+void for_each_host_task(npuipc_rt::Runtime &rt, const uint32_t *device, Fn &&fn)
+{
+    using namespace npuipc_rt;
+    auto tasks_of = [&fn](Stream &stream) {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        for (const HostTask &task : stream.callbacks)
+            fn(task);
+    };
+    for (const auto &entry : rt.devices)
+        if ((!device || entry.first == *device) && entry.second.helper)
+            tasks_of(*entry.second.helper);
+    for (const auto &entry : rt.objects)
+        if (entry.second->kind == Kind::Stream && (!device || entry.second->device == *device))
+            tasks_of(static_cast<Stream &>(*entry.second));
+}
+
+} // namespace
 
 RuntimeObjects runtime_own_objects(uint32_t device)
 {
@@ -496,31 +518,19 @@ RuntimeObjects runtime_own_objects(uint32_t device)
     auto it = rt.devices.find(device);
     if (it == rt.devices.end())
         return own;
-    const DeviceState &state = it->second;
-    own.events = static_cast<uint32_t>(state.event_pool.size());
-    auto count_tasks = [&own](Stream &stream) {
-        std::lock_guard<std::mutex> slock(stream.mu);
-        for (const HostTask &task : stream.callbacks) {
-            own.events += task.reached ? 1 : 0;
-            own.notifies += task.gate ? 1 : 0;
-        }
-    };
-    if (state.helper) {
-        own.streams++;
-        count_tasks(*state.helper);
-    }
+    own.events = static_cast<uint32_t>(it->second.event_pool.size());
+    own.streams = it->second.helper ? 1 : 0;
     for (const auto &entry : rt.objects) {
-        const Object &obj = *entry.second;
-        if (obj.device != device)
+        if (entry.second->kind != Kind::Context || entry.second->device != device)
             continue;
-        if (obj.kind == Kind::Context) {
-            const auto &ctx = static_cast<const Context &>(obj);
-            if (ctx.is_default && ctx.default_stream && rt.objects.count(ctx.default_stream))
-                own.streams++;
-        } else if (obj.kind == Kind::Stream) {
-            count_tasks(static_cast<Stream &>(*entry.second));
-        }
+        const auto &ctx = static_cast<const Context &>(*entry.second);
+        if (ctx.is_default && ctx.default_stream && rt.objects.count(ctx.default_stream))
+            own.streams++;
     }
+    for_each_host_task(rt, &device, [&own](const HostTask &task) {
+        own.events += task.reached ? 1 : 0;
+        own.notifies += task.gate ? 1 : 0;
+    });
     return own;
 }
 
@@ -530,22 +540,15 @@ std::vector<int> runtime_own_fds()
     Runtime &rt = Runtime::get();
     std::vector<int> fds = ipc::exporter_fds();
     std::lock_guard<std::mutex> lock(rt.mu);
-    auto add_tasks = [&fds](Stream &stream) {
-        std::lock_guard<std::mutex> slock(stream.mu);
-        for (const HostTask &task : stream.callbacks)
-            if (task.reached)
-                fds.push_back(task.reached->fd.get());
-    };
     for (const auto &entry : rt.devices) {
         fds.push_back(entry.second.dev->fd());
         for (const auto &pooled : entry.second.event_pool)
             fds.push_back(pooled->fd.get());
-        if (entry.second.helper)
-            add_tasks(*entry.second.helper);
     }
-    for (const auto &entry : rt.objects)
-        if (entry.second->kind == Kind::Stream)
-            add_tasks(static_cast<Stream &>(*entry.second));
+    for_each_host_task(rt, nullptr, [&fds](const HostTask &task) {
+        if (task.reached)
+            fds.push_back(task.reached->fd.get());
+    });
     for (const auto &entry : rt.subscribers)
         fds.push_back(entry.second.wake.get());
     return fds;
