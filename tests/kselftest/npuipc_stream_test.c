@@ -1659,6 +1659,27 @@ TEST_F(stream, submit_rejects_nonzero_unused_fields)
 	job = npuipc_fill_job(self->b, 0, 4096, 1);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
+	job.src_offset = 4096;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_fill_job(self->b, 0, 4096, 1);
+	job.object = event;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_copy_job(self->b, 0, self->a, 0, 4096);
+	job.object = event;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_copy_job(self->b, 0, self->a, 0, 4096);
+	job.value = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_copy_job(self->b, 0, self->a, 0, 4096);
+	job.timeout_ns = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	job.dst = self->a;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
+	job.dst_offset = 4096;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
 	job = npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify);
 	job.timeout_ns = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
@@ -1674,10 +1695,11 @@ TEST_F(stream, submit_rejects_nonzero_unused_fields)
 	/* The same jobs with those fields zero are taken. */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
 		npuipc_fill_job(self->b, 0, 4096, 1),
+		npuipc_copy_job(self->b, 0, self->a, 0, 4096),
 		npuipc_object_job(NPUIPC_JOB_RECORD_NOTIFY, notify),
 		npuipc_object_job(NPUIPC_JOB_RESET_NOTIFY, notify),
 		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event),
-		npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event) }, 5, NULL));
+		npuipc_object_job(NPUIPC_JOB_WAIT_EVENT, event) }, 6, NULL));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
 }

@@ -260,6 +260,26 @@ check "run-suite: a name that matches no program fails" test $? != 0
 "$top/tests/run-suite" "$work/empty.manifest" "$work/env-empty" > /dev/null 2>&1
 check "run-suite: an empty manifest fails" test $? != 0
 
+# 14b. ... and puts back the module parameters a program changed
+pd=$work/params
+mkdir -p "$pd"
+echo 5000 > "$pd/job_timeout_ms"
+echo 2 > "$pd/num_devices"
+chmod 644 "$pd/job_timeout_ms"
+chmod 444 "$pd/num_devices"
+printf '#!/bin/sh\necho 1 > "$NPUIPC_PARAMS_DIR/job_timeout_ms"\nprintf "TAP version 13\\n1..1\\nok 1 a\\n"\n' > "$b/forgets"
+printf '#!/bin/sh\necho 2 > "$NPUIPC_PARAMS_DIR/job_timeout_ms"\nsleep 30\n' > "$b/killed"
+chmod +x "$b/forgets" "$b/killed"
+printf 'ksft %s\n' "$b/forgets" > "$work/forgets.manifest"
+printf 'ksft %s\n' "$b/killed" > "$work/killed.manifest"
+NPUIPC_PARAMS_DIR=$pd "$top/tests/run-suite" "$work/forgets.manifest" "$work/forgets" > /dev/null 2>&1
+check "run-suite: a program that exits 0 but leaves a parameter changed fails" \
+	bash -c '[ "$(cat "$1/forgets.rc")" = 1 ] && grep -q "parameter job_timeout_ms left at 1; restored to 5000" "$1/forgets.log"' sh "$work/forgets"
+check "... and the parameter is back" test "$(cat "$pd/job_timeout_ms")" = 5000
+NPUIPC_PARAMS_DIR=$pd NPUIPC_SUITE_TIMEOUT=1 "$top/tests/run-suite" "$work/killed.manifest" "$work/killed" > /dev/null 2>&1
+check "run-suite: a program killed at its timeout has the parameter it changed put back" \
+	bash -c '[ "$(cat "$1/killed/killed.rc")" = 124 ] && [ "$(cat "$1/params/job_timeout_ms")" = 5000 ]' sh "$work"
+
 # 15. minimum counts: fewer results than tests/expected-counts promises fail
 printf 't3\nu1\n' | sed "s|^|ksft $work/bin/|" > "$work/fewer.manifest"
 d=$work/fewer

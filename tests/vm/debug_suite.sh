@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # usage (inside tools/vm-run on the debug kernel): debug_suite.sh BUILD OUT MODE
-# MODE "suite": every VM test program, the stress and the fuzzer, then a
+# MODE "suite": every VM test program and those only this kernel can run
+#   (tests-debug.txt: fault injection), the stress and the fuzzer, then a
 #   kmemleak scan that must find nothing allocated by npuipc.
 # MODE "failslab": the kselftests with slab allocations of the test
 #   processes failing at random, then with each of npuipc's allocating
@@ -68,6 +69,16 @@ if [ "$mode" = failslab ]; then
 		timeout -k 10 "$1" $work/failslab_exec $work/$2 < /dev/null > $work/$3.log 2>&1
 		echo "$3: exit $? after $(($(date +%s) - started)) s" >> $work/summary
 	}
+	# kill_tests: SIGKILL to every test process left, then up to 60 s for
+	# them to be gone; fails when one is still there.
+	kill_tests() {
+		pkill -KILL -f "^$work/"
+		for i in $(seq 60); do
+			pgrep -f "^$work/" > /dev/null || return 0
+			sleep 1
+		done
+		return 1
+	}
 	# injected START NOW: what a limited "times" went down by.
 	injected() {
 		case "$2" in ''|*[!0-9]*) echo 0 ;; *) echo $(($1 - $2)) ;; esac
@@ -91,11 +102,7 @@ if [ "$mode" = failslab ]; then
 	# what a run leaves behind is killed before the next function's.
 	# What failslab's tests left behind has make-it-fail set too: gone
 	# first, so that it cannot take the first function's faults.
-	pkill -KILL -f "^$work/"
-	for i in $(seq 60); do
-		pgrep -f "^$work/" > /dev/null || break
-		sleep 1
-	done
+	kill_tests
 	ff=/sys/kernel/debug/fail_function
 	echo 100 > $ff/probability
 	echo 2 > $ff/interval
@@ -110,12 +117,13 @@ if [ "$mode" = failslab ]; then
 		t=npuipc_${spec#*:}_test
 		echo 3 > $ff/times
 		if echo $fn > $ff/inject; then
-			grep -q "^$fn[[:space:]].*NULL$" $ff/injectable || printf %#x -12 > $ff/$fn/retval
+			# -ENOMEM as the unsigned long fail_function reads.
+			grep -q "^$fn[[:space:]].*NULL$" $ff/injectable || echo 0xfffffffffffffff4 > $ff/$fn/retval
 			run_failing 120 $t "$fn-$t"
 			echo "!$fn" > $ff/inject
 		fi
 		injected=$(injected 3 "$(cat $ff/times 2>/dev/null)")
-		pkill -KILL -f "^$work/"
+		kill_tests
 		[ "$injected" -gt 0 ]
 		result $? "fail_function: $fn failed $injected times under $t"
 	done
@@ -123,12 +131,8 @@ if [ "$mode" = failslab ]; then
 	# Crashed tests leave processes behind; they die as a crash would, and
 	# then the kernel must have released everything. One that cannot be
 	# killed is stuck in the kernel: its stack goes to the log.
-	pkill -KILL -f "^$work/"
-	left=1
-	for i in $(seq 60); do
-		pgrep -f "^$work/" > /dev/null || { left=0; break; }
-		sleep 1
-	done
+	kill_tests
+	left=$?
 	for p in $(pgrep -f "^$work/"); do
 		echo "unkillable test process $p:"; cat /proc/$p/stack
 	done
@@ -139,6 +143,7 @@ if [ "$mode" = failslab ]; then
 	grep -h '^# Totals' $work/*.log
 else
 	"$here/../run-suite" "$build/tests-vm.txt" "$out"
+	"$here/../run-suite" "$build/tests-debug.txt" "$out"
 	timeout -k 10 600 "$build/tests/stress/npuipc_stress" --procs 32 --seconds 30 < /dev/null > "$out/stress.log" 2>&1
 	echo $? > "$out/stress.rc"; echo tap > "$out/stress.kind"
 	timeout -k 10 $((fuzz_seconds + 600)) "$build/tests/fuzz/npuipc_fuzz" --procs 4 --seconds "$fuzz_seconds" \
