@@ -58,8 +58,7 @@ TEST_F(AclEventTest, EveryCreateFlagIsAccepted)
         ACL_EVENT_DEVICE_USE_ONLY,
         ACL_EVENT_EXTERNAL,
         ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE,
-        ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
-            ACL_EVENT_EXTERNAL,
+        ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY,
     };
     for (uint32_t flag : flags) {
         for (bool ex : {false, true}) {
@@ -81,13 +80,33 @@ TEST_F(AclEventTest, EveryCreateFlagIsAccepted)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
-TEST_F(AclEventTest, UnknownFlagBitsAreInvalidParam)
+// CANN's runtime, not its API layer, judges event flags: RT_PARAM_INVALID.
+TEST_F(AclEventTest, UnknownFlagBitsAreRtParamInvalid)
 {
     for (uint32_t flag : {0x4u, 0x80u, 0x100u, 0x80000000u, ACL_EVENT_SYNC | 0x4u, ACL_EVENT_TIME_LINE | 0x200u}) {
         aclrtEvent event = nullptr;
-        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventWithFlag(&event, flag)) << flag;
-        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventExWithFlag(&event, flag)) << flag;
+        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, flag)) << flag;
+        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventExWithFlag(&event, flag)) << flag;
     }
+}
+
+// aclrtCreateEventWithFlag needs a flag, and takes ACL_EVENT_EXTERNAL
+// alone; aclrtCreateEventExWithFlag takes both.
+TEST_F(AclEventTest, WithFlagRefusesNoFlagAndExternalCombinedWithAnother)
+{
+    aclrtEvent event = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, 0));
+    for (uint32_t other : {ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_TIME_LINE,
+                           ACL_EVENT_DEVICE_USE_ONLY}) {
+        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, ACL_EVENT_EXTERNAL | other))
+            << other;
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, ACL_EVENT_EXTERNAL | other)) << other;
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_EXTERNAL));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
 }
 
 TEST_F(AclEventTest, IpcFlagWithAnyOtherFlagIsRtParamInvalid)
@@ -159,7 +178,7 @@ TEST_F(AclEventTest, SynchronizeWithTimeoutAcceptsMinusOneAndRejectsBelow)
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(event, -1)); // complete: returns at once
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSynchronizeEventWithTimeout(event, -2));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeEventWithTimeout(event, -2));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
@@ -261,7 +280,7 @@ TEST_F(AclEventTest, StreamWaitEventWithTimeoutExpiryFailsTheStreamWhichThenWork
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a)); // cannot complete while held
 
-    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(b, event, 50));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(b, event, 1)); // seconds, as CANN
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
 
     // That synchronize recovered B: it takes and runs work again.
@@ -570,7 +589,7 @@ TEST_F(AclNotifyTest, CreateRejectsOtherFlagsAndANullOutPointer)
 {
     aclrtNotify notify = nullptr;
     for (uint64_t flag : {uint64_t(0x2), uint64_t(0x3), uint64_t(0x100), uint64_t(1) << 63})
-        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateNotify(&notify, flag)) << flag;
+        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateNotify(&notify, flag)) << flag;
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateNotify(nullptr, ACL_NOTIFY_DEFAULT));
 }
 
@@ -744,7 +763,7 @@ TEST_F(AclNotifyTest, BatchResetRejectsANullArrayAndZeroCount)
     aclrtNotify notify = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtNotifyBatchReset(nullptr, 1));
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtNotifyBatchReset(&notify, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifyBatchReset(&notify, 0));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
 }
 
@@ -853,9 +872,9 @@ TEST_F(AclSeedCompatTest, TwoArgumentMallocUsesTheDefaultPolicy)
 
 } // namespace
 
-// 0 ms polls: a wait on a record that has not completed fails the stream
-// at once instead of waiting without limit.
-TEST_F(AclEventTest, StreamWaitEventWithZeroTimeoutOnAPendingRecordFailsTheStream)
+// As CANN: a timeout of 0 is none (the wait lasts until the record
+// completes), and a negative one is refused with RT_PARAM_INVALID.
+TEST_F(AclEventTest, StreamWaitEventWithZeroTimeoutWaitsForTheRecordAndNegativeIsRefused)
 {
     aclrtStream a = nullptr, b = nullptr;
     aclrtEvent event = nullptr;
@@ -865,9 +884,11 @@ TEST_F(AclEventTest, StreamWaitEventWithZeroTimeoutOnAPendingRecordFailsTheStrea
     Gate gate;
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, a));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtStreamWaitEventWithTimeout(b, event, -1));
     ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(b, event, 0));
-    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(b, 100)); // still waiting
     ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));

@@ -76,8 +76,8 @@ protected:
     void Track(pid_t pid, const std::string &cmd)
     {
         peers_.push_back(pid);
-        importing_[pid] = cmd == "mem-import" || cmd == "notify-record" || cmd == "notify-wait" ||
-                          cmd == "event-wait";
+        importing_[pid] = cmd == "mem-import" || cmd == "mem-import-as-nobody" || cmd == "notify-record" ||
+                          cmd == "notify-wait" || cmd == "event-wait";
     }
 
     // Waits (bounded) for the peer to exit 0; returns the aclError it wrote.
@@ -114,6 +114,16 @@ protected:
     {
         struct stat st;
         return stat((dir_ + "/" + name).c_str(), &st) == 0;
+    }
+    // Writes `pid` to DIR/pid, where a "-listed" peer waits for it.
+    void WritePid(int32_t pid)
+    {
+        std::string text = std::to_string(pid), tmp = dir_ + "/.pid";
+        FILE *f = fopen(tmp.c_str(), "w");
+        ASSERT_NE(nullptr, f);
+        fputs(text.c_str(), f);
+        fclose(f);
+        ASSERT_EQ(0, rename(tmp.c_str(), (dir_ + "/pid").c_str()));
     }
     void WriteKey(const void *key, size_t len)
     {
@@ -277,12 +287,20 @@ TEST_F(AclIpcTest, ExportChecksAlignmentFlagsAndArguments)
     EXPECT_EQ(ACL_ERROR_RT_ADDR_UNALIGNED, aclrtIpcMemGetExportKey(c + 4096, 4096, key, sizeof(key), 1));
     EXPECT_EQ(ACL_ERROR_RT_ADDR_UNALIGNED, aclrtIpcMemGetExportKey(p, 4096, key, sizeof(key), 1));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key), 4));
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(p, k2M, key, 64, 1));
+    // CANN's codes: a short key buffer and size 0 are found past the API
+    // layer (107000); NULL pointers at it (100000).
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(p, k2M, key, 64, 1));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(nullptr, k2M, key, sizeof(key), 1));
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(p, 0, key, sizeof(key), 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtIpcMemGetExportKey(p, k2M, nullptr, sizeof(key), 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(p, 0, key, sizeof(key), 1));
     int host = 0;
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(&host, 4096, key, sizeof(key), 1));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemGetExportKey(p, 2 * k2M, key, sizeof(key), 1));
+    // A thread with no current context exports nothing, even memory another
+    // thread allocated (CANN: 107002).
+    aclError other_thread = ACL_SUCCESS;
+    std::thread([&] { other_thread = aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key), 1); }).join();
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, other_thread);
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
 }
 
@@ -648,13 +666,7 @@ protected:
         }
         int32_t me = 0;
         ASSERT_EQ(ACL_SUCCESS, aclrtDeviceGetBareTgid(&me));
-        std::string pid_text = std::to_string(me);
-        std::string tmp = dir_ + "/.pid";
-        FILE *f = fopen(tmp.c_str(), "w");
-        ASSERT_NE(nullptr, f);
-        fputs(pid_text.c_str(), f);
-        fclose(f);
-        ASSERT_EQ(0, rename(tmp.c_str(), (dir_ + "/pid").c_str()));
+        WritePid(me);
         ASSERT_TRUE(AppearsWithin(dir_ + "/listed", 30000));
         ASSERT_EQ("0", Read("listed"));
         if (step == KilledAt::Listed) {
@@ -737,6 +749,20 @@ TEST_F(AclIpcTest, AWaitOnTheRecordOfAProcessThatDiedFailsInsteadOfHanging)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
+// Starts the peer as `unshare -p -f PEER cmd`: in a PID namespace of its
+// own. --kill-child: the peer is unshare's child, and killing unshare
+// (Kill, TearDown) must not leave it running with the device open.
+pid_t StartInPidNamespace(const std::string &dir, const char *cmd)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/usr/bin/unshare", "unshare", "-p", "-f", "--kill-child", ACL_IPC_PEER_PATH, cmd, dir.c_str(),
+              "0", "0", static_cast<char *>(nullptr));
+        _exit(127);
+    }
+    return pid;
+}
+
 // An importer in a PID namespace of its own (unshare -p -f): keys work
 // without PID validation, and the driver tells it the PID an exporter in
 // the initial namespace would list, not its own PID 1.
@@ -752,12 +778,7 @@ TEST_F(AclIpcTest, AnImporterInItsOwnPidNamespace)
                                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
     WriteKey(key, sizeof(key));
     auto run_in_namespace = [&](const char *cmd) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            execl("/usr/bin/unshare", "unshare", "-p", "-f", ACL_IPC_PEER_PATH, cmd, dir_.c_str(), "0", "0",
-                  static_cast<char *>(nullptr));
-            _exit(127);
-        }
+        pid_t pid = StartInPidNamespace(dir_, cmd);
         Track(pid, cmd);
         return pid;
     };
@@ -769,6 +790,123 @@ TEST_F(AclIpcTest, AnImporterInItsOwnPidNamespace)
     EXPECT_GT(bare, 1); // its PID here, not the 1 it has in its namespace
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+// PID validation needs the exporter in the initial PID namespace, where the
+// PIDs importers list (aclrtDeviceGetBareTgid) are its PIDs. An exporter in
+// a namespace of its own still exports and lists, but every import of a
+// validated key is refused, a listed importer's too.
+TEST_F(AclIpcTest, AValidatedKeyOfAnExporterInItsOwnPidNamespaceRefusesEveryImporter)
+{
+    if (access("/usr/bin/unshare", X_OK) != 0)
+        GTEST_SKIP() << "no unshare(1)";
+    pid_t exporter = StartInPidNamespace(dir_, "mem-export-listed");
+    Track(exporter, "mem-export-listed");
+    ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
+    ASSERT_EQ(std::to_string(ACL_SUCCESS), Read("rc"));
+    const std::string key = Read("key");
+    int32_t me = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtDeviceGetBareTgid(&me));
+    WritePid(me);
+    ASSERT_TRUE(AppearsWithin(dir_ + "/listed", 30000));
+    ASSERT_EQ(std::to_string(ACL_SUCCESS), Read("listed"));
+    void *q = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+    EXPECT_EQ(nullptr, q);
+    Kill(exporter);
+}
+
+// The peer-to-peer path needs the exporter's thread to answer: while the
+// exporter is stopped (SIGSTOP, a debugger's breakpoint) a first import
+// waits up to its limit (5 s, ipc.md) and fails with TIMEOUT, having
+// imported nothing; resumed, the exporter serves the same key again.
+TEST_F(AclIpcTest, AFirstImportFromAStoppedExporterTimesOut)
+{
+    pid_t exporter = Start("mem-export-hold", 0, 0);
+    ASSERT_TRUE(AppearsWithin(dir_ + "/rc", 30000));
+    ASSERT_EQ(std::to_string(ACL_SUCCESS), Read("rc"));
+    const std::string key = Read("key");
+    ASSERT_EQ(0, kill(exporter, SIGSTOP));
+    ASSERT_TRUE(StoppedWithin(exporter, 30000));
+    void *q = nullptr;
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_RT_TIMEOUT, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+    EXPECT_GE(MsSince(start), 4900) << "gave up before the exporter's limit";
+    EXPECT_EQ(nullptr, q);
+    ASSERT_EQ(0, kill(exporter, SIGCONT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, key.c_str(), 0));
+    EXPECT_TRUE(BytesAre(q, 2 * kMiB, 'E'));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
+    Kill(exporter);
+}
+
+// The directory an exporter of this process listens in (ipc.md, "The socket
+// directory and finding an endpoint").
+std::string OwnSocketDirectory()
+{
+    const char *set = getenv("NPUIPC_IPC_DIR");
+    if (set && *set)
+        return set;
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+    if (xdg && xdg[0] == '/' && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode))
+        return std::string(xdg) + "/npuipc";
+    return "/tmp/npuipc-" + std::to_string(geteuid());
+}
+
+// Keys do not cross users on the peer-to-peer path: an importer of another
+// uid (its device opened before it became that user) finds no exporter in
+// its own socket directories (IPC_ERROR), and pointed at the exporter's
+// directory with NPUIPC_IPC_DIR is refused there, as that directory is not
+// its own (NO_PERMISSION). Either way it imports nothing.
+TEST_F(AclIpcTest, AnImporterOfAnotherUserGetsNothing)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "becoming another user needs root";
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    memset(p, 'U', 4 * kKiB);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    WriteKey(key, sizeof(key));
+    ASSERT_EQ(0, chmod(dir_.c_str(), 0777)); // the peer reports there as that user
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, Finish(Start("mem-import-as-nobody", 0, 0)));
+    EXPECT_FALSE(Exists("seen"));
+    ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
+    const char *had = getenv("NPUIPC_IPC_DIR");
+    const std::string saved = had ? had : "";
+    ASSERT_EQ(0, setenv("NPUIPC_IPC_DIR", OwnSocketDirectory().c_str(), 1));
+    pid_t importer = Start("mem-import-as-nobody", 0, 0);
+    if (had)
+        setenv("NPUIPC_IPC_DIR", saved.c_str(), 1);
+    else
+        unsetenv("NPUIPC_IPC_DIR");
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(importer));
+    EXPECT_FALSE(Exists("seen"));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+// aclrtResetDevice releases the device's memory in this process and every
+// key shared from it: a first import afterwards finds no such key.
+TEST_F(AclIpcTest, ResettingTheExportingDeviceEndsTheKeysItShared)
+{
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    memset(p, 'R', 4 * kKiB);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_SUCCESS, Finish(Start("mem-import", 0, 0))); // live before the reset
+    EXPECT_EQ("R", Read("seen"));
+    ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
+    ASSERT_EQ(0, unlink((dir_ + "/seen").c_str()));
+    ASSERT_EQ(ACL_SUCCESS, aclrtResetDevice(0));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, Finish(Start("mem-import", 0, 0)));
+    EXPECT_FALSE(Exists("seen"));
+    ASSERT_EQ(ACL_SUCCESS, UseDevice(0)); // as the test started, for the leak check
 }
 
 } // namespace

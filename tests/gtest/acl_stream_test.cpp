@@ -217,7 +217,7 @@ TEST_F(AclStreamTest, SynchronizeWithTimeoutAcceptsMinusOneAndRejectsBelow)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, -1)); // idle: returns at once
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, 0));
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSynchronizeStreamWithTimeout(stream, -2));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeStreamWithTimeout(stream, -2));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
@@ -585,7 +585,7 @@ TEST_F(AclStreamTest, LaunchRejectsANullFunctionAndUnknownBlockTypes)
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
               aclrtLaunchCallback(SetFlag, &flag, RawEnum<aclrtCallbackBlockType>(-1), stream));
     // Nothing was queued.
-    EXPECT_EQ(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, aclrtProcessReport(10));
+    EXPECT_EQ(ACL_ERROR_RT_REPORT_TIMEOUT, aclrtProcessReport(10));
     EXPECT_FALSE(flag.done.load());
     EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
@@ -594,7 +594,7 @@ TEST_F(AclStreamTest, LaunchRejectsANullFunctionAndUnknownBlockTypes)
 TEST_F(AclStreamTest, ProcessReportOfAThreadSubscribedToNothingIsThreadSubscribe)
 {
     EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, aclrtProcessReport(10));
-    EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, aclrtProcessReport(0));
+    EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, aclrtProcessReport(-1));
 }
 
 TEST_F(AclStreamTest, ProcessReportWithNothingDueTimesOut)
@@ -603,17 +603,24 @@ TEST_F(AclStreamTest, ProcessReportWithNothingDueTimesOut)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
     auto start = std::chrono::steady_clock::now();
-    EXPECT_EQ(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, aclrtProcessReport(50));
+    // CANN's code (WAIT_CALLBACK_TIMEOUT, 100036, is deprecated there).
+    EXPECT_EQ(ACL_ERROR_RT_REPORT_TIMEOUT, aclrtProcessReport(50));
     EXPECT_GE(MsSince(start), 45.0);
     EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
-TEST_F(AclStreamTest, ProcessReportRejectsTimeoutsBelowMinusOne)
+// The timeout is checked first, as CANN does: whether the thread is
+// subscribed does not matter.
+TEST_F(AclStreamTest, ProcessReportRejectsTimeoutsOfZeroAndBelowMinusOne)
 {
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtProcessReport(0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtProcessReport(-2));
     aclrtStream stream = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(ThisThreadId(), stream));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtProcessReport(0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtProcessReport(INT32_MIN));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtProcessReport(-2));
     EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(ThisThreadId(), stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));

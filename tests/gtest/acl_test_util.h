@@ -329,7 +329,7 @@ public:
                 return;
             while (!stop_.load()) {
                 aclError rc = aclrtProcessReport(100);
-                if (rc != ACL_SUCCESS && rc != ACL_ERROR_WAIT_CALLBACK_TIMEOUT) {
+                if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_REPORT_TIMEOUT) {
                     unexpected_.fetch_add(1);
                     last_unexpected_.store(rc);
                     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -362,7 +362,7 @@ public:
     aclError subscribe_result() const { return subscribe_result_; }
     uint64_t id() const { return id_; }
     // aclrtProcessReport results other than ACL_SUCCESS and
-    // ACL_ERROR_WAIT_CALLBACK_TIMEOUT, and the last of them.
+    // ACL_ERROR_RT_REPORT_TIMEOUT, and the last of them.
     int unexpected() const { return unexpected_.load(); }
     aclError last_unexpected() const { return last_unexpected_.load(); }
 

@@ -202,12 +202,17 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         if (!devPtr || !key)
             return fail(ACL_ERROR_INVALID_PARAM, "devPtr and key must not be NULL");
         if (size == 0)
-            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "size is 0");
         if (len < kKeyLen)
-            return fail(ACL_ERROR_INVALID_PARAM, "len %zu: a key needs 65 bytes", len);
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "len %zu: a key needs 65 bytes", len);
         if (flags & ~ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown export flags 0x%llx",
                         static_cast<unsigned long long>(flags));
+        // As CANN: a thread exports in a context, whichever device the memory is on.
+        std::shared_ptr<Context> ctx;
+        std::shared_ptr<const Device> dev;
+        if (aclError err = current(ctx, dev))
+            return err;
         Runtime &rt = Runtime::get();
         std::shared_ptr<Allocation> alloc = rt.find_allocation(devPtr, size);
         if (!alloc)

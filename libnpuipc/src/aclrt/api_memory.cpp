@@ -70,8 +70,6 @@ aclError check_copy(Runtime &rt, void *dst, size_t destMax, const void *src, siz
 {
     if (!dst || !src)
         return fail(ACL_ERROR_INVALID_PARAM, "dst and src must not be NULL");
-    if (count == 0)
-        return fail(ACL_ERROR_INVALID_PARAM, "count is 0");
     if (static_cast<unsigned>(kind) > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
         return fail(ACL_ERROR_INVALID_PARAM, "unknown copy kind %d", kind);
     if (count > destMax)
@@ -354,6 +352,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                      aclrtMemcpyKind kind)
 {
     return api("aclrtMemcpy", [&] {
+        if (count == 0)
+            return ACL_SUCCESS; // as CANN: nothing to copy, whatever the pointers
         Runtime &rt = Runtime::get();
         Place d, s;
         if (aclError err = check_copy(rt, dst, destMax, src, count, kind, d, s))
@@ -377,32 +377,56 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                           aclrtMemcpyKind kind, aclrtStream stream)
 {
-    return api("aclrtMemcpyAsync", [&] { return copy_async(dst, destMax, src, count, kind, stream); });
+    return api("aclrtMemcpyAsync", [&] {
+        if (count == 0)
+            return ACL_SUCCESS; // as CANN: nothing to queue, whatever the pointers
+        return copy_async(dst, destMax, src, count, kind, stream);
+    });
 }
 
-static aclError check_memset(Runtime &rt, void *devPtr, size_t maxCount, size_t count, Place &p)
+// Whether `count` bytes at `ptr` lie inside one aclrtMallocHost allocation.
+static bool in_host_allocation(Runtime &rt, const void *ptr, size_t count)
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::shared_lock<std::shared_mutex> lock(rt.mem_mu);
+    auto it = rt.host_allocations.upper_bound(p);
+    if (it == rt.host_allocations.begin())
+        return false;
+    --it;
+    return p - it->first < it->second && count <= it->second - (p - it->first);
+}
+
+// `host_ok`: aclrtMallocHost memory is a target too (p.alloc stays null).
+static aclError check_memset(Runtime &rt, void *devPtr, size_t maxCount, size_t count, bool host_ok,
+                             Place &p)
 {
     if (!devPtr)
         return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
-    if (count == 0)
-        return fail(ACL_ERROR_INVALID_PARAM, "count is 0");
     if (count > maxCount)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu is larger than maxCount %zu", count,
                     maxCount);
     if (aclError err = locate(rt, devPtr, count, p))
         return err;
-    if (!p.alloc)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not device memory", devPtr);
+    if (!p.alloc && !(host_ok && in_host_allocation(rt, devPtr, count)))
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not device memory%s", devPtr,
+                    host_ok ? " nor inside one aclrtMallocHost allocation" : "");
     return ACL_SUCCESS;
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
     return api("aclrtMemset", [&] {
+        if (count == 0)
+            return ACL_SUCCESS; // as CANN: nothing to set, whatever the pointer
         Runtime &rt = Runtime::get();
         Place p;
-        if (aclError err = check_memset(rt, devPtr, maxCount, count, p))
+        // As CANN, host memory from aclrtMallocHost is set too (its samples do).
+        if (aclError err = check_memset(rt, devPtr, maxCount, count, true, p))
             return err;
+        if (!p.alloc) {
+            std::memset(devPtr, value & 0xff, count);
+            return ACL_SUCCESS;
+        }
         uint32_t device;
         if (aclError err = current_device(rt, device))
             return err;
@@ -417,9 +441,11 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
                           aclrtStream stream)
 {
     return api("aclrtMemsetAsync", [&] {
+        if (count == 0)
+            return ACL_SUCCESS; // as CANN: nothing to queue, whatever the pointer
         Runtime &rt = Runtime::get();
         Place p;
-        if (aclError err = check_memset(rt, devPtr, maxCount, count, p))
+        if (aclError err = check_memset(rt, devPtr, maxCount, count, false, p))
             return err;
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))

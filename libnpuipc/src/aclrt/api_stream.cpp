@@ -194,7 +194,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
     return api("aclrtSynchronizeStreamWithTimeout", [&] {
         if (timeout < -1)
-            return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or >= 0", timeout);
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
             return err;
@@ -328,8 +328,9 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
 aclError aclrtProcessReport(int32_t timeout)
 {
     return api("aclrtProcessReport", [&] {
-        if (timeout < -1)
-            return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+        // As CANN: -1 waits forever, any other timeout is > 0.
+        if (timeout < -1 || timeout == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or > 0", timeout);
         Runtime &rt = Runtime::get();
         const uint64_t self = static_cast<uint64_t>(pthread_self());
         const int64_t deadline = timeout < 0 ? -1 : now_ms() + timeout;
@@ -370,8 +371,7 @@ aclError aclrtProcessReport(int32_t timeout)
                     return ACL_SUCCESS;
             }
             if (deadline >= 0 && now_ms() >= deadline)
-                return fail(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, "no callback was due within %d ms",
-                            timeout);
+                return fail(ACL_ERROR_RT_REPORT_TIMEOUT, "no callback was due within %d ms", timeout);
         }
     });
 }

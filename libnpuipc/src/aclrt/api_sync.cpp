@@ -29,7 +29,7 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
     if (!event)
         return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
     if (flags & ~kEventFlags)
-        return fail(ACL_ERROR_INVALID_PARAM, "unknown event flags 0x%x", flags & ~kEventFlags);
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown event flags 0x%x", flags & ~kEventFlags);
     if ((flags & ACL_EVENT_IPC) && flags != ACL_EVENT_IPC)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_EVENT_IPC cannot be combined with other flags");
     Runtime &rt = Runtime::get();
@@ -115,7 +115,14 @@ aclError aclrtCreateEvent(aclrtEvent *event)
 
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
 {
-    return api("aclrtCreateEventWithFlag", [&] { return create_event(event, flag, false); });
+    return api("aclrtCreateEventWithFlag", [&] {
+        // CANN's runtime refuses these here (aclrtCreateEventExWithFlag takes them).
+        if (event && flag == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "flag 0: name at least one ACL_EVENT_* flag");
+        if (event && (flag & ACL_EVENT_EXTERNAL) && flag != ACL_EVENT_EXTERNAL)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_EVENT_EXTERNAL cannot be combined with other flags");
+        return create_event(event, flag, false);
+    });
 }
 
 aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
@@ -160,10 +167,9 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
     });
 }
 
-static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, int32_t timeout)
+// `timeout_ns` 0: no timeout, as the driver's WAIT_EVENT job takes it.
+static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t timeout_ns)
 {
-    if (timeout < -1)
-        return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
     if (aclError err = find_object(event, Kind::Event, "event", ev))
@@ -172,26 +178,29 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, int32_t 
         return err;
     if (!ev->recorded)
         return ACL_SUCCESS; // nothing to wait for
-    // The driver's 0 means no timeout: -1 is that; 0 polls (1 ns).
-    uint64_t timeout_ns = timeout < 0 ? 0 : timeout == 0 ? 1 : static_cast<uint64_t>(timeout) * 1000000;
     return submit_on(*s, *ev, NPUIPC_JOB_WAIT_EVENT, timeout_ns);
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-    return api("aclrtStreamWaitEvent", [&] { return stream_wait_event(stream, event, -1); });
+    return api("aclrtStreamWaitEvent", [&] { return stream_wait_event(stream, event, 0); });
 }
 
+// The timeout is in seconds, 0 meaning none, as CANN's documentation and
+// runtime have it (its header's comment says milliseconds).
 aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)
 {
-    return api("aclrtStreamWaitEventWithTimeout",
-               [&] { return stream_wait_event(stream, event, timeout); });
+    return api("aclrtStreamWaitEventWithTimeout", [&] {
+        if (timeout < 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d s: 0 (none) or more seconds", timeout);
+        return stream_wait_event(stream, event, static_cast<uint64_t>(timeout) * 1000000000ULL);
+    });
 }
 
 static aclError synchronize_event(aclrtEvent event, int32_t timeout)
 {
     if (timeout < -1)
-        return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or >= 0", timeout);
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or >= 0", timeout);
     std::shared_ptr<Event> ev;
     if (aclError err = find_object(event, Kind::Event, "event", ev))
         return err;
@@ -267,7 +276,7 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
         if (!notify)
             return fail(ACL_ERROR_INVALID_PARAM, "notify is NULL");
         if (flag != ACL_NOTIFY_DEFAULT && flag != ACL_NOTIFY_DEVICE_USE_ONLY)
-            return fail(ACL_ERROR_INVALID_PARAM, "unknown notify flag 0x%llx",
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown notify flag 0x%llx",
                         static_cast<unsigned long long>(flag));
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
@@ -340,8 +349,10 @@ aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
 aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
 {
     return api("aclrtNotifyBatchReset", [&] {
-        if (!notifies || num == 0)
-            return fail(ACL_ERROR_INVALID_PARAM, "notifies is NULL or num is 0");
+        if (!notifies)
+            return fail(ACL_ERROR_INVALID_PARAM, "notifies is NULL");
+        if (num == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
         std::vector<std::shared_ptr<Notify>> list;
         for (size_t i = 0; i < num; i++) {
             std::shared_ptr<Notify> n;
