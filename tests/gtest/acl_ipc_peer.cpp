@@ -39,6 +39,7 @@
 #include <acl/acl.h>
 
 #include <dirent.h>
+#include <grp.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -296,8 +297,8 @@ int main(int argc, char **argv)
     if (cmd == "mem-import" || cmd == "mem-import-as-nobody") {
         // Another user with the device already open: render nodes are
         // root's in the test guest, and what this user lacks is the key.
-        if (cmd == "mem-import-as-nobody" &&
-            (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0))
+        if (cmd == "mem-import-as-nobody" && (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                                              setresuid(65534, 65534, 65534) != 0))
             return 13;
         fds_ready();
         void *p = nullptr;

@@ -58,11 +58,15 @@ protected:
         AclTest::TearDown();
     }
 
-    // Starts the peer program; it runs until it has written DIR/rc.
-    pid_t Start(const char *cmd, int device, uint64_t flags)
+    // Starts the peer program; it runs until it has written DIR/rc. `env`:
+    // variables set (or, with an empty value, unset) in the peer only.
+    pid_t Start(const char *cmd, int device, uint64_t flags,
+                const std::map<std::string, std::string> &env = {})
     {
         pid_t pid = fork();
         if (pid == 0) {
+            for (const auto &[name, value] : env)
+                (void)(value.empty() ? unsetenv(name.c_str()) : setenv(name.c_str(), value.c_str(), 1));
             std::string dev = std::to_string(device), fl = std::to_string(flags);
             execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, cmd, dir_.c_str(), dev.c_str(), fl.c_str(),
                   static_cast<char *>(nullptr));
@@ -871,18 +875,13 @@ TEST_F(AclIpcTest, AnImporterOfAnotherUserGetsNothing)
                                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
     WriteKey(key, sizeof(key));
     ASSERT_EQ(0, chmod(dir_.c_str(), 0777)); // the peer reports there as that user
-    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, Finish(Start("mem-import-as-nobody", 0, 0)));
+    // Its own default directory: /tmp/npuipc-65534.
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR,
+              Finish(Start("mem-import-as-nobody", 0, 0, {{"NPUIPC_IPC_DIR", ""}, {"XDG_RUNTIME_DIR", ""}})));
     EXPECT_FALSE(Exists("seen"));
     ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
-    const char *had = getenv("NPUIPC_IPC_DIR");
-    const std::string saved = had ? had : "";
-    ASSERT_EQ(0, setenv("NPUIPC_IPC_DIR", OwnSocketDirectory().c_str(), 1));
-    pid_t importer = Start("mem-import-as-nobody", 0, 0);
-    if (had)
-        setenv("NPUIPC_IPC_DIR", saved.c_str(), 1);
-    else
-        unsetenv("NPUIPC_IPC_DIR");
-    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(importer));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION,
+              Finish(Start("mem-import-as-nobody", 0, 0, {{"NPUIPC_IPC_DIR", OwnSocketDirectory()}})));
     EXPECT_FALSE(Exists("seen"));
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));

@@ -44,7 +44,7 @@ void ExpectEveryStreamCallGives(aclError expected, aclrtStream stream)
     EXPECT_EQ(expected, aclrtMemcpyAsync(d, 4096, h.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE, stream));
     EXPECT_EQ(expected, aclrtRecordEvent(event, stream));
     EXPECT_EQ(expected, aclrtStreamWaitEvent(stream, event));
-    EXPECT_EQ(expected, aclrtStreamWaitEventWithTimeout(stream, event, kSyncTimeoutMs));
+    EXPECT_EQ(expected, aclrtStreamWaitEventWithTimeout(stream, event, 1)); // seconds
     EXPECT_EQ(expected, aclrtRecordNotify(notify, stream));
     EXPECT_EQ(expected, aclrtWaitAndResetNotify(notify, stream, kGateTimeoutS));
     EXPECT_EQ(expected, aclrtSubscribeReport(ThisThreadId(), stream));

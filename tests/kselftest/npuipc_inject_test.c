@@ -36,13 +36,18 @@ static int open_fd_count(void)
 	return n - 1; /* the directory's own fd */
 }
 
-static void inject_state_take(int fd, struct inject_state *s)
+/* 0, or -1 when a counter or the fd count could not be read. */
+static int inject_state_take(int fd, struct inject_state *s)
 {
 	size_t i;
 
-	for (i = 0; i < NCOUNTERS; i++)
+	for (i = 0; i < NCOUNTERS; i++) {
 		s->counters[i] = npuipc_debugfs_value(fd, npuipc_leak_counters[i]);
+		if (s->counters[i] < 0)
+			return -1;
+	}
 	s->fds = open_fd_count();
+	return s->fds < 0 ? -1 : 0;
 }
 
 /*
@@ -55,7 +60,12 @@ static int inject_arm(const char *fn)
 	char path[128], value[32];
 	int ret;
 
-	ret = npuipc_write_file(FEI "/inject", fn);
+	/* Nothing fires while the function is set up, whatever came before. */
+	ret = npuipc_write_file(FEI "/probability", "0");
+	if (!ret)
+		ret = npuipc_write_file(FEI "/task-filter", "Y");
+	if (!ret)
+		ret = npuipc_write_file(FEI "/inject", fn);
 	if (!ret) {
 		/*
 		 * -ENOMEM as the unsigned long it is read as. A NULL function
@@ -63,11 +73,9 @@ static int inject_arm(const char *fn)
 		 */
 		snprintf(path, sizeof(path), FEI "/%s/retval", fn);
 		if (npuipc_write_file(path, "0xfffffffffffffff4") &&
-		    (npuipc_read_file(path, value, sizeof(value)) || strtoull(value, NULL, 0)))
-			ret = -1;
+		    (npuipc_read_file(path, value, sizeof(value)) || strtoull(value, NULL, 16)))
+			ret = -1; /* an ERRNO function that would return another error */
 	}
-	if (!ret)
-		ret = npuipc_write_file(FEI "/task-filter", "Y");
 	if (!ret)
 		ret = npuipc_write_file(FEI "/interval", "1");
 	if (!ret)
@@ -110,13 +118,13 @@ static int make_it_fail(bool on)
 		struct inject_state before_, after_;					\
 											\
 		ASSERT_EQ(0, inject_arm(fn));						\
-		inject_state_take(self->fd, &before_);					\
+		ASSERT_EQ(0, inject_state_take(self->fd, &before_));			\
 		ASSERT_EQ(0, make_it_fail(true));					\
 		NPUIPC_EXPECT_REFUSED(-ENOMEM, file, request, arg);			\
 		ASSERT_EQ(0, make_it_fail(false));					\
 		EXPECT_EQ(1, injected());						\
 		inject_disarm();							\
-		inject_state_take(self->fd, &after_);					\
+		ASSERT_EQ(0, inject_state_take(self->fd, &after_));			\
 		EXPECT_EQ(0, memcmp(before_.counters, after_.counters,			\
 				    sizeof(before_.counters)));				\
 		EXPECT_EQ(before_.fds, after_.fds);					\
@@ -159,7 +167,7 @@ TEST_F(inject, open_fails_with_enomem_when_the_files_state_cannot_be_allocated)
 	ASSERT_EQ(0, fstat(self->fd, &st));
 	snprintf(node, sizeof(node), "/dev/dri/renderD%u", minor(st.st_rdev));
 	ASSERT_EQ(0, inject_arm("npuipc_file_open"));
-	inject_state_take(self->fd, &before);
+	ASSERT_EQ(0, inject_state_take(self->fd, &before));
 	ASSERT_EQ(0, make_it_fail(true));
 	fd = open(node, O_RDWR | O_CLOEXEC);
 	err = errno;
@@ -168,7 +176,7 @@ TEST_F(inject, open_fails_with_enomem_when_the_files_state_cannot_be_allocated)
 	EXPECT_EQ(ENOMEM, err);
 	EXPECT_EQ(1, injected());
 	inject_disarm();
-	inject_state_take(self->fd, &after);
+	ASSERT_EQ(0, inject_state_take(self->fd, &after));
 	EXPECT_EQ(0, memcmp(before.counters, after.counters, sizeof(before.counters)));
 	EXPECT_EQ(before.fds, after.fds);
 	if (fd >= 0)
@@ -279,10 +287,7 @@ TEST_F(inject, obj_import_fails_with_enomem_when_no_handle_can_be_given)
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, notify));
 }
 
-/*
- * A submit whose job cannot be allocated queues nothing, the jobs parsed
- * before it included, and makes no out-fence.
- */
+/* A submit whose job cannot be allocated queues nothing and makes no out-fence. */
 TEST_F(inject, submit_fails_with_enomem_when_a_job_cannot_be_allocated)
 {
 	struct drm_npuipc_job jobs[2];
@@ -325,9 +330,10 @@ TEST_F(inject, submit_fails_with_enomem_when_the_copy_worker_cannot_be_made)
 	job = npuipc_fill_job(bo, 0, 1 << 20, 0x5a);
 	args.stream = stream;
 	EXPECT_ENOMEM_FROM("npuipc_copy_worker_get", self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &args);
+	EXPECT_EQ(0, npuipc_wait(self->fd, stream, WAIT_NS, 0, NULL));
 	map = npuipc_bo_mmap(self->fd, bo, PROT_READ, &size);
 	ASSERT_NE(MAP_FAILED, map);
-	EXPECT_TRUE(npuipc_all_bytes_are(map, size, 0)); /* nothing ran */
+	EXPECT_TRUE(npuipc_all_bytes_are(map, size, 0)); /* nothing was queued */
 	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_SUBMIT, &args));
 	EXPECT_EQ(0, npuipc_wait(self->fd, stream, WAIT_NS, 0, NULL));
 	EXPECT_TRUE(npuipc_all_bytes_are(map, size, 0x5a));

@@ -278,7 +278,8 @@ check "run-suite: a program that exits 0 but leaves a parameter changed fails" \
 check "... and the parameter is back" test "$(cat "$pd/job_timeout_ms")" = 5000
 NPUIPC_PARAMS_DIR=$pd NPUIPC_SUITE_TIMEOUT=1 "$top/tests/run-suite" "$work/killed.manifest" "$work/killed" > /dev/null 2>&1
 check "run-suite: a program killed at its timeout has the parameter it changed put back" \
-	bash -c '[ "$(cat "$1/killed/killed.rc")" = 124 ] && [ "$(cat "$1/params/job_timeout_ms")" = 5000 ]' sh "$work"
+	bash -c '[ "$(cat "$1/killed/killed.rc")" = 124 ] && [ "$(cat "$1/params/job_timeout_ms")" = 5000 ] &&
+		grep -q "parameter job_timeout_ms left at 2; restored to 5000" "$1/killed/killed.log"' sh "$work"
 
 # 15. minimum counts: fewer results than tests/expected-counts promises fail
 printf 't3\nu1\n' | sed "s|^|ksft $work/bin/|" > "$work/fewer.manifest"

@@ -94,8 +94,8 @@ END
 chmod +x "$vartmp/cmd.sh"
 copy=$vartmp/tree
 mkdir -p "$copy/tools" "$copy/kernel" "$copy/build/vm"
-# The harness is vm-run, its guest side, and how it finds a kernel. The KVM
-# probe's verdict is reused, so that the copy does not wait for it.
+# The harness is vm-run, its guest side, and how it finds a kernel. (The
+# KVM probe's verdict is the machine's: the copy shares it.)
 cp "$top/tools/vm-run" "$top/tools/vm-guest" "$top/tools/vm-initramfs-init" "$top/tools/kernels" "$copy/tools/"
 cp "$top/kernel/kernels.conf" "$copy/kernel/"
 cp "$top"/build/vm/kvm-probe-* "$copy/build/vm/" 2>/dev/null
