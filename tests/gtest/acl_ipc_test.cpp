@@ -119,6 +119,16 @@ protected:
         struct stat st;
         return stat((dir_ + "/" + name).c_str(), &st) == 0;
     }
+    // 4 KiB of device memory filled with `fill`, shared without PID
+    // validation: its key in `key` and in DIR/key, for a peer.
+    void SharePage(char fill, void *&p, char (&key)[65])
+    {
+        ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+        memset(p, fill, 4 * kKiB);
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
+                                                       ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+        WriteKey(key, sizeof(key));
+    }
     // Writes `pid` to DIR/pid, where a "-listed" peer waits for it.
     void WritePid(int32_t pid)
     {
@@ -775,12 +785,8 @@ TEST_F(AclIpcTest, AnImporterInItsOwnPidNamespace)
     if (access("/usr/bin/unshare", X_OK) != 0)
         GTEST_SKIP() << "no unshare(1)";
     void *p = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
-    memset(p, 'N', 4 * kKiB);
     char key[65];
-    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
-                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
-    WriteKey(key, sizeof(key));
+    ASSERT_NO_FATAL_FAILURE(SharePage('N', p, key));
     auto run_in_namespace = [&](const char *cmd) {
         pid_t pid = StartInPidNamespace(dir_, cmd);
         Track(pid, cmd);
@@ -868,12 +874,8 @@ TEST_F(AclIpcTest, AnImporterOfAnotherUserGetsNothing)
     if (geteuid() != 0)
         GTEST_SKIP() << "becoming another user needs root";
     void *p = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
-    memset(p, 'U', 4 * kKiB);
     char key[65];
-    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
-                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
-    WriteKey(key, sizeof(key));
+    ASSERT_NO_FATAL_FAILURE(SharePage('U', p, key));
     ASSERT_EQ(0, chmod(dir_.c_str(), 0777)); // the peer reports there as that user
     // Its own default directory: /tmp/npuipc-65534.
     EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR,
@@ -892,12 +894,8 @@ TEST_F(AclIpcTest, AnImporterOfAnotherUserGetsNothing)
 TEST_F(AclIpcTest, ResettingTheExportingDeviceEndsTheKeysItShared)
 {
     void *p = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
-    memset(p, 'R', 4 * kKiB);
     char key[65];
-    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, key, sizeof(key),
-                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
-    WriteKey(key, sizeof(key));
+    ASSERT_NO_FATAL_FAILURE(SharePage('R', p, key));
     EXPECT_EQ(ACL_SUCCESS, Finish(Start("mem-import", 0, 0))); // live before the reset
     EXPECT_EQ("R", Read("seen"));
     ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
