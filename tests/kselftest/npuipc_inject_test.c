@@ -109,18 +109,18 @@ static int make_it_fail(bool on)
 }
 
 /*
- * In a test: @request on @file fails with -ENOMEM once @fn is made to fail, having
- * written nothing back and left the device's counters and the process's
- * fds as they were.
+ * In a test: runs the statements with @fn made to fail once, for this
+ * thread only; the fault must fire, and the device's counters and the
+ * process's fds must be as they were before.
  */
-#define EXPECT_ENOMEM_FROM(fn, file, request, arg)					\
+#define WHILE_FAILING_ONCE(fn, ...)							\
 	do {										\
 		struct inject_state before_, after_;					\
 											\
 		ASSERT_EQ(0, inject_arm(fn));						\
 		ASSERT_EQ(0, inject_state_take(self->fd, &before_));			\
 		ASSERT_EQ(0, make_it_fail(true));					\
-		NPUIPC_EXPECT_REFUSED(-ENOMEM, file, request, arg);			\
+		__VA_ARGS__;								\
 		ASSERT_EQ(0, make_it_fail(false));					\
 		EXPECT_EQ(1, injected());						\
 		inject_disarm();							\
@@ -129,6 +129,13 @@ static int make_it_fail(bool on)
 				    sizeof(before_.counters)));				\
 		EXPECT_EQ(before_.fds, after_.fds);					\
 	} while (0)
+
+/*
+ * In a test: @request on @file fails with -ENOMEM once @fn is made to
+ * fail, having written nothing back and left everything as it was.
+ */
+#define EXPECT_ENOMEM_FROM(fn, file, request, arg)					\
+	WHILE_FAILING_ONCE(fn, NPUIPC_EXPECT_REFUSED(-ENOMEM, file, request, arg))
 
 FIXTURE(inject) {
 	int fd, other;	/* two files of device 0 */
@@ -159,26 +166,15 @@ FIXTURE_TEARDOWN(inject)
 
 TEST_F(inject, open_fails_with_enomem_when_the_files_state_cannot_be_allocated)
 {
-	struct inject_state before, after;
 	char node[32];
 	struct stat st;
-	int fd, err;
+	int fd = -1, err = 0;
 
 	ASSERT_EQ(0, fstat(self->fd, &st));
 	snprintf(node, sizeof(node), "/dev/dri/renderD%u", minor(st.st_rdev));
-	ASSERT_EQ(0, inject_arm("npuipc_file_open"));
-	ASSERT_EQ(0, inject_state_take(self->fd, &before));
-	ASSERT_EQ(0, make_it_fail(true));
-	fd = open(node, O_RDWR | O_CLOEXEC);
-	err = errno;
-	ASSERT_EQ(0, make_it_fail(false));
+	WHILE_FAILING_ONCE("npuipc_file_open", fd = open(node, O_RDWR | O_CLOEXEC); err = errno);
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(ENOMEM, err);
-	EXPECT_EQ(1, injected());
-	inject_disarm();
-	ASSERT_EQ(0, inject_state_take(self->fd, &after));
-	EXPECT_EQ(0, memcmp(before.counters, after.counters, sizeof(before.counters)));
-	EXPECT_EQ(before.fds, after.fds);
 	if (fd >= 0)
 		close(fd);
 	fd = open(node, O_RDWR | O_CLOEXEC);
