@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -675,6 +677,90 @@ TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostSeesEarlierWorkOnTheStream)
 
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(pinned));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// CANN queues a copy into host memory like any task: the call returns at
+// once, the bytes move when the stream gets there, and what the stream
+// does after the copy (later work, a recorded event) follows it.
+TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostOnAHeldStreamReturnsAtOnceAndCopiesInStreamOrder)
+{
+    constexpr size_t kSize = 64 * kKiB;
+    aclrtStream stream = nullptr;
+    aclrtEvent after = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&after));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x11, kSize));
+    std::vector<uint8_t> host(kSize, 0xEE);
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    // A blocking implementation would wait out the gate's 30 s and fail.
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, kSize, 0x22, kSize, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(after, stream));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0xEE)); // not reached yet
+    EXPECT_TRUE(BytesAre(d, kSize, 0x11));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(after, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0x11)); // copied before the fill after it
+    EXPECT_TRUE(BytesAre(d, kSize, 0x22));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(after));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// The copy waits in the stream, so a failed task before it cancels it, and
+// the failure is left for aclrtSynchronizeStream, which reports it once.
+TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostBehindAFailedTaskIsNotRunAndLeavesTheErrorToSynchronize)
+{
+    constexpr size_t kSize = 4096;
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x31, kSize));
+    std::vector<uint8_t> host(kSize, 0xEE);
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, 1)); // never released: fails after 1 s
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0xEE));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    // Recovered: the next copy runs.
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0x31));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclMemoryTest, ForceDestroyOfAStreamDropsItsQueuedCopyIntoHostMemory)
+{
+    constexpr size_t kSize = 4096;
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x41, kSize));
+    std::vector<uint8_t> host(kSize, 0xEE);
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(stream));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0xEE));
+    // The freed source is no longer the copy's to read.
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 

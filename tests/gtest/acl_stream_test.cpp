@@ -684,6 +684,39 @@ TEST_F(AclStreamTest, UnsubscribeWithAPendingBlockCallbackLetsTheStreamFinish)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
+// A launch racing an unsubscribe either lands before it (and is dropped
+// with the others) or is refused: never a BLOCK callback left to nobody,
+// holding the stream for ever.
+TEST_F(AclStreamTest, BlockCallbackLaunchedWhileTheThreadUnsubscribesNeverHoldsTheStream)
+{
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    const uint64_t nobody = ThisThreadId(); // subscribed, never processes
+    int launched = 0, refused = 0;
+    for (int i = 0; i < 100; i++) {
+        ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(nobody, stream));
+        std::atomic<bool> go{false};
+        aclError launch = ACL_SUCCESS;
+        std::thread launcher([&] {
+            while (!go.load())
+                ;
+            launch = aclrtLaunchCallback([](void *) {}, nullptr, ACL_CALLBACK_BLOCK, stream);
+        });
+        go = true;
+        EXPECT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(nobody, stream));
+        launcher.join();
+        if (launch == ACL_SUCCESS)
+            launched++;
+        else if (launch == ACL_ERROR_RT_STREAM_NO_CB_REG)
+            refused++;
+        else
+            ADD_FAILURE() << "launch " << i << " returned " << launch;
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, 5000)) << "iteration " << i;
+    }
+    EXPECT_EQ(100, launched + refused);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
 // A thread blocked in aclrtProcessReport(-1) wakes when its last stream goes.
 TEST_F(AclStreamTest, ProcessReportForeverReturnsWhenItsStreamIsDestroyed)
 {

@@ -176,6 +176,44 @@ TEST_F(AclVmmTest, ChurnLeavesMemoryAndFdsAsTheyWere)
     EXPECT_TRUE(WaitUntil([&] { return DeviceFreeMem() == free0; }));
 }
 
+// Physical memory belongs to a device, not a context: on a device the
+// process has not set, it opens the device without setting it, and the
+// device closes again with its last physical memory and mapping.
+TEST_F(AclVmmTest, PhysicalMemoryOnADeviceNotSetOpensItWithoutSettingIt)
+{
+    ACL_NEED_DEVICES(2);
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL, 1);
+    const int fds = CountOpenFds();
+    aclrtDrvMemHandle handle = nullptr;
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    EXPECT_EQ(fds + 1, CountOpenFds()); // the device's file
+    int32_t current = -1;
+    EXPECT_EQ(ACL_SUCCESS, aclrtGetDevice(&current));
+    EXPECT_EQ(0, current);
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, aclrtResetDevice(1)); // not set
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 4 * kKiB, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, 4 * kKiB, 0, handle, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    static_cast<char *>(va)[0] = 1; // the mapping keeps the memory and the device
+    EXPECT_EQ(fds + 1, CountOpenFds());
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    EXPECT_EQ(fds, CountOpenFds());
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+
+    // Set afterwards, one reset releases the device, with its memory.
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    ASSERT_EQ(ACL_SUCCESS, UseDevice(1));
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtResetDevice(1));
+    MarkReset(1);
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtFreePhysical(handle));
+    EXPECT_EQ(fds, CountOpenFds());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(0));
+}
+
 class AclVmmShareTest : public AclTest {
 protected:
     void SetUp() override

@@ -123,7 +123,8 @@ static aclError reset_device(const char *name, int32_t deviceId, bool force)
         if (aclError err = check_device_id(rt, deviceId))
             return err;
         auto it = rt.devices.find(static_cast<uint32_t>(deviceId));
-        if (it == rt.devices.end())
+        // Opened only for VMM physical memory: not set, nothing to reset.
+        if (it == rt.devices.end() || (!force && it->second.refs == 0))
             return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
                         "device %d is not set in this process (or was already released)",
                         deviceId);

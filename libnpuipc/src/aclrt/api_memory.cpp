@@ -201,12 +201,13 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
     }
     if (d.alloc)
         return copy_from_host(rt, *stream, d, src, count);
-    // Into host memory: written when the stream gets there, so the call
-    // waits for the stream's earlier work.
-    if (aclError err = synchronize(*stream, -1))
-        return err;
-    std::memmove(dst, src, count);
-    return ACL_SUCCESS;
+    // Into host memory, when the stream gets there; at once if it has
+    // nothing left to do.
+    if (stream_idle(*stream)) {
+        std::memmove(dst, src, count);
+        return ACL_SUCCESS;
+    }
+    return queue_host_copy(rt, stream, dst, src, count, std::move(s.alloc));
 }
 
 } // namespace

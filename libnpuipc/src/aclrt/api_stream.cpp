@@ -51,6 +51,15 @@ void drop_callbacks_locked(Runtime &rt, Stream &stream)
     for (const HostTask &task : dropped)
         if (task.block)
             open_gate_locked(rt, stream, task.gate);
+    for (auto copy = rt.host_copies.begin(); copy != rt.host_copies.end();) {
+        if (copy->second.stream.get() != &stream) {
+            ++copy;
+            continue;
+        }
+        open_gate_locked(rt, stream, copy->second.point.gate);
+        copy = rt.host_copies.erase(copy);
+        wake_copier_locked(rt); // it may be polling the point just closed
+    }
     auto sub = rt.subscribers.find(subscriber);
     if (subscriber && sub != rt.subscribers.end()) {
         uint64_t one = 1;
@@ -59,6 +68,35 @@ void drop_callbacks_locked(Runtime &rt, Stream &stream)
         if (sub->second.streams.empty())
             rt.subscribers.erase(sub);
     }
+}
+
+aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task)
+{
+    task.reached = acquire_pooled_event(rt, stream.device);
+    if (!task.reached)
+        return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event to mark the point on the stream");
+    if (!gated)
+        return ACL_SUCCESS;
+    Result<uint32_t> h = stream.dev->create_object(NPUIPC_OBJ_NOTIFY);
+    if (!h.ok())
+        return fail_errno(h.error(), Op::CreateNotify, "creating the gate of a host task");
+    task.gate = ObjectHandle(stream.dev, h.value());
+    std::shared_ptr<Stream> helper;
+    std::lock_guard<std::mutex> lock(rt.mu);
+    return rt.helper_stream(stream.device, helper);
+}
+
+uint32_t point_jobs(const HostTask &task, drm_npuipc_job *jobs)
+{
+    jobs[0] = {};
+    jobs[0].kind = NPUIPC_JOB_RECORD_EVENT;
+    jobs[0].object = task.reached->event.get();
+    if (!task.gate)
+        return 1;
+    jobs[1] = {};
+    jobs[1].kind = NPUIPC_JOB_WAIT_NOTIFY;
+    jobs[1].object = task.gate.get();
+    return 2;
 }
 
 void destroy_stream_locked(Runtime &rt, uint64_t token)
@@ -292,29 +330,20 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
         task.fn = fn;
         task.user_data = userData;
         task.block = blockType == ACL_CALLBACK_BLOCK;
-        task.reached = acquire_pooled_event(rt, s->device);
-        if (!task.reached)
-            return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event for the callback");
-        if (task.block) {
-            Result<uint32_t> h = s->dev->create_object(NPUIPC_OBJ_NOTIFY);
-            if (!h.ok())
-                return fail_errno(h.error(), Op::CreateNotify, "creating the callback gate");
-            task.gate = ObjectHandle(s->dev, h.value());
-            // Made now, so that opening the gate later cannot fail on it.
-            std::shared_ptr<Stream> helper;
-            std::lock_guard<std::mutex> lock(rt.mu);
-            if (aclError err = rt.helper_stream(s->device, helper))
-                return err;
-        }
+        if (aclError err = make_point(rt, *s, task.block, task))
+            return err;
         {
+            // An unsubscribe or destroy since the check above would leave
+            // the callback to nobody, and a BLOCK one holding the stream.
+            std::lock_guard<std::mutex> lock(rt.mu);
             std::lock_guard<std::mutex> slock(s->mu);
-            drm_npuipc_job jobs[2] = {};
-            jobs[0].kind = NPUIPC_JOB_RECORD_EVENT;
-            jobs[0].object = task.reached->event.get();
-            jobs[1].kind = NPUIPC_JOB_WAIT_NOTIFY;
-            jobs[1].object = task.gate.get();
-            aclError err = submit(*s, jobs, task.block ? 2 : 1);
-            if (err)
+            if (!s->listed.load(std::memory_order_relaxed))
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
+            if (!s->subscriber)
+                return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
+                            "the stream's thread unsubscribed meanwhile (aclrtUnSubscribeReport)");
+            drm_npuipc_job jobs[2];
+            if (aclError err = submit(*s, jobs, point_jobs(task, jobs)))
                 return err;
             s->callbacks.push_back(std::move(task));
         }

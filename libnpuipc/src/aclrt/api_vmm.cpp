@@ -71,26 +71,56 @@ aclError check_prop(const aclrtPhysicalMemProp *prop, uint32_t &page_class)
     return ACL_SUCCESS;
 }
 
-// The device's state, opened (as aclrtSetDevice would, without changing
-// the calling thread's current context) when this process has not set it.
+// The device physical memory lives on. Physical memory belongs to a device,
+// not a context, so a device this process has not set is opened without
+// setting it: no aclrtSetDevice reference is taken behind the application's
+// back, and the device closes again when its last physical memory and
+// mapping go (close_device_if_unused).
 aclError device_for(uint32_t index, std::shared_ptr<const Device> &dev)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
-    auto it = rt.devices.find(index);
-    if (it == rt.devices.end()) {
-        uint64_t keep = thread_context();
+    if (!rt.devices.count(index)) {
         if (!rt.device_count_known || index >= rt.device_count)
             if (aclError err = rt.refresh_device_count())
                 return err;
         if (index >= rt.device_count)
             return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %u", index);
-        if (aclError err = rt.set_device(index))
-            return err;
-        thread_context() = keep;
-        it = rt.devices.find(index);
     }
-    dev = it->second.dev;
+    DeviceState *state;
+    if (aclError err = rt.open_device(index, state))
+        return err;
+    dev = state->dev;
+    return ACL_SUCCESS;
+}
+
+// Closes, at the end of a call, a device device_for() opened for it when
+// the call failed before anything of the device was made.
+class DeviceUse {
+public:
+    explicit DeviceUse(uint32_t index) : index_(index) {}
+    ~DeviceUse()
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        rt.close_device_if_unused(index_);
+    }
+    DeviceUse(const DeviceUse &) = delete;
+    DeviceUse &operator=(const DeviceUse &) = delete;
+
+private:
+    const uint32_t index_;
+};
+
+aclError add_physical(std::shared_ptr<Physical> phys, aclrtDrvMemHandle *handle)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    // A reset since device_for() released what it opened.
+    auto it = rt.devices.find(phys->device);
+    if (it == rt.devices.end() || it->second.dev != phys->dev)
+        return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", phys->device);
+    *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(std::move(phys)));
     return ACL_SUCCESS;
 }
 
@@ -140,18 +170,17 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
         if (size == 0 || size % page_class_size(page_class))
             return fail(ACL_ERROR_INVALID_PARAM,
                         "size %zu is not a non-zero multiple of the granularity", size);
+        DeviceUse use(prop->location.id);
         std::shared_ptr<const Device> dev;
         if (aclError err = device_for(prop->location.id, dev))
             return err;
         Result<uint32_t> h = dev->create_buffer(size, page_class);
         if (!h.ok())
             return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
-        auto phys = std::make_shared<Physical>(prop->location.id, dev, BufferHandle(dev, h.value()),
-                                               size, page_class, *prop);
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(phys));
-        return ACL_SUCCESS;
+        return add_physical(std::make_shared<Physical>(prop->location.id, dev,
+                                                       BufferHandle(dev, h.value()), size,
+                                                       page_class, *prop),
+                            handle);
     });
 }
 
@@ -181,9 +210,11 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
                 phys->shareable = 0;
                 phys->shared_key.clear();
             }
+            rt.close_device_if_unused(phys->device);
         }
         ipc::unname(name);
         revoke_keys(keys);
+        Runtime::get().revoke_pending();
         return ACL_SUCCESS;
     });
 }
@@ -319,6 +350,11 @@ aclError aclrtUnmapMem(void *virPtr)
             alloc = std::move(it->second);
             rt.allocations.erase(it);
         }
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            rt.close_device_if_unused(alloc->device);
+        }
+        rt.revoke_pending();
         return ACL_SUCCESS;
     });
 }
@@ -487,6 +523,7 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
         Result<ipc::Key> key = ipc::parse_key(text.value().c_str());
         if (!key.ok())
             return fail_handle(key.error(), "reading the shareable handle");
+        DeviceUse use(static_cast<uint32_t>(deviceId));
         std::shared_ptr<const Device> dev;
         if (aclError err = device_for(static_cast<uint32_t>(deviceId), dev))
             return err;
@@ -517,12 +554,10 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
                                                                              : ACL_HBM_MEM_NORMAL;
         prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = static_cast<uint32_t>(deviceId);
-        auto phys = std::make_shared<Physical>(static_cast<uint32_t>(deviceId), dev, std::move(buffer),
-                                               info.value().size, info.value().page_class, prop);
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(phys));
-        return ACL_SUCCESS;
+        return add_physical(std::make_shared<Physical>(static_cast<uint32_t>(deviceId), dev,
+                                                       std::move(buffer), info.value().size,
+                                                       info.value().page_class, prop),
+                            handle);
     });
 }
 

@@ -89,7 +89,7 @@ aclError Runtime::refresh_device_count()
     return ACL_SUCCESS;
 }
 
-aclError Runtime::set_device(uint32_t index)
+aclError Runtime::open_device(uint32_t index, DeviceState *&out)
 {
     auto it = devices.find(index);
     if (it == devices.end()) {
@@ -104,9 +104,35 @@ aclError Runtime::set_device(uint32_t index)
         state.default_context = add_object(std::make_shared<Context>(index, true));
         it = devices.emplace(index, std::move(state)).first;
     }
-    it->second.refs++;
-    thread_context() = it->second.default_context;
+    out = &it->second;
     return ACL_SUCCESS;
+}
+
+aclError Runtime::set_device(uint32_t index)
+{
+    DeviceState *state;
+    if (aclError err = open_device(index, state))
+        return err;
+    state->refs++;
+    thread_context() = state->default_context;
+    return ACL_SUCCESS;
+}
+
+void Runtime::close_device_if_unused(uint32_t index)
+{
+    auto it = devices.find(index);
+    if (it == devices.end() || it->second.refs > 0)
+        return;
+    for (const auto &entry : objects)
+        if (entry.second->device == index && entry.first != it->second.default_context)
+            return;
+    {
+        std::shared_lock<std::shared_mutex> lock(mem_mu);
+        for (const auto &entry : allocations)
+            if (entry.second->device == index)
+                return;
+    }
+    release_device(index);
 }
 
 void Runtime::release_device(uint32_t index)
@@ -283,6 +309,13 @@ void Runtime::discard_after_fork()
         for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
             ::close(task.reached->fd.release());
     }
+    for (auto &entry : host_copies)
+        ::close(entry.second.point.reached->fd.release());
+    auto *leak_copies = new std::map<uint64_t, HostCopy>;
+    leak_copies->swap(host_copies);
+    // The parent's copier thread is not here: the child's first copy
+    // starts its own.
+    copier_wake.reset();
     auto *leak_devices = new std::map<uint32_t, DeviceState>;
     leak_devices->swap(devices);
     auto *leak_objects = new std::unordered_map<uint64_t, std::shared_ptr<Object>>;
@@ -505,6 +538,9 @@ void for_each_host_task(npuipc_rt::Runtime &rt, const uint32_t *device, Fn &&fn)
     for (const auto &entry : rt.objects)
         if (entry.second->kind == Kind::Stream && (!device || entry.second->device == *device))
             tasks_of(static_cast<Stream &>(*entry.second));
+    for (const auto &entry : rt.host_copies)
+        if (!device || entry.second.stream->device == *device)
+            fn(entry.second.point);
 }
 
 } // namespace
@@ -551,6 +587,8 @@ std::vector<int> runtime_own_fds()
     });
     for (const auto &entry : rt.subscribers)
         fds.push_back(entry.second.wake.get());
+    if (rt.copier_wake)
+        fds.push_back(rt.copier_wake.get());
     return fds;
 }
 

@@ -33,6 +33,9 @@
 namespace npuipc_rt {
 using namespace npuipc;
 
+struct Allocation;
+struct Stream;
+
 enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical };
 
 struct Object {
@@ -58,6 +61,18 @@ struct HostTask {
     // BLOCK: the notify the stream waits on after the point, one per task
     // so that a record can never reach another task's wait.
     ObjectHandle gate;
+};
+
+// A copy into host memory queued on a stream (aclrtMemcpyAsync): the
+// runtime's copier thread moves the bytes once the stream reaches `point`,
+// then opens the point's gate so that the stream's later work follows.
+struct HostCopy {
+    std::shared_ptr<Stream> stream;
+    HostTask point;
+    void *dst = nullptr;
+    const void *src = nullptr;
+    size_t count = 0;
+    std::shared_ptr<Allocation> source; // keeps `src` mapped meanwhile
 };
 
 struct Context : Object {
@@ -168,7 +183,7 @@ struct Reservation {
 
 struct DeviceState {
     std::shared_ptr<const Device> dev;
-    int refs = 0;
+    int refs = 0; // aclrtSetDevice calls not reset; 0: opened for VMM memory only
     uint64_t default_context = 0;
     std::set<uint32_t> peers; // devices this one may access
     // A stream of the runtime's own for host-side records and resets.
@@ -203,6 +218,11 @@ public:
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
+    // Queued copies into host memory, by id, and the copier thread's
+    // wake-up eventfd (invalid until the first such copy starts it).
+    std::map<uint64_t, HostCopy> host_copies;
+    uint64_t next_host_copy = 1;
+    UniqueFd copier_wake;
     // By key and importing device ("key/device").
     std::map<std::string, MemoryImport> memory_imports;
     // Keys this process exported and has not revoked, with their kind
@@ -233,6 +253,12 @@ public:
     }
     aclError refresh_device_count();
     aclError set_device(uint32_t index);
+    // The device's state, opened without setting it (refs stays 0) for
+    // what lives on a device rather than in a context: VMM physical memory.
+    aclError open_device(uint32_t index, DeviceState *&out);
+    // Releases a device this process opened without setting it, once
+    // nothing of it is left.
+    void close_device_if_unused(uint32_t index);
     void release_device(uint32_t index);
     // The calling thread's current context (applying aclInit's default
     // device); ACL_ERROR_RT_CONTEXT_NULL if none.
@@ -315,10 +341,26 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
         return ACL_SUCCESS;
     return synchronize_failed(stream, r);
 }
-// With Runtime::mu held: drops the stream's pending callbacks, opening the
-// gates of BLOCK ones so that the stream never waits for them, and ends its
-// subscription, waking the subscribed thread.
+// With Runtime::mu held: drops the stream's pending callbacks and host
+// copies, opening the gates of BLOCK callbacks and copies so that the
+// stream never waits for them, and ends its subscription, waking the
+// subscribed thread.
 void drop_callbacks_locked(Runtime &rt, Stream &stream);
+// A point on `stream` for a host task: the pooled event recorded there
+// and, when `gated`, the gate notify the stream waits on after it; the
+// device's runtime stream is made now so that opening the gate cannot fail
+// later. Without Runtime::mu held; the caller submits point_jobs().
+aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task);
+// Fills `jobs` (room for two) with the record and (gated) wait that place
+// `task` on its stream; returns how many to submit.
+uint32_t point_jobs(const HostTask &task, drm_npuipc_job *jobs);
+// Queues a copy of `count` bytes from device memory at `src` (inside
+// `source`) into host memory at `dst`, in `stream`'s order, without
+// waiting for the stream.
+// Makes the copier thread look at Runtime::host_copies again.
+void wake_copier_locked(Runtime &rt);
+aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
+                         const void *src, size_t count, std::shared_ptr<Allocation> source);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
 // Records a BLOCK callback's gate on the device's runtime stream.
 void open_gate_locked(Runtime &rt, const Stream &stream, const ObjectHandle &gate);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// Copies from device memory into host memory in stream order.
+//
+// The driver's jobs move bytes between device buffers only, and host
+// memory is not one. So such a copy is a host task: a point on the stream
+// (a pooled event recorded there) followed by a gate the stream waits on.
+// The runtime's copier thread polls the points, moves the bytes once the
+// stream reaches one, and opens its gate: later work on the stream, events
+// recorded after the copy and aclrtSynchronizeStream all follow the copy,
+// while the caller never waits.
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "aclrt/runtime.h"
+#include "drm/npuipc_drm.h"
+
+namespace npuipc_rt {
+namespace {
+
+// Moves the bytes of the copies whose points polled ready.
+void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<pollfd> &fds)
+{
+    for (size_t i = 0; i < ids.size(); i++) {
+        if (!(fds[i].revents & (POLLIN | POLLERR | POLLHUP)))
+            continue;
+        HostCopy copy;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto it = rt.host_copies.find(ids[i]);
+            if (it == rt.host_copies.end())
+                continue; // dropped with its stream meanwhile
+            copy = std::move(it->second);
+            rt.host_copies.erase(it);
+        }
+        Stream &stream = *copy.stream;
+        // A record cancelled by an earlier failure on the stream: the bytes
+        // are not moved, and the gate's wait was cancelled too.
+        Result<int> reached = stream.dev->wait(copy.point.reached->event.get(), 0);
+        bool ok = reached.ok() && reached.value() == 0;
+        if (ok) {
+            std::memmove(copy.dst, copy.src, copy.count);
+            std::lock_guard<std::mutex> lock(rt.mu);
+            open_gate_locked(rt, stream, copy.point.gate);
+        }
+        release_pooled_event(rt, stream.device, std::move(copy.point.reached));
+    }
+}
+
+// The copier thread: never ends. The library is linked -z nodelete, so its
+// code stays while the thread runs; a fork child has no copier until its
+// first copy starts one (Runtime::discard_after_fork).
+void copier_main(int wake_fd)
+{
+    Runtime &rt = Runtime::get();
+    for (;;) {
+        std::vector<uint64_t> ids;
+        std::vector<pollfd> fds;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            for (const auto &entry : rt.host_copies) {
+                ids.push_back(entry.first);
+                fds.push_back({entry.second.point.reached->fd.get(), POLLIN, 0});
+            }
+        }
+        fds.push_back({wake_fd, POLLIN, 0});
+        int n = ::poll(fds.data(), fds.size(), -1);
+        if (n < 0) {
+            if (errno != EINTR)
+                log_warning("the copier thread cannot poll: errno %d", errno);
+            continue;
+        }
+        if (fds.back().revents & POLLIN) {
+            uint64_t count;
+            (void)!::read(wake_fd, &count, sizeof(count));
+        }
+        fds.pop_back();
+        run_ready(rt, ids, fds);
+    }
+}
+
+// With Runtime::mu held.
+aclError start_copier_locked(Runtime &rt)
+{
+    if (rt.copier_wake)
+        return ACL_SUCCESS;
+    UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!wake)
+        return fail_errno(errno, Op::Generic, "creating the copier thread's wake-up fd");
+    int fd = wake.get();
+    std::thread(copier_main, fd).detach();
+    rt.copier_wake = std::move(wake);
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+void wake_copier_locked(Runtime &rt)
+{
+    uint64_t one = 1;
+    if (rt.copier_wake && ::write(rt.copier_wake.get(), &one, sizeof(one)) < 0)
+        log_warning("cannot wake the copier thread: errno %d", errno);
+}
+
+aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
+                         const void *src, size_t count, std::shared_ptr<Allocation> source)
+{
+    HostCopy copy;
+    copy.stream = stream;
+    copy.dst = dst;
+    copy.src = src;
+    copy.count = count;
+    copy.source = std::move(source);
+    if (aclError err = make_point(rt, *stream, true, copy.point))
+        return err;
+    std::lock_guard<std::mutex> lock(rt.mu);
+    if (aclError err = start_copier_locked(rt))
+        return err;
+    std::lock_guard<std::mutex> slock(stream->mu);
+    if (!stream->listed.load(std::memory_order_relaxed))
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
+    drm_npuipc_job jobs[2];
+    if (aclError err = submit(*stream, jobs, point_jobs(copy.point, jobs)))
+        return err;
+    rt.host_copies.emplace(rt.next_host_copy++, std::move(copy));
+    wake_copier_locked(rt);
+    return ACL_SUCCESS;
+}
+
+} // namespace npuipc_rt
