@@ -22,7 +22,6 @@
 #define PIN_FN(fn, type) _Static_assert(_Generic(&(fn), type: 1, default: 0), "prototype of " #fn)
 
 /* Error codes: types (the values of the general ones are checked at run time). */
-PIN(ACL_SUCCESS == 0);
 PIN_TYPE(ACL_SUCCESS, int);
 PIN_TYPE(ACL_ERROR_NONE, int);
 PIN_TYPE(ACL_ERROR_INVALID_PARAM, int);
@@ -283,7 +282,8 @@ int acl_headers_c_test_ok(void);
 int acl_headers_c_test_ok(void)
 {
     /* The general error codes of the reference's short list. */
-    return ACL_ERROR_NONE == 0 &&
+    return ACL_SUCCESS == 0 &&
+           ACL_ERROR_NONE == 0 &&
            ACL_ERROR_INVALID_PARAM == 100000 &&
            ACL_ERROR_UNINITIALIZE == 100001 &&
            ACL_ERROR_REPEAT_INITIALIZE == 100002 &&

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acl/error_codes/rt_error_codes.h: the runtime error codes of the aclrt API,
- * the complete list of CANN 1.17, as plain #defines like CANN's header.
+ * the complete list of CANN 1.17, as plain #defines like CANN's header. A few
+ * of CANN's codes lack the RT_ in their names; they are spelled as CANN does.
  */
 #ifndef NPUIPC_ACL_ERROR_CODES_RT_ERROR_CODES_H
 #define NPUIPC_ACL_ERROR_CODES_RT_ERROR_CODES_H
@@ -11,6 +12,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define ACL_RT_SUCCESS                               0
 
 #define ACL_ERROR_RT_PARAM_INVALID                   107000
 #define ACL_ERROR_RT_INVALID_DEVICEID                107001
@@ -44,12 +47,16 @@ extern "C" {
 #define ACL_ERROR_RT_STREAM_NOT_CAPTURED             107029
 #define ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT        107030
 #define ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT         107031
+#define ACL_ERROR_STREAM_CAPTURE_CONFLICT            107032
+#define ACL_ERROR_STREAM_TASK_GROUP_STATUS           107033
+#define ACL_ERROR_STREAM_TASK_GROUP_INTR             107034
 #define ACL_ERROR_RT_TASK_ABORT_STOP                 107035
 #define ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED        107036
 #define ACL_ERROR_RT_MODEL_RUNNING                   107037
 #define ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD     107038
 #define ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY        107039
 #define ACL_ERROR_RT_MODEL_UPDATE_FAILED             107040
+#define ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC        107041
 #define ACL_ERROR_RT_SYMBOL_NOT_FOUND                107042
 #define ACL_ERROR_RT_INVALID_SYMBOL                  107043
 #define ACL_ERROR_RT_INVALID_DEVICE_FUNCTION         107044
@@ -140,6 +147,15 @@ extern "C" {
 #define ACL_ERROR_RT_AICPU_INFO_LOAD_RSP_ERR         507902
 #define ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED      507903
 #define ACL_ERROR_RT_COMM_OP_RETRY_FAIL              507904
+#define ACL_ERROR_SNAPSHOT_LOCK_TIMEOUT              507905
+#define ACL_ERROR_SNAPSHOT_LOCK_FAILED               507906
+#define ACL_ERROR_SNAPSHOT_UNLOCK_FAILED             507907
+#define ACL_ERROR_SNAPSHOT_BACKUP_FAILED             507908
+#define ACL_ERROR_SNAPSHOT_RESTORE_FAILED            507909
+#define ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED     507910
+#define ACL_ERROR_HOST_MEMORY_NOT_REGISTERED         507911
+#define ACL_ERROR_SNAPSHOT_CALLBACK_FAILED           507912
+#define ACL_ERROR_SNAPSHOT_REGISTER_CALLBACK_FAILED  507913
 #define ACL_ERROR_RT_L3_PORT_ERROR                   507914
 #define ACL_ERROR_RT_CCU_TIMEOUT                     507915
 #define ACL_ERROR_RT_CCU_EXCEPTION                   507916
