@@ -13,6 +13,8 @@
 
 #include <xf86drm.h>
 
+#include "clock.h"
+
 #include "drm/npuipc_drm.h"
 
 namespace npuipc {
@@ -68,13 +70,6 @@ template <typename Fn> void for_each_node(Fn fn)
         if (fn(fd, info.value()))
             return;
     }
-}
-
-int64_t now_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 } // namespace
@@ -257,14 +252,14 @@ Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t flags) co
     // drmIoctl restarts an interrupted wait with the same argument: a
     // relative timeout would start again from the full length, so each try
     // is given what is left of the deadline.
-    const int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : 0;
+    const int64_t deadline = timeout_ns > 0 ? npuipc_clock::now_ns() + timeout_ns : 0;
     for (;;) {
         drm_npuipc_wait args = {};
         args.handle = handle;
         args.flags = flags;
         args.timeout_ns = timeout_ns;
         if (timeout_ns > 0)
-            args.timeout_ns = std::max<int64_t>(deadline - now_ns(), 1);
+            args.timeout_ns = std::max<int64_t>(deadline - npuipc_clock::now_ns(), 1);
         if (::ioctl(fd(), DRM_IOCTL_NPUIPC_WAIT, &args) == 0)
             return static_cast<int>(args.status);
         if (errno == EINTR || errno == EAGAIN)

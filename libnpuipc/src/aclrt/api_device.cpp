@@ -14,27 +14,6 @@ using namespace npuipc_rt;
 
 namespace {
 
-aclError check_device_id(Runtime &rt, int32_t id)
-{
-    if (id < 0)
-        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", id);
-    if (!rt.device_count_known || static_cast<uint32_t>(id) >= rt.device_count)
-        if (aclError err = rt.refresh_device_count())
-            return err;
-    if (static_cast<uint32_t>(id) >= rt.device_count) {
-        std::vector<std::string> denied = inaccessible_nodes();
-        if (!denied.empty())
-            return fail(ACL_ERROR_RT_INVALID_DEVICEID,
-                        "no device %d (there are %u): %zu npuipc device node(s) such as %s "
-                        "are not accessible to this user (join the group owning them, usually "
-                        "'render')",
-                        id, rt.device_count, denied.size(), denied.front().c_str());
-        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %d (there are %u)", id,
-                    rt.device_count);
-    }
-    return ACL_SUCCESS;
-}
-
 aclError release_all(Runtime &rt)
 {
     while (!rt.devices.empty())
@@ -74,7 +53,7 @@ aclError aclInit(const char *configPath)
         if (rt.initialized)
             return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
         if (config.default_device >= 0)
-            if (aclError err = check_device_id(rt, config.default_device))
+            if (aclError err = rt.check_device_id(config.default_device))
                 return err;
         rt.default_device = config.default_device;
         rt.initialized = true;
@@ -109,7 +88,7 @@ aclError aclrtSetDevice(int32_t deviceId)
     return api("aclrtSetDevice", [&] {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = check_device_id(rt, deviceId))
+        if (aclError err = rt.check_device_id(deviceId))
             return err;
         return rt.set_device(static_cast<uint32_t>(deviceId));
     });
@@ -120,7 +99,7 @@ static aclError reset_device(const char *name, int32_t deviceId, bool force)
     aclError err = api(name, [&] {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = check_device_id(rt, deviceId))
+        if (aclError err = rt.check_device_id(deviceId))
             return err;
         auto it = rt.devices.find(static_cast<uint32_t>(deviceId));
         // Opened only for VMM physical memory: not set, nothing to reset.
@@ -206,7 +185,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
             return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = check_device_id(rt, deviceId))
+        if (aclError err = rt.check_device_id(deviceId))
             return err;
         // A reference on its device, as aclrtSetDevice takes.
         if (aclError err = rt.set_device(static_cast<uint32_t>(deviceId)))
@@ -284,9 +263,9 @@ aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int3
             return fail(ACL_ERROR_INVALID_PARAM, "a device and its peer must differ");
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = check_device_id(rt, deviceId))
+        if (aclError err = rt.check_device_id(deviceId))
             return err;
-        if (aclError err = check_device_id(rt, peerDeviceId))
+        if (aclError err = rt.check_device_id(peerDeviceId))
             return err;
         // Every npuipc device can import every other's memory.
         *canAccessPeer = 1;
@@ -302,7 +281,7 @@ static aclError peer_access(const char *name, int32_t peerDeviceId, bool enable)
         std::shared_ptr<Context> ctx;
         if (aclError err = rt.current_context(ctx))
             return err;
-        if (aclError err = check_device_id(rt, peerDeviceId))
+        if (aclError err = rt.check_device_id(peerDeviceId))
             return err;
         if (static_cast<uint32_t>(peerDeviceId) == ctx->device)
             return fail(ACL_ERROR_INVALID_PARAM, "device %d is the current device", peerDeviceId);

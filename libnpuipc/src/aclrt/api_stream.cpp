@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "aclrt/runtime.h"
+#include "clock.h"
 #include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
+using namespace npuipc_clock;
 
 namespace npuipc_rt {
 using namespace npuipc;
@@ -113,18 +115,6 @@ void destroy_stream_locked(Runtime &rt, uint64_t token)
 } // namespace npuipc_rt
 
 namespace {
-
-int64_t ms_to_ns(int32_t ms)
-{
-    return ms < 0 ? -1 : static_cast<int64_t>(ms) * 1000000;
-}
-
-int64_t now_ms()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 aclError destroy(const char *name, aclrtStream handle, bool wait)
 {

@@ -8,21 +8,18 @@
 #include <sys/ioctl.h>
 
 #include "aclrt/runtime.h"
+#include "clock.h"
 #include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
+using npuipc_clock::ms_to_ns;
 
 namespace {
 
 constexpr uint32_t kEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS |
                                  ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
                                  ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
-
-int64_t ms_to_ns(int32_t ms)
-{
-    return ms < 0 ? -1 : static_cast<int64_t>(ms) * 1000000;
-}
 
 aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
 {

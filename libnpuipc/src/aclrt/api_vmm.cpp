@@ -80,13 +80,9 @@ aclError device_for(uint32_t index, std::shared_ptr<const Device> &dev)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
-    if (!rt.devices.count(index)) {
-        if (!rt.device_count_known || index >= rt.device_count)
-            if (aclError err = rt.refresh_device_count())
-                return err;
-        if (index >= rt.device_count)
-            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %u", index);
-    }
+    if (!rt.devices.count(index))
+        if (aclError err = rt.check_device_id(static_cast<int32_t>(index)))
+            return err;
     DeviceState *state;
     if (aclError err = rt.open_device(index, state))
         return err;

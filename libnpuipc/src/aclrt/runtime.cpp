@@ -89,6 +89,27 @@ aclError Runtime::refresh_device_count()
     return ACL_SUCCESS;
 }
 
+aclError Runtime::check_device_id(int32_t id)
+{
+    if (id < 0)
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", id);
+    if (!device_count_known || static_cast<uint32_t>(id) >= device_count)
+        if (aclError err = refresh_device_count())
+            return err;
+    if (static_cast<uint32_t>(id) >= device_count) {
+        std::vector<std::string> denied = inaccessible_nodes();
+        if (!denied.empty())
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                        "no device %d (there are %u): %zu npuipc device node(s) such as %s "
+                        "are not accessible to this user (join the group owning them, usually "
+                        "'render')",
+                        id, device_count, denied.size(), denied.front().c_str());
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "no device %d (there are %u)", id,
+                    device_count);
+    }
+    return ACL_SUCCESS;
+}
+
 aclError Runtime::open_device(uint32_t index, DeviceState *&out)
 {
     auto it = devices.find(index);

@@ -252,6 +252,9 @@ public:
         return std::static_pointer_cast<T>(it->second);
     }
     aclError refresh_device_count();
+    // ACL_ERROR_RT_INVALID_DEVICEID, with the reason, unless `id` names a
+    // device of the driver.
+    aclError check_device_id(int32_t id);
     aclError set_device(uint32_t index);
     // The device's state, opened without setting it (refs stays 0) for
     // what lives on a device rather than in a context: VMM physical memory.

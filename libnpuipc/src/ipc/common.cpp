@@ -322,13 +322,6 @@ Status fill_random(void *buf, size_t len)
     return {};
 }
 
-int64_t now_ms()
-{
-    struct timespec ts;
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 void log(LogLevel level, const char *fmt, ...)
 {
     LogHook hook = g_log_hook.load(std::memory_order_acquire);

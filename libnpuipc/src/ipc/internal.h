@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "npuipc/ipc.h"
 
 // Not npuipc::: only the documented API is exported (libnpuipc.map).
@@ -108,7 +109,7 @@ Result<std::string> socket_path(const std::string &dir, const std::string &name)
 // ---- misc ----
 
 Status fill_random(void *buf, size_t len);
-int64_t now_ms();
+using npuipc_clock::now_ms;
 void log(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 } // namespace npuipc_ipc
