@@ -2,8 +2,10 @@
 #include "npuipc/device.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -19,9 +21,6 @@
 
 namespace npuipc {
 namespace {
-
-constexpr int kRenderMinorFirst = 128;
-constexpr int kRenderMinorLast = 191;
 
 // drmIoctl restarts on EINTR and EAGAIN; this returns the errno.
 int ioctl_errno(int fd, unsigned long request, void *arg)
@@ -55,18 +54,58 @@ Result<DeviceInfo> query_info(int fd)
     return info;
 }
 
+// The names (renderD<minor>) of the entries of `dir` that are render
+// nodes, in minor order; any minor, as 6.12 gives minors above 191.
+std::vector<std::string> render_nodes_in(const char *dir)
+{
+    std::vector<std::string> names;
+    DIR *d = ::opendir(dir);
+    if (!d)
+        return names;
+    while (const dirent *e = ::readdir(d))
+        if (std::strncmp(e->d_name, "renderD", 7) == 0)
+            names.push_back(e->d_name);
+    ::closedir(d);
+    std::sort(names.begin(), names.end(), [](const std::string &a, const std::string &b) {
+        return std::atoi(a.c_str() + 7) < std::atoi(b.c_str() + 7);
+    });
+    return names;
+}
+
+// The render nodes of npuipc devices. sysfs says which they are (the
+// driver puts npuipc_index on every device it binds, whatever the bus)
+// without opening, and so waking, any other driver's node. libdrm's
+// drmGetDevices2 reads the same sysfs, but skips platform devices that
+// have no device-tree node, as npuipc's virtual devices on x86. Without
+// sysfs, every render node of /dev/dri is a candidate.
+std::vector<std::string> npuipc_render_nodes()
+{
+    std::vector<std::string> nodes = render_nodes_in("/sys/class/drm");
+    if (nodes.empty())
+        return render_nodes_in("/dev/dri");
+    nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
+                               [](const std::string &name) {
+                                   std::string index =
+                                       "/sys/class/drm/" + name + "/device/npuipc_index";
+                                   return ::access(index.c_str(), F_OK) != 0;
+                               }),
+                nodes.end());
+    return nodes;
+}
+
 // Calls fn(fd, info) for every npuipc render node until it returns true,
 // which keeps the fd open for the caller; the others are closed.
 template <typename Fn> void for_each_node(Fn fn)
 {
-    for (int minor = kRenderMinorFirst; minor <= kRenderMinorLast; minor++) {
-        UniqueFd fd(drmOpenRender(minor));
+    for (const std::string &name : npuipc_render_nodes()) {
+        std::string node = "/dev/dri/" + name;
+        UniqueFd fd(::open(node.c_str(), O_RDWR | O_CLOEXEC));
         if (!fd || !is_npuipc(fd.get()))
             continue;
         Result<DeviceInfo> info = query_info(fd.get());
         if (!info.ok())
             continue;
-        info.value().node = "/dev/dri/renderD" + std::to_string(minor);
+        info.value().node = node;
         if (fn(fd, info.value()))
             return;
     }
@@ -189,10 +228,8 @@ Status Device::close_buffer(uint32_t handle) const
             return Status();
         buffer_refs_->count.erase(it);
     }
-    drm_gem_close args = {};
-    args.handle = handle;
-    if (int err = ioctl_errno(fd(), DRM_IOCTL_GEM_CLOSE, &args))
-        return Status::from_errno(err);
+    if (drmCloseBufferHandle(fd(), handle) != 0)
+        return Status::from_errno(errno);
     return Status();
 }
 
@@ -271,12 +308,7 @@ Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t flags) co
 std::vector<std::string> inaccessible_nodes()
 {
     std::vector<std::string> nodes;
-    for (int minor = kRenderMinorFirst; minor <= kRenderMinorLast; minor++) {
-        std::string name = "renderD" + std::to_string(minor);
-        // The driver puts npuipc_index on each device it binds, whatever the bus.
-        std::string index = "/sys/class/drm/" + name + "/device/npuipc_index";
-        if (::access(index.c_str(), F_OK) != 0)
-            continue;
+    for (const std::string &name : npuipc_render_nodes()) {
         std::string node = "/dev/dri/" + name;
         if (::access(node.c_str(), R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM))
             nodes.push_back(node);
