@@ -32,7 +32,9 @@ tap_plan 14
 expected=(
 	"$lib/libnpuipc.so.$version" "$lib/libnpuipc.so.0" "$lib/libnpuipc.so"
 	include/acl/acl.h include/acl/acl_rt.h include/acl/acl_base.h
-	include/acl/error_codes/rt_error_codes.h include/acl/acl_seed_compat.h
+	include/acl/acl_base_rt.h include/acl/acl_base_mdl.h include/acl/acl_rt_allocator.h
+	include/acl/error_codes/rt_error_codes.h include/acl/error_codes/ge_error_codes.h
+	include/acl/acl_seed_compat.h
 	include/npuipc/device.h include/npuipc/ipc.h include/drm/npuipc_drm.h
 	"$lib/pkgconfig/npuipc.pc" "$lib/cmake/npuipc/npuipcConfig.cmake"
 	"$lib/cmake/npuipc/npuipcConfigVersion.cmake" "$lib/cmake/npuipc/npuipcTargets.cmake"

@@ -1,0 +1,872 @@
+// SPDX-License-Identifier: MIT
+// The functions of the acl/ headers that libnpuipc does not implement: every
+// one is defined, so that a program written for CANN links and learns at run
+// time what is missing. Each returns ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+// (207000), the code CANN's runtime gives for a feature the device lacks,
+// records it as the thread's last error ("aclrtFoo: not implemented by npuipc
+// yet (error 207000)", aclGetRecentErrMsg) and logs that one line. Functions
+// that return no aclError return CANN's failure value instead (NULL; 0;
+// 0xFFFFFFFF for the getters of exception information; nothing) and record
+// and log the same. No argument is looked at: none can make one crash.
+//
+// Two kinds, listed function by function in Documentation/library.md:
+//  - not yet: what a mock NPU can have. Implementing one moves its
+//    definition to its api_*.cpp file, its row of library.md's table to
+//    "implemented" and its entry of tests/gtest/acl_all_functions.c from the
+//    table of stubs to that of implemented functions.
+//  - not supported on a mock NPU: what needs hardware it does not model (AI
+//    cores and AI CPUs running kernels, their overflow state, dump,
+//    profiling, data queues). The message gives the reason, the one of
+//    library.md's table word for word.
+#include "aclrt/runtime.h"
+
+using namespace npuipc_rt;
+
+// The stubs keep CANN's parameter names, for reading, and use none of them.
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+namespace {
+
+// Through api(), like every function: in a fork child that has not called
+// aclInit they too return ACL_ERROR_UNINITIALIZE.
+aclError not_yet(const char *name)
+{
+    auto fn = [] {
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "not implemented by npuipc yet");
+    };
+    return api(name, fn);
+}
+
+aclError not_supported(const char *name, const char *reason)
+{
+    auto fn = [reason] {
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "not supported on a mock NPU: %s", reason);
+    };
+    return api(name, fn);
+}
+
+// Why a function is not supported: the reasons of library.md's table.
+constexpr char kKernels[] = "it has no AI cores or AI CPUs, so it loads and runs no kernels";
+constexpr char kSymbols[] = "device symbols are globals of kernel binaries, and it loads none";
+constexpr char kOverflow[] =
+    "floating-point overflow and saturation are states of AI cores, which it does not have";
+constexpr char kOpTimeout[] = "operator timeouts bound kernels on AI cores, and it runs none";
+constexpr char kCores[] = "it has no AI cube or vector cores to group, schedule or limit";
+constexpr char kDump[] = "dumps record the inputs and outputs of operators, and it runs none";
+constexpr char kProfiling[] = "it produces no profiling data";
+constexpr char kMbuf[] =
+    "buffer chains (mbufs) carry the data queues (TDT) of AI CPUs, which it does not have";
+
+} // namespace
+
+extern "C" {
+
+// ======== Not yet ========
+
+// Initialisation callbacks, versions and CANN attributes.
+aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
+{ return not_yet(__func__); }
+aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)
+{ return not_yet(__func__); }
+aclError aclFinalizeReference(uint64_t *refCount)
+{ return not_yet(__func__); }
+aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc,
+                                 void *userData)
+{ return not_yet(__func__); }
+aclError aclInitCallbackUnRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc)
+{ return not_yet(__func__); }
+aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc,
+                                     void *userData)
+{ return not_yet(__func__); }
+aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc)
+{ return not_yet(__func__); }
+aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version)
+{ return not_yet(__func__); }
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
+{ return not_yet(__func__); }
+aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
+{ return not_yet(__func__); }
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+{ return not_yet(__func__); }
+
+// Host-side helpers: float16 conversions, data buffers, data type sizes, the application log.
+float aclFloat16ToFloat(aclFloat16 value)
+{ not_yet(__func__); return 0.0f; }
+aclFloat16 aclFloatToFloat16(float value)
+{ not_yet(__func__); return 0; }
+aclDataBuffer *aclCreateDataBuffer(void *data, size_t size)
+{ not_yet(__func__); return nullptr; }
+aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)
+{ return not_yet(__func__); }
+aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size)
+{ return not_yet(__func__); }
+void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer)
+{ not_yet(__func__); return nullptr; }
+uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer)
+{ not_yet(__func__); return 0; }
+size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer)
+{ not_yet(__func__); return 0; }
+size_t aclDataTypeSize(aclDataType dataType)
+{ not_yet(__func__); return 0; }
+void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line,
+               const char *fmt, ...)
+{ not_yet(__func__); }
+
+// Errors and state: last errors, exception information, state callbacks, memory errors.
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{ return not_yet(__func__); }
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{ return not_yet(__func__); }
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
+{ return not_yet(__func__); }
+aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)
+{ return not_yet(__func__); }
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)
+{ return not_yet(__func__); }
+aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback)
+{ return not_yet(__func__); }
+aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback)
+{ return not_yet(__func__); }
+uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{ not_yet(__func__); return 0xFFFFFFFF; }
+uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{ not_yet(__func__); return 0xFFFFFFFF; }
+uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{ not_yet(__func__); return 0xFFFFFFFF; }
+uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{ not_yet(__func__); return 0xFFFFFFFF; }
+uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info)
+{ not_yet(__func__); return 0xFFFFFFFF; }
+aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
+{ return not_yet(__func__); }
+aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback,
+                                     void *args)
+{ return not_yet(__func__); }
+aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbortCallback callback,
+                                         void *args)
+{ return not_yet(__func__); }
+aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback,
+                                     void *args)
+{ return not_yet(__func__); }
+aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
+{ return not_yet(__func__); }
+aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize,
+                            size_t *retSize)
+{ return not_yet(__func__); }
+aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)
+{ return not_yet(__func__); }
+
+// Devices: information, SoC name, run mode, topology, PCI bus ids, UUIDs, id mappings, limits.
+const char *aclrtGetSocName(void)
+{ not_yet(__func__); return nullptr; }
+aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)
+{ return not_yet(__func__); }
+aclError aclrtGetRunMode(aclrtRunMode *runMode)
+{ return not_yet(__func__); }
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{ return not_yet(__func__); }
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)
+{ return not_yet(__func__); }
+aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatureType,
+                                  int32_t *value)
+{ return not_yet(__func__); }
+aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char *pciBusId, int32_t len)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId)
+{ return not_yet(__func__); }
+aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities,
+                                              const aclrtAtomicOperation *operations,
+                                              const uint32_t count, int32_t deviceId)
+{ return not_yet(__func__); }
+aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
+                                             const aclrtAtomicOperation *operations,
+                                             const uint32_t count, int32_t srcDeviceId,
+                                             int32_t dstDeviceId)
+{ return not_yet(__func__); }
+aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId, uint64_t *value)
+{ return not_yet(__func__); }
+aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)
+{ return not_yet(__func__); }
+aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t *const userDevid)
+{ return not_yet(__func__); }
+aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t *const logicDevId)
+{ return not_yet(__func__); }
+aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t *const phyDevId)
+{ return not_yet(__func__); }
+aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId, int32_t *const userDevId)
+{ return not_yet(__func__); }
+aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId, int32_t *const phyDevId)
+{ return not_yet(__func__); }
+aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int32_t *status)
+{ return not_yet(__func__); }
+
+// Contexts and system parameters.
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)
+{ return not_yet(__func__); }
+aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)
+{ return not_yet(__func__); }
+aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{ return not_yet(__func__); }
+aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{ return not_yet(__func__); }
+aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{ return not_yet(__func__); }
+aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{ return not_yet(__func__); }
+
+// Streams: configuration, priorities, ids, attributes, failure mode, abort and stop.
+aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
+{ return not_yet(__func__); }
+aclError aclrtSetOpWaitTimeout(uint32_t timeout)
+{ return not_yet(__func__); }
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{ return not_yet(__func__); }
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
+{ not_yet(__func__); return nullptr; }
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
+{ return not_yet(__func__); }
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr,
+                                 const void *attrValue, size_t valueSize)
+{ return not_yet(__func__); }
+aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)
+{ return not_yet(__func__); }
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
+{ return not_yet(__func__); }
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)
+{ return not_yet(__func__); }
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)
+{ return not_yet(__func__); }
+aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
+{ return not_yet(__func__); }
+aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
+                                 aclrtStreamAttrValue *value)
+{ return not_yet(__func__); }
+aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
+                                 aclrtStreamAttrValue *value)
+{ return not_yet(__func__); }
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
+{ return not_yet(__func__); }
+aclError aclrtStreamAbort(aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtStreamStop(aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtPersistentTaskClean(aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
+{ return not_yet(__func__); }
+
+// Events with flags, timestamps and status; event ids.
+aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,
+                                      uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{ return not_yet(__func__); }
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
+{ return not_yet(__func__); }
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
+{ return not_yet(__func__); }
+aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
+{ return not_yet(__func__); }
+aclError aclrtGetEventAvailNum(uint32_t *eventCount)
+{ return not_yet(__func__); }
+
+// Counting notifies.
+aclError aclrtCntNotifyCreate(aclrtCntNotify *cntNotify, uint64_t flag)
+{ return not_yet(__func__); }
+aclError aclrtCntNotifyDestroy(aclrtCntNotify cntNotify)
+{ return not_yet(__func__); }
+aclError aclrtCntNotifyRecord(aclrtCntNotify cntNotify, aclrtStream stream,
+                              aclrtCntNotifyRecordInfo *info)
+{ return not_yet(__func__); }
+aclError aclrtCntNotifyWaitWithTimeout(aclrtCntNotify cntNotify, aclrtStream stream,
+                                       aclrtCntNotifyWaitInfo *info)
+{ return not_yet(__func__); }
+aclError aclrtCntNotifyReset(aclrtCntNotify cntNotify, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId)
+{ return not_yet(__func__); }
+
+// Control flow on streams: value write and wait, labels, stream activation and switch.
+aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue,
+                           aclrtCompareDataType dataType, aclrtStream trueStream,
+                           aclrtStream falseStream, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtCreateLabel(aclrtLabel *label)
+{ return not_yet(__func__); }
+aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtDestroyLabel(aclrtLabel label)
+{ return not_yet(__func__); }
+aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList)
+{ return not_yet(__func__); }
+aclError aclrtDestroyLabelList(aclrtLabelList labelList)
+{ return not_yet(__func__); }
+aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
+                                 aclrtStream stream)
+{ return not_yet(__func__); }
+
+// Host functions.
+aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)
+{ return not_yet(__func__); }
+aclError aclrtProcessHostFunc(int32_t timeout)
+{ return not_yet(__func__); }
+aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)
+{ return not_yet(__func__); }
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
+{ return not_yet(__func__); }
+
+// Memory: configured allocations, pointer attributes, usage, managed and registered host memory.
+aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{ return not_yet(__func__); }
+aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{ return not_yet(__func__); }
+aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
+                            aclrtMallocConfig *cfg)
+{ return not_yet(__func__); }
+aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
+                                     aclrtMallocConfig *cfg)
+{ return not_yet(__func__); }
+aclError aclrtFreeWithDevSync(void *devPtr)
+{ return not_yet(__func__); }
+aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)
+{ return not_yet(__func__); }
+aclError aclrtFreeHostWithDevSync(void *hostPtr)
+{ return not_yet(__func__); }
+aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)
+{ return not_yet(__func__); }
+aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclrtHostUnregister(void *ptr)
+{ return not_yet(__func__); }
+aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
+                                     aclrtHostMemMapCapability *capabilities)
+{ return not_yet(__func__); }
+aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum,
+                              size_t *outputNum)
+{ return not_yet(__func__); }
+aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes)
+{ return not_yet(__func__); }
+aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult,
+                           uint32_t reserve)
+{ return not_yet(__func__); }
+aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size,
+                               aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location)
+{ return not_yet(__func__); }
+aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void *ptr,
+                                size_t size, void *data, size_t dataSize)
+{ return not_yet(__func__); }
+aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size_t numAttributes,
+                                 const void *ptr, size_t size, void **data, size_t *dataSizes)
+{ return not_yet(__func__); }
+aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size,
+                                      aclrtMemManagedLocation location, uint32_t flags,
+                                      aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count,
+                                           aclrtMemManagedLocation *prefetchLocs,
+                                           size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                           uint64_t flags, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemFlush(void *devPtr, size_t size)
+{ return not_yet(__func__); }
+aclError aclrtMemInvalidate(void *devPtr, size_t size)
+{ return not_yet(__func__); }
+
+// Copies: 32-bit fills, 2D, batches, descriptors, conditions, reductions, random numbers.
+aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
+                              aclrtStream execStream)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
+                                       aclrtMemcpyKind kind, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                       size_t height, aclrtMemcpyKind kind)
+{ return not_yet(__func__); }
+aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                            size_t height, aclrtMemcpyKind kind, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
+                          size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+                          size_t numAttrs, size_t *failIndex)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
+                            size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+                            size_t numAttrs)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
+                               size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+                               size_t numAttrs, size_t *failIndex, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
+                                 size_t numBatches, aclrtMemcpyBatchAttr *attrs,
+                                 size_t *attrsIndexes, size_t numAttrs, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)
+{ return not_yet(__func__); }
+aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr,
+                            size_t count, void *config)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset,
+                                    const void **src, size_t count, size_t srcDataOffset,
+                                    aclrtMemcpyKind kind, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
+{ return not_yet(__func__); }
+aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N,
+                             aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind,
+                          aclDataType type, aclrtStream stream, void *reserve)
+{ return not_yet(__func__); }
+aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream,
+                             void *reserve)
+{ return not_yet(__func__); }
+
+// Cache maintenance.
+aclError aclrtDeviceL2CacheFlush(void *rsv)
+{ return not_yet(__func__); }
+aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtCmoAsyncWithBarrier(void *src, size_t size, aclrtCmoType cmoType, uint32_t barrierId,
+                                  aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo, aclrtStream stream, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclrtCmoGetDescSize(size_t *size)
+{ return not_yet(__func__); }
+aclError aclrtCmoSetDesc(void *cmoDesc, void *src, size_t size)
+{ return not_yet(__func__); }
+aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType, aclrtStream stream,
+                               const void *reserve)
+{ return not_yet(__func__); }
+
+// Virtual memory: V2 shareable handles, mappings without access, links.
+aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size, size_t alignment,
+                                          void *expectPtr, uint64_t flags)
+{ return not_yet(__func__); }
+aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
+                             uint64_t flags)
+{ return not_yet(__func__); }
+aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags,
+                                           aclrtMemSharedHandleType shareType,
+                                           void *shareableHandle)
+{ return not_yet(__func__); }
+aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
+                                             aclrtMemSharedHandleType shareType, uint64_t flags,
+                                             aclrtDrvMemHandle *handle)
+{ return not_yet(__func__); }
+aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
+                                           aclrtMemSharedHandleType shareType, int32_t *pid,
+                                           size_t pidNum)
+{ return not_yet(__func__); }
+aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags)
+{ return not_yet(__func__); }
+aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, uint32_t linkIdx)
+{ return not_yet(__func__); }
+aclError aclrtMemMapSetLink(aclrtDrvMemHandle handle, aclrtMemLinkType adviceLink)
+{ return not_yet(__func__); }
+
+// IPC: memory attributes and imports by processes of other servers.
+aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids,
+                                            size_t num)
+{ return not_yet(__func__); }
+aclError aclrtIpcMemImportPidInterServer(const char *key, aclrtServerPid *serverPids, size_t num)
+{ return not_yet(__func__); }
+aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t attr)
+{ return not_yet(__func__); }
+
+// Model runtime instances: capture, build, tasks, conditions, execution.
+aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
+                                       aclmdlRICaptureMode mode)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,
+                                aclmdlRI *modelRI)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
+{ return not_yet(__func__); }
+aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclmdlRIBuildBegin(aclmdlRI *modelRI, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag)
+{ return not_yet(__func__); }
+aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
+{ return not_yet(__func__); }
+aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
+{ return not_yet(__func__); }
+aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout)
+{ return not_yet(__func__); }
+aclError aclmdlRIAbort(aclmdlRI modelRI)
+{ return not_yet(__func__); }
+aclError aclmdlRIUpdate(aclmdlRI modelRI)
+{ return not_yet(__func__); }
+aclError aclmdlRIDestroy(aclmdlRI modelRI)
+{ return not_yet(__func__); }
+aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func, void *userData)
+{ return not_yet(__func__); }
+aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func)
+{ return not_yet(__func__); }
+aclError aclmdlRISetName(aclmdlRI modelRI, const char *name)
+{ return not_yet(__func__); }
+aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name)
+{ return not_yet(__func__); }
+aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
+{ return not_yet(__func__); }
+aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams)
+{ return not_yet(__func__); }
+aclError aclmdlRIDebugPrint(aclmdlRI modelRI)
+{ return not_yet(__func__); }
+aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)
+{ return not_yet(__func__); }
+aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
+{ return not_yet(__func__); }
+aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type)
+{ return not_yet(__func__); }
+aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id)
+{ return not_yet(__func__); }
+aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params)
+{ return not_yet(__func__); }
+aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
+{ return not_yet(__func__); }
+aclError aclmdlRITaskDisable(aclmdlRITask task)
+{ return not_yet(__func__); }
+aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
+                                  aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle)
+{ return not_yet(__func__); }
+aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr)
+{ return not_yet(__func__); }
+aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags)
+{ return not_yet(__func__); }
+
+// Process snapshots.
+aclError aclrtSnapShotProcessLock(int pid, void *reserve)
+{ return not_yet(__func__); }
+aclError aclrtSnapShotProcessUnlock(int pid, void *reserve)
+{ return not_yet(__func__); }
+aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
+{ return not_yet(__func__); }
+aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args)
+{ return not_yet(__func__); }
+aclError aclrtSnapShotCallbackRegister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback,
+                                       void *args)
+{ return not_yet(__func__); }
+aclError aclrtSnapShotCallbackUnregister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback)
+{ return not_yet(__func__); }
+
+// External allocators (acl_rt_allocator.h).
+aclrtAllocatorDesc aclrtAllocatorCreateDesc(void)
+{ not_yet(__func__); return nullptr; }
+aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorSetObjToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocator allocator)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorSetAllocFuncToDesc(aclrtAllocatorDesc allocatorDesc,
+                                          aclrtAllocatorAllocFunc func)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorSetFreeFuncToDesc(aclrtAllocatorDesc allocatorDesc,
+                                         aclrtAllocatorFreeFunc func)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorSetAllocAdviseFuncToDesc(aclrtAllocatorDesc allocatorDesc,
+                                                aclrtAllocatorAllocAdviseFunc func)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(aclrtAllocatorDesc allocatorDesc,
+                                                     aclrtAllocatorGetAddrFromBlockFunc func)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocatorDesc)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc *allocatorDesc,
+                                   aclrtAllocator *allocator, aclrtAllocatorAllocFunc *allocFunc,
+                                   aclrtAllocatorFreeFunc *freeFunc,
+                                   aclrtAllocatorAllocAdviseFunc *allocAdviseFunc,
+                                   aclrtAllocatorGetAddrFromBlockFunc *getAddrFromBlockFunc)
+{ return not_yet(__func__); }
+aclError aclrtAllocatorUnregister(aclrtStream stream)
+{ return not_yet(__func__); }
+
+// ======== Not supported on a mock NPU ========
+
+// Kernel binaries, functions, arguments and launches (and their exception information).
+aclError aclrtCheckArchCompatibility(const char *socVersion, int32_t *canCompatible)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info, void **devArgsPtr,
+                                       uint32_t *devArgsLen)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info, aclrtFuncHandle *func)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinarySetExceptionCallback(aclrtBinHandle binHandle,
+                                         aclrtOpExceptionCallback callback, void *userData)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetHardwareSyncAddr(void **addr)
+{ return not_supported(__func__, kKernels); }
+aclrtBinary aclrtCreateBinary(const void *data, size_t dataLen)
+{ not_supported(__func__, kKernels); return nullptr; }
+aclError aclrtDestroyBinary(aclrtBinary binary)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryLoad(const aclrtBinary binary, aclrtBinHandle *binHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+                                 aclrtBinHandle *binHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryLoadFromData(const void *data, size_t length,
+                                 const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryGetDevAddress(const aclrtBinHandle binHandle, void **binAddr, size_t *binSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void **dptr, size_t *size)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName,
+                                aclrtFuncHandle *funcHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEntry,
+                                       aclrtFuncHandle *funcHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtRegisterCpuFunc(const aclrtBinHandle handle, const char *funcName,
+                              const char *kernelName, aclrtFuncHandle *funcHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetFuncBySymbol(const void *symbol, aclrtFuncHandle *funcHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetFunctionAddr(aclrtFuncHandle funcHandle, void **aicAddr, void **aivAddr)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetFunctionSize(aclrtFuncHandle funcHandle, size_t *aicSize, size_t *aivSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetFunctionName(aclrtFuncHandle funcHandle, uint32_t maxLen, char *name)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtGetFunctionAttribute(aclrtFuncHandle funcHandle, aclrtFuncAttribute attrType,
+                                   int64_t *attrValue)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtFunctionGetBinary(const aclrtFuncHandle funcHandle, aclrtBinHandle *binHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCount)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtFunctionGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset,
+                                   size_t *paramSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtFunctionGetAvailDynUbufPerBlock(void *func, uint32_t flags, size_t *dynamicUbufSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle funcHandle, size_t *memSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle funcHandle, size_t userArgsSize,
+                                   size_t *actualArgsSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle funcHandle, aclrtArgsHandle argsHandle,
+                                      void *userHostMem, size_t actualArgsSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsAppend(aclrtArgsHandle argsHandle, void *param, size_t paramSize,
+                               aclrtParamHandle *paramHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsAppendPlaceHolder(aclrtArgsHandle argsHandle, aclrtParamHandle *paramHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle argsHandle,
+                                             aclrtParamHandle paramHandle, size_t dataSize,
+                                             void **bufferAddr)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle argsHandle, aclrtParamHandle paramHandle,
+                                   void *param, size_t paramSize)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
+                           size_t argsSize, aclrtStream stream)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchKernelV2(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
+                             size_t argsSize, aclrtLaunchKernelCfg *cfg, aclrtStream stream)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlocks,
+                                     aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+                                     aclrtArgsHandle argsHandle, void *reserve)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
+                                       aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+                                       void *hostArgs, size_t argsSize,
+                                       aclrtPlaceHolderInfo *placeHolderArray,
+                                       size_t placeHolderNum)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStream stream,
+                                        aclrtLaunchKernelCfg *cfg, void **args)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchSIMTKernelWithArgsArray(void *func, dim3 gridDim, dim3 blockDim,
+                                            size_t dynUbufSize, aclrtStream stream,
+                                            aclrtLaunchKernelCfg *cfg, void **args)
+{ return not_supported(__func__, kKernels); }
+aclError aclrtLaunchSIMTKernelWithHostArgs(void *func, dim3 gridDim, dim3 blockDim,
+                                           size_t dynUbufSize, aclrtStream stream,
+                                           aclrtLaunchKernelCfg *cfg, void *hostArgs,
+                                           size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray,
+                                           size_t placeHolderNum)
+{ return not_supported(__func__, kKernels); }
+aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task, aclrtLaunchKernelAttrId attrId,
+                                        aclrtLaunchKernelAttrValue *attrValue)
+{ return not_supported(__func__, kKernels); }
+
+// Device symbols of kernel binaries.
+aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
+{ return not_supported(__func__, kSymbols); }
+aclError aclrtGetSymbolSize(const void *symbol, size_t *size)
+{ return not_supported(__func__, kSymbols); }
+aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, size_t count,
+                               size_t offset, aclrtMemcpyKind kind)
+{ return not_supported(__func__, kSymbols); }
+aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol, size_t count,
+                                    size_t offset, aclrtMemcpyKind kind, aclrtStream stream)
+{ return not_supported(__func__, kSymbols); }
+aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                             aclrtMemcpyKind kind)
+{ return not_supported(__func__, kSymbols); }
+aclError aclrtMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
+                                  aclrtMemcpyKind kind, aclrtStream stream)
+{ return not_supported(__func__, kSymbols); }
+
+// AI-core floating-point overflow and saturation.
+aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize, aclrtStream stream)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtResetOverflowStatus(aclrtStream stream)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtCtxGetFloatOverflowAddr(void **overflowAddr)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtGetFloatOverflowStatus(void *outputAddr, uint64_t outputSize, aclrtStream stream)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtResetFloatOverflowStatus(aclrtStream stream)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtNpuGetFloatOverFlowStatus(void *outputAddr, uint64_t outputSize, uint32_t checkMode,
+                                        aclrtStream stream)
+{ return not_supported(__func__, kOverflow); }
+aclError aclrtNpuClearFloatOverFlowStatus(uint32_t checkMode, aclrtStream stream)
+{ return not_supported(__func__, kOverflow); }
+
+// Operator execution timeouts.
+aclError aclrtSetOpExecuteTimeOut(uint32_t timeout)
+{ return not_supported(__func__, kOpTimeout); }
+aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeout)
+{ return not_supported(__func__, kOpTimeout); }
+aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout)
+{ return not_supported(__func__, kOpTimeout); }
+aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs)
+{ return not_supported(__func__, kOpTimeout); }
+aclError aclrtGetOpTimeOutInterval(uint64_t *interval)
+{ return not_supported(__func__, kOpTimeout); }
+
+// AI-core groups, task schedulers and core limits.
+aclError aclrtSetTsDevice(aclrtTsId tsId)
+{ return not_supported(__func__, kCores); }
+aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value)
+{ return not_supported(__func__, kCores); }
+aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)
+{ return not_supported(__func__, kCores); }
+aclError aclrtResetDeviceResLimit(int32_t deviceId)
+{ return not_supported(__func__, kCores); }
+aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value)
+{ return not_supported(__func__, kCores); }
+aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t value)
+{ return not_supported(__func__, kCores); }
+aclError aclrtResetStreamResLimit(aclrtStream stream)
+{ return not_supported(__func__, kCores); }
+aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)
+{ return not_supported(__func__, kCores); }
+aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)
+{ return not_supported(__func__, kCores); }
+aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
+{ return not_supported(__func__, kCores); }
+aclError aclrtSetGroup(int32_t groupId)
+{ return not_supported(__func__, kCores); }
+aclError aclrtGetGroupCount(uint32_t *count)
+{ return not_supported(__func__, kCores); }
+aclrtGroupInfo *aclrtCreateGroupInfo(void)
+{ not_supported(__func__, kCores); return nullptr; }
+aclError aclrtDestroyGroupInfo(aclrtGroupInfo *groupInfo)
+{ return not_supported(__func__, kCores); }
+aclError aclrtGetAllGroupInfo(aclrtGroupInfo *groupInfo)
+{ return not_supported(__func__, kCores); }
+aclError aclrtGetGroupInfoDetail(const aclrtGroupInfo *groupInfo, int32_t groupIndex,
+                                 aclrtGroupAttr attr, void *attrValue, size_t valueLen,
+                                 size_t *paramRetSize)
+{ return not_supported(__func__, kCores); }
+
+// Dump.
+aclError aclmdlInitDump(void)
+{ return not_supported(__func__, kDump); }
+aclError aclmdlSetDump(const char *dumpCfgPath)
+{ return not_supported(__func__, kDump); }
+aclError aclmdlFinalizeDump(void)
+{ return not_supported(__func__, kDump); }
+
+// Profiling.
+aclError aclrtProfTrace(void *userdata, int32_t length, aclrtStream stream)
+{ return not_supported(__func__, kProfiling); }
+aclError aclrtCacheLastTaskOpInfo(const void *const infoPtr, const size_t infoSize)
+{ return not_supported(__func__, kProfiling); }
+
+// Buffer chains (mbufs) of data queues.
+aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtFreeBuf(aclrtMbuf buf)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtGetBufData(const aclrtMbuf buf, void **dataPtr, size_t *size)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtGetBufDataLen(aclrtMbuf buf, size_t *len)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtSetBufDataLen(aclrtMbuf buf, size_t len)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtGetBufUserData(const aclrtMbuf buf, void *dataPtr, size_t size, size_t offset)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtSetBufUserData(aclrtMbuf buf, const void *dataPtr, size_t size, size_t offset)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtCopyBufRef(const aclrtMbuf buf, aclrtMbuf *newBuf)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtAppendBufChain(aclrtMbuf headBuf, aclrtMbuf buf)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtGetBufChainNum(aclrtMbuf headBuf, uint32_t *num)
+{ return not_supported(__func__, kMbuf); }
+aclError aclrtGetBufFromChain(aclrtMbuf headBuf, uint32_t index, aclrtMbuf *buf)
+{ return not_supported(__func__, kMbuf); }
+
+} // extern "C"

@@ -1,0 +1,1118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every function the acl/ headers declare, from C (and, through
+ * acl_all_functions_cxx.cpp, which includes this file, from C++): the program
+ * that links this file proves each declaration compiles and links in both
+ * languages. acl_all_functions_test.cpp walks the two tables:
+ *  - implemented: only referenced (their address taken), never called;
+ *  - stubs: called with zero and NULL arguments, each expected to fail the
+ *    way its entry says and to name itself in aclGetRecentErrMsg().
+ * The test checks that the two tables together hold every function of the
+ * headers once, and that Documentation/library.md's table gives each the
+ * same status. Implementing a function moves its line from the stubs to the
+ * implemented functions (and deletes its call_ wrapper).
+ *
+ * Generated once from the headers; edited by hand since.
+ */
+#include <acl/acl.h>
+#include <acl/acl_base.h>
+#include <acl/acl_base_rt.h>
+#include <acl/acl_rt.h>
+#include <acl/acl_rt_allocator.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl_all_functions.h"
+
+/* Seven functions are deprecated, as in CANN; they are called all the same. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+
+#ifdef __cplusplus
+#define ALL_FUNCTIONS acl_all_functions_cxx
+#define LANGUAGE      "C++"
+#else
+#define ALL_FUNCTIONS acl_all_functions_c
+#define LANGUAGE      "C"
+#endif
+
+/* Zero values of the structures passed by value. */
+static aclmdlRICondTaskParams zero_aclmdlRICondTaskParams;
+static aclrtMemManagedLocation zero_aclrtMemManagedLocation;
+static dim3 zero_dim3;
+
+/* The stubs, called with zero and NULL arguments. Each returns what the stub
+ * returned as an integer: the code or the value; for a pointer, whether it is
+ * not NULL; for a float, whether it is not 0. */
+
+/* acl/acl_base_rt.h */
+static int64_t call_aclFloat16ToFloat(void)
+{ return aclFloat16ToFloat(0) != 0.0f; }
+static int64_t call_aclFloatToFloat16(void)
+{ return (int64_t)aclFloatToFloat16(0); }
+static int64_t call_aclCreateDataBuffer(void)
+{ return aclCreateDataBuffer(NULL, 0) != NULL; }
+static int64_t call_aclDestroyDataBuffer(void)
+{ return aclDestroyDataBuffer(NULL); }
+static int64_t call_aclUpdateDataBuffer(void)
+{ return aclUpdateDataBuffer(NULL, NULL, 0); }
+static int64_t call_aclGetDataBufferAddr(void)
+{ return aclGetDataBufferAddr(NULL) != NULL; }
+static int64_t call_aclGetDataBufferSize(void)
+{ return (int64_t)aclGetDataBufferSize(NULL); }
+static int64_t call_aclGetDataBufferSizeV2(void)
+{ return (int64_t)aclGetDataBufferSizeV2(NULL); }
+static int64_t call_aclDataTypeSize(void)
+{ return (int64_t)aclDataTypeSize((aclDataType)0); }
+static int64_t call_aclAppLog(void)
+{ aclAppLog((aclLogLevel)0, NULL, NULL, 0, NULL); return 0; }
+static int64_t call_aclrtGetSocName(void)
+{ return aclrtGetSocName() != NULL; }
+static int64_t call_aclGetCannAttributeList(void)
+{ return aclGetCannAttributeList(NULL, NULL); }
+static int64_t call_aclGetCannAttribute(void)
+{ return aclGetCannAttribute((aclCannAttr)0, NULL); }
+static int64_t call_aclGetDeviceCapability(void)
+{ return aclGetDeviceCapability(0, (aclDeviceInfo)0, NULL); }
+
+/* acl/acl_rt.h */
+static int64_t call_aclFinalizeReference(void)
+{ return aclFinalizeReference(NULL); }
+static int64_t call_aclInitCallbackRegister(void)
+{ return aclInitCallbackRegister((aclRegisterCallbackType)0, NULL, NULL); }
+static int64_t call_aclInitCallbackUnRegister(void)
+{ return aclInitCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
+static int64_t call_aclFinalizeCallbackRegister(void)
+{ return aclFinalizeCallbackRegister((aclRegisterCallbackType)0, NULL, NULL); }
+static int64_t call_aclFinalizeCallbackUnRegister(void)
+{ return aclFinalizeCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
+static int64_t call_aclsysGetCANNVersion(void)
+{ return aclsysGetCANNVersion((aclCANNPackageName)0, NULL); }
+static int64_t call_aclsysGetVersionStr(void)
+{ return aclsysGetVersionStr(NULL, NULL); }
+static int64_t call_aclsysGetVersionNum(void)
+{ return aclsysGetVersionNum(NULL, NULL); }
+static int64_t call_aclrtGetVersion(void)
+{ return aclrtGetVersion(NULL, NULL, NULL); }
+static int64_t call_aclrtCheckArchCompatibility(void)
+{ return aclrtCheckArchCompatibility(NULL, NULL); }
+static int64_t call_aclrtPeekAtLastError(void)
+{ return aclrtPeekAtLastError((aclrtLastErrLevel)0); }
+static int64_t call_aclrtGetLastError(void)
+{ return aclrtGetLastError((aclrtLastErrLevel)0); }
+static int64_t call_aclrtGetErrorVerbose(void)
+{ return aclrtGetErrorVerbose(0, NULL); }
+static int64_t call_aclrtRepairError(void)
+{ return aclrtRepairError(0, NULL); }
+static int64_t call_aclrtSetExceptionInfoCallback(void)
+{ return aclrtSetExceptionInfoCallback(NULL); }
+static int64_t call_aclrtExceptionInfoCallbackRegister(void)
+{ return aclrtExceptionInfoCallbackRegister(NULL); }
+static int64_t call_aclrtExceptionInfoCallbackUnregister(void)
+{ return aclrtExceptionInfoCallbackUnregister(NULL); }
+static int64_t call_aclrtGetTaskIdFromExceptionInfo(void)
+{ return aclrtGetTaskIdFromExceptionInfo(NULL); }
+static int64_t call_aclrtGetStreamIdFromExceptionInfo(void)
+{ return aclrtGetStreamIdFromExceptionInfo(NULL); }
+static int64_t call_aclrtGetThreadIdFromExceptionInfo(void)
+{ return aclrtGetThreadIdFromExceptionInfo(NULL); }
+static int64_t call_aclrtGetDeviceIdFromExceptionInfo(void)
+{ return aclrtGetDeviceIdFromExceptionInfo(NULL); }
+static int64_t call_aclrtGetErrorCodeFromExceptionInfo(void)
+{ return aclrtGetErrorCodeFromExceptionInfo(NULL); }
+static int64_t call_aclrtGetArgsFromExceptionInfo(void)
+{ return aclrtGetArgsFromExceptionInfo(NULL, NULL, NULL); }
+static int64_t call_aclrtGetFuncHandleFromExceptionInfo(void)
+{ return aclrtGetFuncHandleFromExceptionInfo(NULL, NULL); }
+static int64_t call_aclrtBinarySetExceptionCallback(void)
+{ return aclrtBinarySetExceptionCallback(NULL, NULL, NULL); }
+static int64_t call_aclrtGetRunMode(void)
+{ return aclrtGetRunMode(NULL); }
+static int64_t call_aclrtSetTsDevice(void)
+{ return aclrtSetTsDevice((aclrtTsId)0); }
+static int64_t call_aclrtSynchronizeDeviceWithTimeout(void)
+{ return aclrtSynchronizeDeviceWithTimeout(0); }
+static int64_t call_aclrtQueryDeviceStatus(void)
+{ return aclrtQueryDeviceStatus(0, NULL); }
+static int64_t call_aclrtDeviceTaskAbort(void)
+{ return aclrtDeviceTaskAbort(0, 0); }
+static int64_t call_aclrtGetDeviceInfo(void)
+{ return aclrtGetDeviceInfo(0, (aclrtDevAttr)0, NULL); }
+static int64_t call_aclrtGetDeviceCapability(void)
+{ return aclrtGetDeviceCapability(0, (aclrtDevFeatureType)0, NULL); }
+static int64_t call_aclrtGetDeviceUtilizationRate(void)
+{ return aclrtGetDeviceUtilizationRate(0, NULL); }
+static int64_t call_aclrtDeviceGetUuid(void)
+{ return aclrtDeviceGetUuid(0, NULL); }
+static int64_t call_aclrtDeviceGetPCIBusId(void)
+{ return aclrtDeviceGetPCIBusId(0, NULL, 0); }
+static int64_t call_aclrtDeviceGetByPCIBusId(void)
+{ return aclrtDeviceGetByPCIBusId(NULL, NULL); }
+static int64_t call_aclrtDeviceSetLimit(void)
+{ return aclrtDeviceSetLimit((aclrtDeviceLimit)0, 0); }
+static int64_t call_aclrtDeviceGetLimit(void)
+{ return aclrtDeviceGetLimit((aclrtDeviceLimit)0, NULL); }
+static int64_t call_aclrtDeviceGetStreamPriorityRange(void)
+{ return aclrtDeviceGetStreamPriorityRange(NULL, NULL); }
+static int64_t call_aclrtDeviceGetHostAtomicCapabilities(void)
+{ return aclrtDeviceGetHostAtomicCapabilities(NULL, NULL, 0, 0); }
+static int64_t call_aclrtDeviceGetP2PAtomicCapabilities(void)
+{ return aclrtDeviceGetP2PAtomicCapabilities(NULL, NULL, 0, 0, 0); }
+static int64_t call_aclrtGetDevicesTopo(void)
+{ return aclrtGetDevicesTopo(0, 0, NULL); }
+static int64_t call_aclrtSetDeviceSatMode(void)
+{ return aclrtSetDeviceSatMode((aclrtFloatOverflowMode)0); }
+static int64_t call_aclrtGetDeviceSatMode(void)
+{ return aclrtGetDeviceSatMode(NULL); }
+static int64_t call_aclrtDeviceL2CacheFlush(void)
+{ return aclrtDeviceL2CacheFlush(NULL); }
+static int64_t call_aclrtGetHardwareSyncAddr(void)
+{ return aclrtGetHardwareSyncAddr(NULL); }
+static int64_t call_aclrtGetLogicDevIdByUserDevId(void)
+{ return aclrtGetLogicDevIdByUserDevId(0, NULL); }
+static int64_t call_aclrtGetUserDevIdByLogicDevId(void)
+{ return aclrtGetUserDevIdByLogicDevId(0, NULL); }
+static int64_t call_aclrtGetLogicDevIdByPhyDevId(void)
+{ return aclrtGetLogicDevIdByPhyDevId(0, NULL); }
+static int64_t call_aclrtGetPhyDevIdByLogicDevId(void)
+{ return aclrtGetPhyDevIdByLogicDevId(0, NULL); }
+static int64_t call_aclrtGetUserDevIdByPhyDevId(void)
+{ return aclrtGetUserDevIdByPhyDevId(0, NULL); }
+static int64_t call_aclrtGetPhyDevIdByUserDevId(void)
+{ return aclrtGetPhyDevIdByUserDevId(0, NULL); }
+static int64_t call_aclrtDevicePeerAccessStatus(void)
+{ return aclrtDevicePeerAccessStatus(0, 0, NULL); }
+static int64_t call_aclrtGetDeviceResLimit(void)
+{ return aclrtGetDeviceResLimit(0, (aclrtDevResLimitType)0, NULL); }
+static int64_t call_aclrtSetDeviceResLimit(void)
+{ return aclrtSetDeviceResLimit(0, (aclrtDevResLimitType)0, 0); }
+static int64_t call_aclrtResetDeviceResLimit(void)
+{ return aclrtResetDeviceResLimit(0); }
+static int64_t call_aclrtGetStreamResLimit(void)
+{ return aclrtGetStreamResLimit(NULL, (aclrtDevResLimitType)0, NULL); }
+static int64_t call_aclrtSetStreamResLimit(void)
+{ return aclrtSetStreamResLimit(NULL, (aclrtDevResLimitType)0, 0); }
+static int64_t call_aclrtResetStreamResLimit(void)
+{ return aclrtResetStreamResLimit(NULL); }
+static int64_t call_aclrtUseStreamResInCurrentThread(void)
+{ return aclrtUseStreamResInCurrentThread(NULL); }
+static int64_t call_aclrtUnuseStreamResInCurrentThread(void)
+{ return aclrtUnuseStreamResInCurrentThread(NULL); }
+static int64_t call_aclrtGetResInCurrentThread(void)
+{ return aclrtGetResInCurrentThread((aclrtDevResLimitType)0, NULL); }
+static int64_t call_aclrtRegDeviceStateCallback(void)
+{ return aclrtRegDeviceStateCallback(NULL, NULL, NULL); }
+static int64_t call_aclrtSetDeviceTaskAbortCallback(void)
+{ return aclrtSetDeviceTaskAbortCallback(NULL, NULL, NULL); }
+static int64_t call_aclrtRegStreamStateCallback(void)
+{ return aclrtRegStreamStateCallback(NULL, NULL, NULL); }
+static int64_t call_aclrtCtxGetCurrentDefaultStream(void)
+{ return aclrtCtxGetCurrentDefaultStream(NULL); }
+static int64_t call_aclrtGetPrimaryCtxState(void)
+{ return aclrtGetPrimaryCtxState(0, NULL, NULL); }
+static int64_t call_aclrtCtxGetSysParamOpt(void)
+{ return aclrtCtxGetSysParamOpt((aclSysParamOpt)0, NULL); }
+static int64_t call_aclrtCtxSetSysParamOpt(void)
+{ return aclrtCtxSetSysParamOpt((aclSysParamOpt)0, 0); }
+static int64_t call_aclrtGetSysParamOpt(void)
+{ return aclrtGetSysParamOpt((aclSysParamOpt)0, NULL); }
+static int64_t call_aclrtSetSysParamOpt(void)
+{ return aclrtSetSysParamOpt((aclSysParamOpt)0, 0); }
+static int64_t call_aclrtSetOpWaitTimeout(void)
+{ return aclrtSetOpWaitTimeout(0); }
+static int64_t call_aclrtSetOpExecuteTimeOut(void)
+{ return aclrtSetOpExecuteTimeOut(0); }
+static int64_t call_aclrtSetOpExecuteTimeOutWithMs(void)
+{ return aclrtSetOpExecuteTimeOutWithMs(0); }
+static int64_t call_aclrtSetOpExecuteTimeOutV2(void)
+{ return aclrtSetOpExecuteTimeOutV2(0, NULL); }
+static int64_t call_aclrtGetOpExecuteTimeout(void)
+{ return aclrtGetOpExecuteTimeout(NULL); }
+static int64_t call_aclrtGetOpTimeOutInterval(void)
+{ return aclrtGetOpTimeOutInterval(NULL); }
+static int64_t call_aclrtSetStreamOverflowSwitch(void)
+{ return aclrtSetStreamOverflowSwitch(NULL, 0); }
+static int64_t call_aclrtGetStreamOverflowSwitch(void)
+{ return aclrtGetStreamOverflowSwitch(NULL, NULL); }
+static int64_t call_aclrtGetOverflowStatus(void)
+{ return aclrtGetOverflowStatus(NULL, 0, NULL); }
+static int64_t call_aclrtResetOverflowStatus(void)
+{ return aclrtResetOverflowStatus(NULL); }
+static int64_t call_aclrtCtxGetFloatOverflowAddr(void)
+{ return aclrtCtxGetFloatOverflowAddr(NULL); }
+static int64_t call_aclrtGetFloatOverflowStatus(void)
+{ return aclrtGetFloatOverflowStatus(NULL, 0, NULL); }
+static int64_t call_aclrtResetFloatOverflowStatus(void)
+{ return aclrtResetFloatOverflowStatus(NULL); }
+static int64_t call_aclrtNpuGetFloatOverFlowStatus(void)
+{ return aclrtNpuGetFloatOverFlowStatus(NULL, 0, 0, NULL); }
+static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
+{ return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
+static int64_t call_aclrtCreateStreamWithConfig(void)
+{ return aclrtCreateStreamWithConfig(NULL, 0, 0); }
+static int64_t call_aclrtCreateStreamConfigHandle(void)
+{ return aclrtCreateStreamConfigHandle() != NULL; }
+static int64_t call_aclrtDestroyStreamConfigHandle(void)
+{ return aclrtDestroyStreamConfigHandle(NULL); }
+static int64_t call_aclrtSetStreamConfigOpt(void)
+{ return aclrtSetStreamConfigOpt(NULL, (aclrtStreamConfigAttr)0, NULL, 0); }
+static int64_t call_aclrtCreateStreamV2(void)
+{ return aclrtCreateStreamV2(NULL, NULL); }
+static int64_t call_aclrtStreamGetId(void)
+{ return aclrtStreamGetId(NULL, NULL); }
+static int64_t call_aclrtStreamGetPriority(void)
+{ return aclrtStreamGetPriority(NULL, NULL); }
+static int64_t call_aclrtStreamGetFlags(void)
+{ return aclrtStreamGetFlags(NULL, NULL); }
+static int64_t call_aclrtGetStreamAvailableNum(void)
+{ return aclrtGetStreamAvailableNum(NULL); }
+static int64_t call_aclrtSetStreamAttribute(void)
+{ return aclrtSetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
+static int64_t call_aclrtGetStreamAttribute(void)
+{ return aclrtGetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
+static int64_t call_aclrtSetStreamFailureMode(void)
+{ return aclrtSetStreamFailureMode(NULL, 0); }
+static int64_t call_aclrtStreamAbort(void)
+{ return aclrtStreamAbort(NULL); }
+static int64_t call_aclrtStreamStop(void)
+{ return aclrtStreamStop(NULL); }
+static int64_t call_aclrtPersistentTaskClean(void)
+{ return aclrtPersistentTaskClean(NULL); }
+static int64_t call_aclrtStreamWaitEventWithFlag(void)
+{ return aclrtStreamWaitEventWithFlag(NULL, NULL, 0, 0); }
+static int64_t call_aclrtValueWrite(void)
+{ return aclrtValueWrite(NULL, 0, 0, NULL); }
+static int64_t call_aclrtValueWait(void)
+{ return aclrtValueWait(NULL, 0, 0, NULL); }
+static int64_t call_aclrtActiveStream(void)
+{ return aclrtActiveStream(NULL, NULL); }
+static int64_t call_aclrtSwitchStream(void)
+{ return aclrtSwitchStream(NULL, (aclrtCondition)0, NULL, (aclrtCompareDataType)0, NULL, NULL,
+                           NULL); }
+static int64_t call_aclrtGetThreadLastTaskId(void)
+{ return aclrtGetThreadLastTaskId(NULL); }
+static int64_t call_aclrtTaskUpdateAsync(void)
+{ return aclrtTaskUpdateAsync(NULL, 0, NULL, NULL); }
+static int64_t call_aclrtProfTrace(void)
+{ return aclrtProfTrace(NULL, 0, NULL); }
+static int64_t call_aclrtCacheLastTaskOpInfo(void)
+{ return aclrtCacheLastTaskOpInfo(NULL, 0); }
+static int64_t call_aclrtCacheLastTaskExtendInfo(void)
+{ return aclrtCacheLastTaskExtendInfo(NULL, 0); }
+static int64_t call_aclrtCreateLabel(void)
+{ return aclrtCreateLabel(NULL); }
+static int64_t call_aclrtSetLabel(void)
+{ return aclrtSetLabel(NULL, NULL); }
+static int64_t call_aclrtDestroyLabel(void)
+{ return aclrtDestroyLabel(NULL); }
+static int64_t call_aclrtCreateLabelList(void)
+{ return aclrtCreateLabelList(NULL, 0, NULL); }
+static int64_t call_aclrtDestroyLabelList(void)
+{ return aclrtDestroyLabelList(NULL); }
+static int64_t call_aclrtSwitchLabelByIndex(void)
+{ return aclrtSwitchLabelByIndex(NULL, 0, NULL, NULL); }
+static int64_t call_aclrtSubscribeHostFunc(void)
+{ return aclrtSubscribeHostFunc(0, NULL); }
+static int64_t call_aclrtProcessHostFunc(void)
+{ return aclrtProcessHostFunc(0); }
+static int64_t call_aclrtUnSubscribeHostFunc(void)
+{ return aclrtUnSubscribeHostFunc(0, NULL); }
+static int64_t call_aclrtLaunchHostFunc(void)
+{ return aclrtLaunchHostFunc(NULL, NULL, NULL); }
+static int64_t call_aclrtRecordEventWithFlag(void)
+{ return aclrtRecordEventWithFlag(NULL, NULL, 0); }
+static int64_t call_aclrtQueryEvent(void)
+{ return aclrtQueryEvent(NULL, NULL); }
+static int64_t call_aclrtQueryEventWaitStatus(void)
+{ return aclrtQueryEventWaitStatus(NULL, NULL); }
+static int64_t call_aclrtEventGetTimestamp(void)
+{ return aclrtEventGetTimestamp(NULL, NULL); }
+static int64_t call_aclrtGetEventId(void)
+{ return aclrtGetEventId(NULL, NULL); }
+static int64_t call_aclrtGetEventAvailNum(void)
+{ return aclrtGetEventAvailNum(NULL); }
+static int64_t call_aclrtNotifySetImportPidInterServer(void)
+{ return aclrtNotifySetImportPidInterServer(NULL, NULL, 0); }
+static int64_t call_aclrtCntNotifyCreate(void)
+{ return aclrtCntNotifyCreate(NULL, 0); }
+static int64_t call_aclrtCntNotifyDestroy(void)
+{ return aclrtCntNotifyDestroy(NULL); }
+static int64_t call_aclrtCntNotifyRecord(void)
+{ return aclrtCntNotifyRecord(NULL, NULL, NULL); }
+static int64_t call_aclrtCntNotifyWaitWithTimeout(void)
+{ return aclrtCntNotifyWaitWithTimeout(NULL, NULL, NULL); }
+static int64_t call_aclrtCntNotifyReset(void)
+{ return aclrtCntNotifyReset(NULL, NULL); }
+static int64_t call_aclrtCntNotifyGetId(void)
+{ return aclrtCntNotifyGetId(NULL, NULL); }
+static int64_t call_aclrtMallocAlign32(void)
+{ return aclrtMallocAlign32(NULL, 0, (aclrtMemMallocPolicy)0); }
+static int64_t call_aclrtMallocCached(void)
+{ return aclrtMallocCached(NULL, 0, (aclrtMemMallocPolicy)0); }
+static int64_t call_aclrtMallocWithCfg(void)
+{ return aclrtMallocWithCfg(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
+static int64_t call_aclrtMallocForTaskScheduler(void)
+{ return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
+static int64_t call_aclrtFreeWithDevSync(void)
+{ return aclrtFreeWithDevSync(NULL); }
+static int64_t call_aclrtMallocHostWithCfg(void)
+{ return aclrtMallocHostWithCfg(NULL, 0, NULL); }
+static int64_t call_aclrtFreeHostWithDevSync(void)
+{ return aclrtFreeHostWithDevSync(NULL); }
+static int64_t call_aclrtMemAllocManaged(void)
+{ return aclrtMemAllocManaged(NULL, 0, 0); }
+static int64_t call_aclrtHostRegister(void)
+{ return aclrtHostRegister(NULL, 0, (aclrtHostRegisterType)0, NULL); }
+static int64_t call_aclrtHostRegisterV2(void)
+{ return aclrtHostRegisterV2(NULL, 0, 0); }
+static int64_t call_aclrtHostGetDevicePointer(void)
+{ return aclrtHostGetDevicePointer(NULL, NULL, 0); }
+static int64_t call_aclrtHostUnregister(void)
+{ return aclrtHostUnregister(NULL); }
+static int64_t call_aclrtHostMemMapCapabilities(void)
+{ return aclrtHostMemMapCapabilities(0, (aclrtHacType)0, NULL); }
+static int64_t call_aclrtGetMemUsageInfo(void)
+{ return aclrtGetMemUsageInfo(0, NULL, 0, NULL); }
+static int64_t call_aclrtPointerGetAttributes(void)
+{ return aclrtPointerGetAttributes(NULL, NULL); }
+static int64_t call_aclrtCheckMemType(void)
+{ return aclrtCheckMemType(NULL, 0, 0, NULL, 0); }
+static int64_t call_aclrtGetMemUceInfo(void)
+{ return aclrtGetMemUceInfo(0, NULL, 0, NULL); }
+static int64_t call_aclrtMemUceRepair(void)
+{ return aclrtMemUceRepair(0, NULL, 0); }
+static int64_t call_aclrtMemManagedAdvise(void)
+{ return aclrtMemManagedAdvise(NULL, 0, (aclrtMemManagedAdviseType)0,
+                               zero_aclrtMemManagedLocation); }
+static int64_t call_aclrtMemManagedGetAttr(void)
+{ return aclrtMemManagedGetAttr((aclrtMemManagedRangeAttribute)0, NULL, 0, NULL, 0); }
+static int64_t call_aclrtMemManagedGetAttrs(void)
+{ return aclrtMemManagedGetAttrs(NULL, 0, NULL, 0, NULL, NULL); }
+static int64_t call_aclrtMemManagedPrefetchAsync(void)
+{ return aclrtMemManagedPrefetchAsync(NULL, 0, zero_aclrtMemManagedLocation, 0, NULL); }
+static int64_t call_aclrtMemManagedPrefetchBatchAsync(void)
+{ return aclrtMemManagedPrefetchBatchAsync(NULL, NULL, 0, NULL, NULL, 0, 0, NULL); }
+static int64_t call_aclrtMemcpyAsyncWithCondition(void)
+{ return aclrtMemcpyAsyncWithCondition(NULL, 0, NULL, 0, (aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtMemcpy2d(void)
+{ return aclrtMemcpy2d(NULL, 0, NULL, 0, 0, 0, (aclrtMemcpyKind)0); }
+static int64_t call_aclrtMemcpy2dAsync(void)
+{ return aclrtMemcpy2dAsync(NULL, 0, NULL, 0, 0, 0, (aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtMemcpyBatch(void)
+{ return aclrtMemcpyBatch(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL); }
+static int64_t call_aclrtMemcpyBatchV2(void)
+{ return aclrtMemcpyBatchV2(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0); }
+static int64_t call_aclrtMemcpyBatchAsync(void)
+{ return aclrtMemcpyBatchAsync(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL); }
+static int64_t call_aclrtMemcpyBatchAsyncV2(void)
+{ return aclrtMemcpyBatchAsyncV2(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL); }
+static int64_t call_aclrtGetMemcpyDescSize(void)
+{ return aclrtGetMemcpyDescSize((aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtSetMemcpyDesc(void)
+{ return aclrtSetMemcpyDesc(NULL, (aclrtMemcpyKind)0, NULL, NULL, 0, NULL); }
+static int64_t call_aclrtMemcpyAsyncWithDesc(void)
+{ return aclrtMemcpyAsyncWithDesc(NULL, (aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtMemcpyAsyncWithOffset(void)
+{ return aclrtMemcpyAsyncWithOffset(NULL, 0, 0, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtMemsetD32(void)
+{ return aclrtMemsetD32(NULL, 0, 0, 0); }
+static int64_t call_aclrtMemsetD32Async(void)
+{ return aclrtMemsetD32Async(NULL, 0, 0, 0, NULL); }
+static int64_t call_aclrtReduceAsync(void)
+{ return aclrtReduceAsync(NULL, NULL, 0, (aclrtReduceKind)0, (aclDataType)0, NULL, NULL); }
+static int64_t call_aclrtRandomNumAsync(void)
+{ return aclrtRandomNumAsync(NULL, NULL, NULL); }
+static int64_t call_aclrtGetSymbolAddress(void)
+{ return aclrtGetSymbolAddress(NULL, NULL); }
+static int64_t call_aclrtGetSymbolSize(void)
+{ return aclrtGetSymbolSize(NULL, NULL); }
+static int64_t call_aclrtMemcpyFromSymbol(void)
+{ return aclrtMemcpyFromSymbol(NULL, 0, NULL, 0, 0, (aclrtMemcpyKind)0); }
+static int64_t call_aclrtMemcpyFromSymbolAsync(void)
+{ return aclrtMemcpyFromSymbolAsync(NULL, 0, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtMemcpyToSymbol(void)
+{ return aclrtMemcpyToSymbol(NULL, NULL, 0, 0, (aclrtMemcpyKind)0); }
+static int64_t call_aclrtMemcpyToSymbolAsync(void)
+{ return aclrtMemcpyToSymbolAsync(NULL, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
+static int64_t call_aclrtMemFlush(void)
+{ return aclrtMemFlush(NULL, 0); }
+static int64_t call_aclrtMemInvalidate(void)
+{ return aclrtMemInvalidate(NULL, 0); }
+static int64_t call_aclrtCmoAsync(void)
+{ return aclrtCmoAsync(NULL, 0, (aclrtCmoType)0, NULL); }
+static int64_t call_aclrtCmoAsyncWithBarrier(void)
+{ return aclrtCmoAsyncWithBarrier(NULL, 0, (aclrtCmoType)0, 0, NULL); }
+static int64_t call_aclrtCmoWaitBarrier(void)
+{ return aclrtCmoWaitBarrier(NULL, NULL, 0); }
+static int64_t call_aclrtCmoGetDescSize(void)
+{ return aclrtCmoGetDescSize(NULL); }
+static int64_t call_aclrtCmoSetDesc(void)
+{ return aclrtCmoSetDesc(NULL, NULL, 0); }
+static int64_t call_aclrtCmoAsyncWithDesc(void)
+{ return aclrtCmoAsyncWithDesc(NULL, (aclrtCmoType)0, NULL, NULL); }
+static int64_t call_aclrtReserveMemAddressNoUCMemory(void)
+{ return aclrtReserveMemAddressNoUCMemory(NULL, 0, 0, NULL, 0); }
+static int64_t call_aclrtMemMapNoAccess(void)
+{ return aclrtMemMapNoAccess(NULL, 0, 0, NULL, 0); }
+static int64_t call_aclrtMemExportToShareableHandleV2(void)
+{ return aclrtMemExportToShareableHandleV2(NULL, 0, (aclrtMemSharedHandleType)0, NULL); }
+static int64_t call_aclrtMemImportFromShareableHandleV2(void)
+{ return aclrtMemImportFromShareableHandleV2(NULL, (aclrtMemSharedHandleType)0, 0, NULL); }
+static int64_t call_aclrtMemSetPidToShareableHandleV2(void)
+{ return aclrtMemSetPidToShareableHandleV2(NULL, (aclrtMemSharedHandleType)0, NULL, 0); }
+static int64_t call_aclrtMemP2PMap(void)
+{ return aclrtMemP2PMap(NULL, 0, 0, 0); }
+static int64_t call_aclrtMemMapSelectedLink(void)
+{ return aclrtMemMapSelectedLink(NULL, 0, NULL, 0); }
+static int64_t call_aclrtMemMapSetLink(void)
+{ return aclrtMemMapSetLink(NULL, (aclrtMemLinkType)0); }
+static int64_t call_aclrtIpcMemImportPidInterServer(void)
+{ return aclrtIpcMemImportPidInterServer(NULL, NULL, 0); }
+static int64_t call_aclrtIpcMemSetAttr(void)
+{ return aclrtIpcMemSetAttr(NULL, (aclrtIpcMemAttrType)0, 0); }
+static int64_t call_aclrtCreateBinary(void)
+{ return aclrtCreateBinary(NULL, 0) != NULL; }
+static int64_t call_aclrtDestroyBinary(void)
+{ return aclrtDestroyBinary(NULL); }
+static int64_t call_aclrtBinaryLoad(void)
+{ return aclrtBinaryLoad(NULL, NULL); }
+static int64_t call_aclrtBinaryLoadFromFile(void)
+{ return aclrtBinaryLoadFromFile(NULL, NULL, NULL); }
+static int64_t call_aclrtBinaryLoadFromData(void)
+{ return aclrtBinaryLoadFromData(NULL, 0, NULL, NULL); }
+static int64_t call_aclrtBinaryUnLoad(void)
+{ return aclrtBinaryUnLoad(NULL); }
+static int64_t call_aclrtBinaryGetDevAddress(void)
+{ return aclrtBinaryGetDevAddress(NULL, NULL, NULL); }
+static int64_t call_aclrtBinaryGetGlobal(void)
+{ return aclrtBinaryGetGlobal(NULL, NULL, NULL, NULL); }
+static int64_t call_aclrtBinaryGetFunction(void)
+{ return aclrtBinaryGetFunction(NULL, NULL, NULL); }
+static int64_t call_aclrtBinaryGetFunctionByEntry(void)
+{ return aclrtBinaryGetFunctionByEntry(NULL, 0, NULL); }
+static int64_t call_aclrtRegisterCpuFunc(void)
+{ return aclrtRegisterCpuFunc(NULL, NULL, NULL, NULL); }
+static int64_t call_aclrtGetFuncBySymbol(void)
+{ return aclrtGetFuncBySymbol(NULL, NULL); }
+static int64_t call_aclrtGetFunctionAddr(void)
+{ return aclrtGetFunctionAddr(NULL, NULL, NULL); }
+static int64_t call_aclrtGetFunctionSize(void)
+{ return aclrtGetFunctionSize(NULL, NULL, NULL); }
+static int64_t call_aclrtGetFunctionName(void)
+{ return aclrtGetFunctionName(NULL, 0, NULL); }
+static int64_t call_aclrtGetFunctionAttribute(void)
+{ return aclrtGetFunctionAttribute(NULL, (aclrtFuncAttribute)0, NULL); }
+static int64_t call_aclrtFunctionGetBinary(void)
+{ return aclrtFunctionGetBinary(NULL, NULL); }
+static int64_t call_aclrtFunctionGetParamCount(void)
+{ return aclrtFunctionGetParamCount(NULL, NULL); }
+static int64_t call_aclrtFunctionGetParamInfo(void)
+{ return aclrtFunctionGetParamInfo(NULL, 0, NULL, NULL); }
+static int64_t call_aclrtFunctionGetAvailDynUbufPerBlock(void)
+{ return aclrtFunctionGetAvailDynUbufPerBlock(NULL, 0, NULL); }
+static int64_t call_aclrtKernelArgsGetHandleMemSize(void)
+{ return aclrtKernelArgsGetHandleMemSize(NULL, NULL); }
+static int64_t call_aclrtKernelArgsGetMemSize(void)
+{ return aclrtKernelArgsGetMemSize(NULL, 0, NULL); }
+static int64_t call_aclrtKernelArgsInit(void)
+{ return aclrtKernelArgsInit(NULL, NULL); }
+static int64_t call_aclrtKernelArgsInitByUserMem(void)
+{ return aclrtKernelArgsInitByUserMem(NULL, NULL, NULL, 0); }
+static int64_t call_aclrtKernelArgsAppend(void)
+{ return aclrtKernelArgsAppend(NULL, NULL, 0, NULL); }
+static int64_t call_aclrtKernelArgsAppendPlaceHolder(void)
+{ return aclrtKernelArgsAppendPlaceHolder(NULL, NULL); }
+static int64_t call_aclrtKernelArgsGetPlaceHolderBuffer(void)
+{ return aclrtKernelArgsGetPlaceHolderBuffer(NULL, NULL, 0, NULL); }
+static int64_t call_aclrtKernelArgsParaUpdate(void)
+{ return aclrtKernelArgsParaUpdate(NULL, NULL, NULL, 0); }
+static int64_t call_aclrtKernelArgsFinalize(void)
+{ return aclrtKernelArgsFinalize(NULL); }
+static int64_t call_aclrtLaunchKernel(void)
+{ return aclrtLaunchKernel(NULL, 0, NULL, 0, NULL); }
+static int64_t call_aclrtLaunchKernelV2(void)
+{ return aclrtLaunchKernelV2(NULL, 0, NULL, 0, NULL, NULL); }
+static int64_t call_aclrtLaunchKernelWithConfig(void)
+{ return aclrtLaunchKernelWithConfig(NULL, 0, NULL, NULL, NULL, NULL); }
+static int64_t call_aclrtLaunchKernelWithHostArgs(void)
+{ return aclrtLaunchKernelWithHostArgs(NULL, 0, NULL, NULL, NULL, 0, NULL, 0); }
+static int64_t call_aclrtLaunchKernelWithArgsArray(void)
+{ return aclrtLaunchKernelWithArgsArray(NULL, 0, NULL, NULL, NULL); }
+static int64_t call_aclrtLaunchSIMTKernelWithArgsArray(void)
+{ return aclrtLaunchSIMTKernelWithArgsArray(NULL, zero_dim3, zero_dim3, 0, NULL, NULL, NULL); }
+static int64_t call_aclrtLaunchSIMTKernelWithHostArgs(void)
+{ return aclrtLaunchSIMTKernelWithHostArgs(NULL, zero_dim3, zero_dim3, 0, NULL, NULL, NULL, 0, NULL,
+                                           0); }
+static int64_t call_aclrtSetGroup(void)
+{ return aclrtSetGroup(0); }
+static int64_t call_aclrtGetGroupCount(void)
+{ return aclrtGetGroupCount(NULL); }
+static int64_t call_aclrtCreateGroupInfo(void)
+{ return aclrtCreateGroupInfo() != NULL; }
+static int64_t call_aclrtDestroyGroupInfo(void)
+{ return aclrtDestroyGroupInfo(NULL); }
+static int64_t call_aclrtGetAllGroupInfo(void)
+{ return aclrtGetAllGroupInfo(NULL); }
+static int64_t call_aclrtGetGroupInfoDetail(void)
+{ return aclrtGetGroupInfoDetail(NULL, 0, (aclrtGroupAttr)0, NULL, 0, NULL); }
+static int64_t call_aclrtAllocBuf(void)
+{ return aclrtAllocBuf(NULL, 0); }
+static int64_t call_aclrtFreeBuf(void)
+{ return aclrtFreeBuf(NULL); }
+static int64_t call_aclrtGetBufData(void)
+{ return aclrtGetBufData(NULL, NULL, NULL); }
+static int64_t call_aclrtGetBufDataLen(void)
+{ return aclrtGetBufDataLen(NULL, NULL); }
+static int64_t call_aclrtSetBufDataLen(void)
+{ return aclrtSetBufDataLen(NULL, 0); }
+static int64_t call_aclrtGetBufUserData(void)
+{ return aclrtGetBufUserData(NULL, NULL, 0, 0); }
+static int64_t call_aclrtSetBufUserData(void)
+{ return aclrtSetBufUserData(NULL, NULL, 0, 0); }
+static int64_t call_aclrtCopyBufRef(void)
+{ return aclrtCopyBufRef(NULL, NULL); }
+static int64_t call_aclrtAppendBufChain(void)
+{ return aclrtAppendBufChain(NULL, NULL); }
+static int64_t call_aclrtGetBufChainNum(void)
+{ return aclrtGetBufChainNum(NULL, NULL); }
+static int64_t call_aclrtGetBufFromChain(void)
+{ return aclrtGetBufFromChain(NULL, 0, NULL); }
+static int64_t call_aclmdlRICaptureBegin(void)
+{ return aclmdlRICaptureBegin(NULL, (aclmdlRICaptureMode)0); }
+static int64_t call_aclmdlRICaptureToModelRIBegin(void)
+{ return aclmdlRICaptureToModelRIBegin(NULL, NULL, (aclmdlRICaptureMode)0); }
+static int64_t call_aclmdlRICaptureGetInfo(void)
+{ return aclmdlRICaptureGetInfo(NULL, NULL, NULL); }
+static int64_t call_aclmdlRICaptureEnd(void)
+{ return aclmdlRICaptureEnd(NULL, NULL); }
+static int64_t call_aclmdlRICaptureThreadExchangeMode(void)
+{ return aclmdlRICaptureThreadExchangeMode(NULL); }
+static int64_t call_aclmdlRICaptureTaskGrpBegin(void)
+{ return aclmdlRICaptureTaskGrpBegin(NULL); }
+static int64_t call_aclmdlRICaptureTaskGrpEnd(void)
+{ return aclmdlRICaptureTaskGrpEnd(NULL, NULL); }
+static int64_t call_aclmdlRICaptureTaskUpdateBegin(void)
+{ return aclmdlRICaptureTaskUpdateBegin(NULL, NULL); }
+static int64_t call_aclmdlRICaptureTaskUpdateEnd(void)
+{ return aclmdlRICaptureTaskUpdateEnd(NULL); }
+static int64_t call_aclmdlRIBuildBegin(void)
+{ return aclmdlRIBuildBegin(NULL, 0); }
+static int64_t call_aclmdlRIBindStream(void)
+{ return aclmdlRIBindStream(NULL, NULL, 0); }
+static int64_t call_aclmdlRIEndTask(void)
+{ return aclmdlRIEndTask(NULL, NULL); }
+static int64_t call_aclmdlRIBuildEnd(void)
+{ return aclmdlRIBuildEnd(NULL, NULL); }
+static int64_t call_aclmdlRIUnbindStream(void)
+{ return aclmdlRIUnbindStream(NULL, NULL); }
+static int64_t call_aclmdlRIExecuteAsync(void)
+{ return aclmdlRIExecuteAsync(NULL, NULL); }
+static int64_t call_aclmdlRIExecute(void)
+{ return aclmdlRIExecute(NULL, 0); }
+static int64_t call_aclmdlRIAbort(void)
+{ return aclmdlRIAbort(NULL); }
+static int64_t call_aclmdlRIUpdate(void)
+{ return aclmdlRIUpdate(NULL); }
+static int64_t call_aclmdlRIDestroy(void)
+{ return aclmdlRIDestroy(NULL); }
+static int64_t call_aclmdlRIDestroyRegisterCallback(void)
+{ return aclmdlRIDestroyRegisterCallback(NULL, NULL, NULL); }
+static int64_t call_aclmdlRIDestroyUnregisterCallback(void)
+{ return aclmdlRIDestroyUnregisterCallback(NULL, NULL); }
+static int64_t call_aclmdlRISetName(void)
+{ return aclmdlRISetName(NULL, NULL); }
+static int64_t call_aclmdlRIGetName(void)
+{ return aclmdlRIGetName(NULL, 0, NULL); }
+static int64_t call_aclmdlRIGetId(void)
+{ return aclmdlRIGetId(NULL, NULL); }
+static int64_t call_aclmdlRIGetStreams(void)
+{ return aclmdlRIGetStreams(NULL, NULL, NULL); }
+static int64_t call_aclmdlRIDebugPrint(void)
+{ return aclmdlRIDebugPrint(NULL); }
+static int64_t call_aclmdlRIDebugJsonPrint(void)
+{ return aclmdlRIDebugJsonPrint(NULL, NULL, 0); }
+static int64_t call_aclmdlRIGetTasksByStream(void)
+{ return aclmdlRIGetTasksByStream(NULL, NULL, NULL); }
+static int64_t call_aclmdlRITaskGetType(void)
+{ return aclmdlRITaskGetType(NULL, NULL); }
+static int64_t call_aclmdlRITaskGetSeqId(void)
+{ return aclmdlRITaskGetSeqId(NULL, NULL); }
+static int64_t call_aclmdlRITaskGetParams(void)
+{ return aclmdlRITaskGetParams(NULL, NULL); }
+static int64_t call_aclmdlRITaskSetParams(void)
+{ return aclmdlRITaskSetParams(NULL, NULL); }
+static int64_t call_aclmdlRIKernelTaskGetAttribute(void)
+{ return aclmdlRIKernelTaskGetAttribute(NULL, (aclrtLaunchKernelAttrId)0, NULL); }
+static int64_t call_aclmdlRITaskDisable(void)
+{ return aclmdlRITaskDisable(NULL); }
+static int64_t call_aclmdlRICondHandleCreate(void)
+{ return aclmdlRICondHandleCreate(NULL, 0, (aclmdlRICondHandleFlag)0, NULL); }
+static int64_t call_aclmdlRICondHandleGetCondPtr(void)
+{ return aclmdlRICondHandleGetCondPtr(NULL, NULL); }
+static int64_t call_aclmdlRIAddCondTask(void)
+{ return aclmdlRIAddCondTask(zero_aclmdlRICondTaskParams, NULL, 0); }
+static int64_t call_aclmdlInitDump(void)
+{ return aclmdlInitDump(); }
+static int64_t call_aclmdlSetDump(void)
+{ return aclmdlSetDump(NULL); }
+static int64_t call_aclmdlFinalizeDump(void)
+{ return aclmdlFinalizeDump(); }
+static int64_t call_aclrtSnapShotProcessLock(void)
+{ return aclrtSnapShotProcessLock(0, NULL); }
+static int64_t call_aclrtSnapShotProcessUnlock(void)
+{ return aclrtSnapShotProcessUnlock(0, NULL); }
+static int64_t call_aclrtSnapShotProcessBackup(void)
+{ return aclrtSnapShotProcessBackup(0, NULL); }
+static int64_t call_aclrtSnapShotProcessRestore(void)
+{ return aclrtSnapShotProcessRestore(0, NULL); }
+static int64_t call_aclrtSnapShotCallbackRegister(void)
+{ return aclrtSnapShotCallbackRegister((aclrtSnapShotStage)0, NULL, NULL); }
+static int64_t call_aclrtSnapShotCallbackUnregister(void)
+{ return aclrtSnapShotCallbackUnregister((aclrtSnapShotStage)0, NULL); }
+
+/* acl/acl_rt_allocator.h */
+static int64_t call_aclrtAllocatorCreateDesc(void)
+{ return aclrtAllocatorCreateDesc() != NULL; }
+static int64_t call_aclrtAllocatorDestroyDesc(void)
+{ return aclrtAllocatorDestroyDesc(NULL); }
+static int64_t call_aclrtAllocatorSetObjToDesc(void)
+{ return aclrtAllocatorSetObjToDesc(NULL, NULL); }
+static int64_t call_aclrtAllocatorSetAllocFuncToDesc(void)
+{ return aclrtAllocatorSetAllocFuncToDesc(NULL, NULL); }
+static int64_t call_aclrtAllocatorSetFreeFuncToDesc(void)
+{ return aclrtAllocatorSetFreeFuncToDesc(NULL, NULL); }
+static int64_t call_aclrtAllocatorSetAllocAdviseFuncToDesc(void)
+{ return aclrtAllocatorSetAllocAdviseFuncToDesc(NULL, NULL); }
+static int64_t call_aclrtAllocatorSetGetAddrFromBlockFuncToDesc(void)
+{ return aclrtAllocatorSetGetAddrFromBlockFuncToDesc(NULL, NULL); }
+static int64_t call_aclrtAllocatorRegister(void)
+{ return aclrtAllocatorRegister(NULL, NULL); }
+static int64_t call_aclrtAllocatorGetByStream(void)
+{ return aclrtAllocatorGetByStream(NULL, NULL, NULL, NULL, NULL, NULL, NULL); }
+static int64_t call_aclrtAllocatorUnregister(void)
+{ return aclrtAllocatorUnregister(NULL); }
+
+#define IMPLEMENTED(fn) { #fn, (void (*)(void))fn }
+
+static const struct acl_implemented_function implemented[] = {
+    /* acl/acl_rt.h */
+    IMPLEMENTED(aclInit),
+    IMPLEMENTED(aclFinalize),
+    IMPLEMENTED(aclGetRecentErrMsg),
+    IMPLEMENTED(aclrtSetDevice),
+    IMPLEMENTED(aclrtResetDevice),
+    IMPLEMENTED(aclrtResetDeviceForce),
+    IMPLEMENTED(aclrtGetDevice),
+    IMPLEMENTED(aclrtGetDeviceCount),
+    IMPLEMENTED(aclrtSynchronizeDevice),
+    IMPLEMENTED(aclrtDeviceGetBareTgid),
+    IMPLEMENTED(aclrtDeviceCanAccessPeer),
+    IMPLEMENTED(aclrtDeviceEnablePeerAccess),
+    IMPLEMENTED(aclrtDeviceDisablePeerAccess),
+    IMPLEMENTED(aclrtCreateContext),
+    IMPLEMENTED(aclrtDestroyContext),
+    IMPLEMENTED(aclrtSetCurrentContext),
+    IMPLEMENTED(aclrtGetCurrentContext),
+    IMPLEMENTED(aclrtCreateStream),
+    IMPLEMENTED(aclrtDestroyStream),
+    IMPLEMENTED(aclrtDestroyStreamForce),
+    IMPLEMENTED(aclrtSynchronizeStream),
+    IMPLEMENTED(aclrtSynchronizeStreamWithTimeout),
+    IMPLEMENTED(aclrtStreamQuery),
+    IMPLEMENTED(aclrtStreamWaitEvent),
+    IMPLEMENTED(aclrtStreamWaitEventWithTimeout),
+    IMPLEMENTED(aclrtSubscribeReport),
+    IMPLEMENTED(aclrtLaunchCallback),
+    IMPLEMENTED(aclrtProcessReport),
+    IMPLEMENTED(aclrtUnSubscribeReport),
+    IMPLEMENTED(aclrtCreateEvent),
+    IMPLEMENTED(aclrtCreateEventWithFlag),
+    IMPLEMENTED(aclrtCreateEventExWithFlag),
+    IMPLEMENTED(aclrtDestroyEvent),
+    IMPLEMENTED(aclrtRecordEvent),
+    IMPLEMENTED(aclrtResetEvent),
+    IMPLEMENTED(aclrtQueryEventStatus),
+    IMPLEMENTED(aclrtSynchronizeEvent),
+    IMPLEMENTED(aclrtSynchronizeEventWithTimeout),
+    IMPLEMENTED(aclrtEventElapsedTime),
+    IMPLEMENTED(aclrtIpcGetEventHandle),
+    IMPLEMENTED(aclrtIpcOpenEventHandle),
+    IMPLEMENTED(aclrtCreateNotify),
+    IMPLEMENTED(aclrtDestroyNotify),
+    IMPLEMENTED(aclrtRecordNotify),
+    IMPLEMENTED(aclrtWaitAndResetNotify),
+    IMPLEMENTED(aclrtGetNotifyId),
+    IMPLEMENTED(aclrtNotifyBatchReset),
+    IMPLEMENTED(aclrtNotifyGetExportKey),
+    IMPLEMENTED(aclrtNotifyImportByKey),
+    IMPLEMENTED(aclrtNotifySetImportPid),
+    IMPLEMENTED(aclrtMalloc),
+    IMPLEMENTED(aclrtFree),
+    IMPLEMENTED(aclrtMallocHost),
+    IMPLEMENTED(aclrtFreeHost),
+    IMPLEMENTED(aclrtGetMemInfo),
+    IMPLEMENTED(aclrtMemGetAddressRange),
+    IMPLEMENTED(aclrtMemcpy),
+    IMPLEMENTED(aclrtMemcpyAsync),
+    IMPLEMENTED(aclrtMemset),
+    IMPLEMENTED(aclrtMemsetAsync),
+    IMPLEMENTED(aclrtReserveMemAddress),
+    IMPLEMENTED(aclrtReleaseMemAddress),
+    IMPLEMENTED(aclrtMallocPhysical),
+    IMPLEMENTED(aclrtFreePhysical),
+    IMPLEMENTED(aclrtMapMem),
+    IMPLEMENTED(aclrtUnmapMem),
+    IMPLEMENTED(aclrtMemSetAccess),
+    IMPLEMENTED(aclrtMemGetAccess),
+    IMPLEMENTED(aclrtMemGetAllocationGranularity),
+    IMPLEMENTED(aclrtMemRetainAllocationHandle),
+    IMPLEMENTED(aclrtMemGetAllocationPropertiesFromHandle),
+    IMPLEMENTED(aclrtMemExportToShareableHandle),
+    IMPLEMENTED(aclrtMemImportFromShareableHandle),
+    IMPLEMENTED(aclrtMemSetPidToShareableHandle),
+    IMPLEMENTED(aclrtIpcMemGetExportKey),
+    IMPLEMENTED(aclrtIpcMemSetImportPid),
+    IMPLEMENTED(aclrtIpcMemImportByKey),
+    IMPLEMENTED(aclrtIpcMemClose),
+};
+
+/* What a stub returns: CANN's failure value for its return type. */
+#define FAILS_WITH_CODE       "ACL_ERROR_RT_FEATURE_NOT_SUPPORT", ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+#define FAILS_WITH_NULL       "NULL", 0
+#define FAILS_WITH_ZERO       "0", 0
+#define FAILS_WITH_UINT32_MAX "0xFFFFFFFF", 0xFFFFFFFF
+#define RETURNS_NOTHING       "nothing (void)", 0
+#define STUB(fn, status, returns) { #fn, ACL_FN_##status, returns, call_##fn }
+
+static const struct acl_stub_function stubs[] = {
+    /* acl/acl_base_rt.h */
+    STUB(aclFloat16ToFloat, NOT_YET, FAILS_WITH_ZERO),
+    STUB(aclFloatToFloat16, NOT_YET, FAILS_WITH_ZERO),
+    STUB(aclCreateDataBuffer, NOT_YET, FAILS_WITH_NULL),
+    STUB(aclDestroyDataBuffer, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclUpdateDataBuffer, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclGetDataBufferAddr, NOT_YET, FAILS_WITH_NULL),
+    STUB(aclGetDataBufferSize, NOT_YET, FAILS_WITH_ZERO),
+    STUB(aclGetDataBufferSizeV2, NOT_YET, FAILS_WITH_ZERO),
+    STUB(aclDataTypeSize, NOT_YET, FAILS_WITH_ZERO),
+    STUB(aclAppLog, NOT_YET, RETURNS_NOTHING),
+    STUB(aclrtGetSocName, NOT_YET, FAILS_WITH_NULL),
+    STUB(aclGetCannAttributeList, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclGetCannAttribute, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclGetDeviceCapability, NOT_YET, FAILS_WITH_CODE),
+    /* acl/acl_rt.h */
+    STUB(aclFinalizeReference, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclInitCallbackRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclInitCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclFinalizeCallbackRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclFinalizeCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclsysGetCANNVersion, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclsysGetVersionStr, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclsysGetVersionNum, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetVersion, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCheckArchCompatibility, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtPeekAtLastError, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetLastError, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetErrorVerbose, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtRepairError, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetExceptionInfoCallback, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtExceptionInfoCallbackRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtExceptionInfoCallbackUnregister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetTaskIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
+    STUB(aclrtGetStreamIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
+    STUB(aclrtGetThreadIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
+    STUB(aclrtGetDeviceIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
+    STUB(aclrtGetErrorCodeFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
+    STUB(aclrtGetArgsFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetRunMode, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSynchronizeDeviceWithTimeout, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceTaskAbort, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetDeviceInfo, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetDeviceCapability, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetDeviceUtilizationRate, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetUuid, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetPCIBusId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetByPCIBusId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceSetLimit, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetLimit, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetStreamPriorityRange, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetHostAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDeviceGetP2PAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetDevicesTopo, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtDeviceL2CacheFlush, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetHardwareSyncAddr, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetLogicDevIdByUserDevId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetUserDevIdByLogicDevId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetLogicDevIdByPhyDevId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetPhyDevIdByLogicDevId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetUserDevIdByPhyDevId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetPhyDevIdByUserDevId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDevicePeerAccessStatus, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtResetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtResetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtUseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtUnuseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtRegDeviceStateCallback, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetDeviceTaskAbortCallback, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtRegStreamStateCallback, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCtxGetCurrentDefaultStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetPrimaryCtxState, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCtxGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCtxSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetOpWaitTimeout, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetOpExecuteTimeOut, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetOpExecuteTimeOutWithMs, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetOpExecuteTimeOutV2, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetOpExecuteTimeout, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetOpTimeOutInterval, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetStreamOverflowSwitch, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetStreamOverflowSwitch, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtResetOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtCtxGetFloatOverflowAddr, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtResetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtCreateStreamWithConfig, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCreateStreamConfigHandle, NOT_YET, FAILS_WITH_NULL),
+    STUB(aclrtDestroyStreamConfigHandle, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetStreamConfigOpt, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCreateStreamV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtStreamGetId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtStreamGetPriority, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtStreamGetFlags, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetStreamAvailableNum, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetStreamFailureMode, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtStreamAbort, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtStreamStop, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtStreamWaitEventWithFlag, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtValueWrite, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtValueWait, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtActiveStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSwitchStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetThreadLastTaskId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtTaskUpdateAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtCacheLastTaskExtendInfo, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCreateLabel, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetLabel, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDestroyLabel, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCreateLabelList, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtDestroyLabelList, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSwitchLabelByIndex, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSubscribeHostFunc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtProcessHostFunc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtUnSubscribeHostFunc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtLaunchHostFunc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtRecordEventWithFlag, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtQueryEvent, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtEventGetTimestamp, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetEventId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetEventAvailNum, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtNotifySetImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCntNotifyCreate, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCntNotifyDestroy, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCntNotifyRecord, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCntNotifyWaitWithTimeout, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCntNotifyReset, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCntNotifyGetId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMallocAlign32, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMallocCached, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMallocWithCfg, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtFreeWithDevSync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMallocHostWithCfg, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtFreeHostWithDevSync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtHostRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtHostRegisterV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtHostGetDevicePointer, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtHostUnregister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtHostMemMapCapabilities, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetMemUsageInfo, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtPointerGetAttributes, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCheckMemType, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemUceRepair, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemManagedAdvise, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemManagedGetAttr, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemManagedGetAttrs, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemManagedPrefetchAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemManagedPrefetchBatchAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyAsyncWithCondition, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpy2d, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpy2dAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyBatch, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyBatchV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyBatchAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyBatchAsyncV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetMemcpyDescSize, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSetMemcpyDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyAsyncWithOffset, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemsetD32, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemsetD32Async, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtReduceAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetSymbolSize, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyFromSymbol, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyFromSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyToSymbol, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtMemcpyToSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtMemFlush, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemInvalidate, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCmoAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCmoAsyncWithBarrier, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCmoWaitBarrier, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCmoGetDescSize, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCmoSetDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCmoAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtReserveMemAddressNoUCMemory, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemMapNoAccess, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemExportToShareableHandleV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemImportFromShareableHandleV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemSetPidToShareableHandleV2, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemP2PMap, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemMapSelectedLink, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtMemMapSetLink, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtIpcMemImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtIpcMemSetAttr, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtCreateBinary, NOT_SUPPORTED, FAILS_WITH_NULL),
+    STUB(aclrtDestroyBinary, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryLoad, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryLoadFromFile, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryLoadFromData, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryUnLoad, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryGetDevAddress, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryGetGlobal, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryGetFunction, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtBinaryGetFunctionByEntry, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtRegisterCpuFunc, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFuncBySymbol, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFunctionAddr, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFunctionSize, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFunctionName, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetFunctionAttribute, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtFunctionGetBinary, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtFunctionGetParamCount, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtFunctionGetParamInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtFunctionGetAvailDynUbufPerBlock, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsGetHandleMemSize, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsGetMemSize, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsInit, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsInitByUserMem, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsAppend, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsAppendPlaceHolder, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsGetPlaceHolderBuffer, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsParaUpdate, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtKernelArgsFinalize, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchKernel, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchKernelV2, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchKernelWithConfig, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchKernelWithHostArgs, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchKernelWithArgsArray, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchSIMTKernelWithArgsArray, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtLaunchSIMTKernelWithHostArgs, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetGroup, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetGroupCount, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtCreateGroupInfo, NOT_SUPPORTED, FAILS_WITH_NULL),
+    STUB(aclrtDestroyGroupInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetAllGroupInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetGroupInfoDetail, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtAllocBuf, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtFreeBuf, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetBufData, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetBufDataLen, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetBufDataLen, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetBufUserData, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSetBufUserData, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtCopyBufRef, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtAppendBufChain, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetBufChainNum, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtGetBufFromChain, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureBegin, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureToModelRIBegin, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureGetInfo, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureEnd, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureThreadExchangeMode, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureTaskGrpBegin, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureTaskGrpEnd, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureTaskUpdateBegin, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICaptureTaskUpdateEnd, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIBuildBegin, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIBindStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIEndTask, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIBuildEnd, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIUnbindStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIExecuteAsync, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIExecute, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIAbort, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIUpdate, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIDestroy, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIDestroyRegisterCallback, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIDestroyUnregisterCallback, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRISetName, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIGetName, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIGetId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIGetStreams, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIDebugPrint, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIDebugJsonPrint, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIGetTasksByStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRITaskGetType, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRITaskGetSeqId, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRITaskGetParams, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRITaskSetParams, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIKernelTaskGetAttribute, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclmdlRITaskDisable, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICondHandleCreate, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRICondHandleGetCondPtr, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlRIAddCondTask, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclmdlInitDump, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclmdlSetDump, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclmdlFinalizeDump, NOT_SUPPORTED, FAILS_WITH_CODE),
+    STUB(aclrtSnapShotProcessLock, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSnapShotProcessUnlock, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSnapShotProcessBackup, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSnapShotProcessRestore, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSnapShotCallbackRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtSnapShotCallbackUnregister, NOT_YET, FAILS_WITH_CODE),
+    /* acl/acl_rt_allocator.h */
+    STUB(aclrtAllocatorCreateDesc, NOT_YET, FAILS_WITH_NULL),
+    STUB(aclrtAllocatorDestroyDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorSetObjToDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorSetAllocFuncToDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorSetFreeFuncToDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorSetAllocAdviseFuncToDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorSetGetAddrFromBlockFuncToDesc, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorRegister, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorGetByStream, NOT_YET, FAILS_WITH_CODE),
+    STUB(aclrtAllocatorUnregister, NOT_YET, FAILS_WITH_CODE),
+};
+
+const struct acl_all_functions ALL_FUNCTIONS = {
+    LANGUAGE,
+    implemented, sizeof(implemented) / sizeof(implemented[0]),
+    stubs, sizeof(stubs) / sizeof(stubs[0]),
+};
