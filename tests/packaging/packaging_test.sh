@@ -211,15 +211,18 @@ result $? "a CMake project builds with find_package(npuipc) and npuipc::npuipc (
 [ "$last" = 0 ] || tap_log "$d/build.log"
 
 d=$(consumer cann ipc_notify_lender.c ipc_notify_borrower.c vmm_lender.c vmm_borrower.c)
+cp "$top"/tests/gtest/acl_all_functions.[ch] "$top/tests/gtest/acl_all_functions_cxx.cpp" "$d/"
 (
 	# shellcheck source=/dev/null
 	. "$root/lib/npuipc/cann/set_env.sh"
-	cmake -S "$d" -B "$d/build" && cmake --build "$d/build"
+	cmake -S "$d" -B "$d/build" && cmake --build "$d/build" &&
+		"$d/build/all_functions_c" && "$d/build/all_functions_cxx"
 ) > "$d/build.log" 2>&1
+all=$?
 needed=$(readelf -d "$d/build/ipc_notify_lender" 2>/dev/null | grep -c 'Shared library: \[libnpuipc.so.0\]')
-[ "$needed" = 1 ]
-result $? "a CANN project builds unchanged against the CANN root (set_env.sh, include/, lib64/libascendcl.so)"
-[ "$needed" = 1 ] || tap_log "$d/build.log"
+[ "$needed" = 1 ] && [ "$all" = 0 ]
+result $? "a CANN project builds unchanged against the CANN root (set_env.sh, include/, lib64/libascendcl.so), and so do C and C++ programs calling every function of the headers"
+[ "$last" = 0 ] || tap_log "$d/build.log"
 
 # 12-14. the environment scripts
 env_of() { bash -c ". '$1' && echo \$ASCEND_HOME_PATH:\$ASCEND_INSTALL_PATH:\$ASCEND_CANN_PACKAGE_PATH && echo \$LD_LIBRARY_PATH"; }

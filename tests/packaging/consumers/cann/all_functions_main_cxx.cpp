@@ -1,0 +1,2 @@
+// SPDX-License-Identifier: MIT
+#include "all_functions_main.c"
