@@ -7,7 +7,12 @@
 // npuipc.ko with default parameters.
 #include "acl_test_util.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -114,6 +119,59 @@ TEST_F(AclThreadsTest, EightThreadsOfStreamEventNotifyRoundsAllSucceedAndLeakNot
     int32_t device = -1;
     EXPECT_EQ(ACL_SUCCESS, aclrtGetDevice(&device));
     EXPECT_EQ(0, device);
+}
+
+// fork() takes the runtime's lock before the IPC transport's, the order
+// of every thread: forks while one thread publishes physical memory (its
+// lock, then the transport's) and another sets and resets the device it
+// lives on (the runtime's lock, then the memory's) never deadlock. The
+// calls of the two threads may fail as the device comes and goes; every
+// fork must return and every child exit cleanly.
+TEST_F(AclThreadsTest, ForksWhileThreadsPublishMemoryAndResetItsDeviceNeverDeadlock)
+{
+    ACL_NEED_DEVICES(2);
+    std::atomic<bool> stop{false};
+    std::atomic<int> published{0};
+    std::thread publisher([&] {
+        aclrtPhysicalMemProp prop = {};
+        prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+        prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+        prop.memAttr = ACL_HBM_MEM_NORMAL;
+        prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = 1;
+        while (!stop.load()) {
+            aclrtDrvMemHandle handle = nullptr;
+            uint64_t shareable = 0;
+            if (aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0) != ACL_SUCCESS)
+                continue;
+            if (aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE,
+                                                ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+                                                &shareable) == ACL_SUCCESS)
+                published++;
+            (void)aclrtFreePhysical(handle);
+        }
+    });
+    std::thread resetter([&] {
+        while (!stop.load()) {
+            if (aclrtSetDevice(1) == ACL_SUCCESS)
+                (void)aclrtResetDevice(1);
+        }
+    });
+    int clean = 0;
+    for (int i = 0; i < 100; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        ASSERT_GT(pid, 0);
+        int status = 0;
+        ASSERT_EQ(pid, waitpid(pid, &status, 0));
+        clean += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    stop = true;
+    publisher.join();
+    resetter.join();
+    EXPECT_EQ(100, clean);
+    EXPECT_GT(published.load(), 0);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "drm/npuipc_drm.h"
+#include "ipc/internal.h"
 #include "npuipc/ipc.h"
 #include "npuipc/runtime_objects.h"
 
@@ -51,6 +52,13 @@ Runtime &Runtime::get()
     // atexit handlers) may still call into the runtime.
     static Runtime *runtime = [] {
         auto *r = new Runtime;
+        // fork() takes Runtime::mu before the transport's lock, the order
+        // of every other thread: one holding an object's lock while it
+        // publishes (transport lock) must not wait for a fork that holds
+        // the transport's lock and waits for Runtime::mu, held by a thread
+        // waiting for that object's lock.
+        if (int err = npuipc_ipc::register_fork_handlers())
+            log_warning("cannot register the IPC transport's fork handlers: errno %d", err);
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
         return r;
     }();

@@ -839,7 +839,7 @@ Status start_exporter()
 {
     static bool hooks_registered = false;
     if (!hooks_registered) {
-        if (int err = ::pthread_atfork(atfork_prepare, atfork_parent, atfork_child))
+        if (int err = detail::register_fork_handlers())
             return Status::from_errno(err);
         if (::atexit(unlink_at_exit) != 0)
             return Status::from_errno(ENOMEM);
@@ -1095,3 +1095,14 @@ std::vector<int> exporter_fds()
 }
 
 } // namespace npuipc::ipc
+
+int npuipc_ipc::register_fork_handlers()
+{
+    static std::once_flag once;
+    static int err = 0;
+    std::call_once(once, [] {
+        using namespace npuipc::ipc;
+        err = ::pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    });
+    return err;
+}

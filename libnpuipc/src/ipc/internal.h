@@ -110,6 +110,12 @@ Result<std::string> socket_path(const std::string &dir, const std::string &name)
 
 Status fill_random(void *buf, size_t len);
 using npuipc_clock::now_ms;
+// Registers the transport's fork handlers (once), which take its lock
+// around fork(). Whoever takes its own locks around fork() and calls into
+// the transport under them registers after this, so that its handlers take
+// those locks before the transport's: pthread_atfork runs the prepare
+// handlers last-registered first.
+int register_fork_handlers();
 void log(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 } // namespace npuipc_ipc
