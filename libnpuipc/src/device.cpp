@@ -357,6 +357,13 @@ Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_
             ::munmap(want, size);
         return Status::from_errno(err);
     }
+    // Device memory is the process's own: a fork child must not keep the
+    // parent's buffers alive (or reach them) through inherited mappings.
+    if (::madvise(addr, size, MADV_DONTFORK) != 0) {
+        int err = errno;
+        ::munmap(addr, size);
+        return Status::from_errno(err);
+    }
     return Mapping(addr, size);
 }
 

@@ -4,7 +4,9 @@
 // is pinned by the library's decided semantics.
 #include "acl_test_util.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -630,14 +632,41 @@ enum ForkStep {
     kForkMemsetFailed,
     kForkDataWrong,
     kForkCleanupFailed,
+    kForkDrmFdInherited,
+    kForkDeviceMemoryInherited,
 };
 
-// `parent_stream` is the parent's, used by the forking thread just before.
-int ForkChild(aclrtStream parent_stream)
+// Whether this process holds a file of a DRM render node.
+bool HoldsRenderNode()
+{
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir)
+        return true;
+    bool found = false;
+    while (const dirent *e = readdir(dir)) {
+        char link[256] = {};
+        std::string path = std::string("/proc/self/fd/") + e->d_name;
+        if (readlink(path.c_str(), link, sizeof(link) - 1) > 0 &&
+            strncmp(link, "/dev/dri/renderD", 16) == 0)
+            found = true;
+    }
+    closedir(dir);
+    return found;
+}
+
+// `parent_stream` and `parent_memory` (a page of device memory) are the
+// parent's, used by the forking thread just before.
+int ForkChild(aclrtStream parent_stream, void *parent_memory)
 {
     int32_t device = -1;
     uint32_t count = 0;
     void *p = nullptr;
+    // Nothing of the parent's devices came along: no DRM file (which would
+    // keep the parent's objects, and its exit, from ending), no mapping.
+    if (HoldsRenderNode())
+        return kForkDrmFdInherited;
+    if (msync(parent_memory, 4096, MS_ASYNC) != -1 || errno != ENOMEM)
+        return kForkDeviceMemoryInherited;
     if (aclrtSetDevice(0) != ACL_ERROR_UNINITIALIZE)
         return kForkSetDeviceNotUninit;
     if (aclrtGetDeviceCount(&count) != ACL_ERROR_UNINITIALIZE)
@@ -684,7 +713,7 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
     pid_t pid = fork();
     ASSERT_GE(pid, 0) << strerror(errno);
     if (pid == 0)
-        _exit(ForkChild(stream));
+        _exit(ForkChild(stream, p));
 
     // Bounded wait for the child; a hung child is killed and reported.
     int status = 0;

@@ -316,6 +316,9 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the range is already mapped");
         void *at = ::mmap(virPtr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                           phys->dev->fd(), static_cast<off_t>(info.value().mmap_offset));
+        // As every device mapping: not inherited by fork children.
+        if (at != MAP_FAILED && ::madvise(at, size, MADV_DONTFORK) != 0)
+            at = MAP_FAILED;
         if (at == MAP_FAILED) {
             int err = errno;
             ::mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);

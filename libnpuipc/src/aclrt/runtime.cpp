@@ -38,6 +38,9 @@ void atfork_child()
     // The child shares the parent's DRM files: any ioctl on them would act
     // on the parent's objects. Until aclInit, it only gets errors.
     rt.forked = !rt.devices.empty() || !rt.objects.empty() || !rt.allocations.empty();
+    // Nor may it keep them open: a parent's process-owned objects (and its
+    // exit, which importers learn of) must not wait for its children.
+    rt.close_drm_fds_after_fork();
     // A reader/writer lock cannot be unlocked by the child (glibc checks
     // the writer's thread id, which is new here): made anew, unlocked.
     new (&rt.mem_mu) std::shared_mutex();
@@ -307,39 +310,45 @@ aclError Runtime::helper_stream(uint32_t device, std::shared_ptr<Stream> &out)
     return ACL_SUCCESS;
 }
 
-void Runtime::discard_after_fork()
+void Runtime::close_drm_fds_after_fork()
 {
-    // Everything here belongs to the parent's files. Undo what is the
-    // child's own (its fds and mappings) without a single ioctl, and leak
-    // the owners, whose destructors would issue them.
-    {
-        std::unique_lock<std::shared_mutex> lock(mem_mu);
-        // VMM mappings go back to reserved address space (the child's
-        // reservations stay whole); the rest is unmapped.
-        for (auto &entry : allocations)
-            if (entry.second->physical)
-                ::mmap(reinterpret_cast<void *>(entry.second->base), entry.second->size, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-            else
-                ::munmap(reinterpret_cast<void *>(entry.second->base), entry.second->size);
-        auto *leak = new std::map<uintptr_t, std::shared_ptr<Allocation>>;
-        leak->swap(allocations);
-    }
+    // close() only: this runs in the fork child's atfork handler.
     for (auto &entry : devices) {
         for (auto &pooled : entry.second.event_pool)
             ::close(pooled->fd.release());
         ::close(entry.second.dev->fd());
+    }
+    for (auto &entry : objects)
+        if (entry.second->kind == Kind::Stream)
+            for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
+                ::close(task.reached->fd.release());
+    for (auto &entry : host_copies)
+        ::close(entry.second.point.reached->fd.release());
+}
+
+void Runtime::discard_after_fork()
+{
+    // Everything here belongs to the parent's files, whose fds the child
+    // closed at fork (close_drm_fds_after_fork) and whose mappings it never
+    // had (MADV_DONTFORK). Leak the owners, whose destructors would issue
+    // ioctls and unmap what may be the child's own memory by now.
+    {
+        std::unique_lock<std::shared_mutex> lock(mem_mu);
+        // The holes VMM mappings left in the child's reservations are
+        // reserved again, unless the child has mapped something there.
+        for (auto &entry : allocations)
+            if (entry.second->physical)
+                ::mmap(reinterpret_cast<void *>(entry.second->base), entry.second->size, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        auto *leak = new std::map<uintptr_t, std::shared_ptr<Allocation>>;
+        leak->swap(allocations);
     }
     for (auto &entry : objects) {
         if (entry.second->kind != Kind::Stream)
             continue;
         // The parent's streams: no cached lookup may find them again.
         static_cast<Stream &>(*entry.second).listed.store(false, std::memory_order_relaxed);
-        for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
-            ::close(task.reached->fd.release());
     }
-    for (auto &entry : host_copies)
-        ::close(entry.second.point.reached->fd.release());
     auto *leak_copies = new std::map<uint64_t, HostCopy>;
     leak_copies->swap(host_copies);
     // The parent's copier thread is not here: the child's first copy

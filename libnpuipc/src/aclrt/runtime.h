@@ -269,6 +269,9 @@ public:
     // The stream a handle names; NULL is the current context's default one.
     aclError resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &out);
     aclError helper_stream(uint32_t device, std::shared_ptr<Stream> &out);
+    // In a fork child: closes its copies of the parent's DRM fds at once
+    // (the atfork handler); discard_after_fork() forgets the rest at aclInit.
+    void close_drm_fds_after_fork();
     void discard_after_fork();
 
     // Without mu held: revokes the keys release_device() collected.
