@@ -740,6 +740,75 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
     MarkReset(0);
 }
 
+// ---- ASCEND_RT_VISIBLE_DEVICES ----
+
+// In a fork child: sets ASCEND_RT_VISIBLE_DEVICES to `value` (unsets it for
+// NULL), starts afresh with aclInit and exits with 16 * the device count
+// plus the npuipc index behind device 0 (whose budget an allocation on it
+// takes), or with a code from 240 up naming the step that failed.
+int VisibleDevicesChild(const char *value)
+{
+    if (value)
+        setenv("ASCEND_RT_VISIBLE_DEVICES", value, 1);
+    else
+        unsetenv("ASCEND_RT_VISIBLE_DEVICES");
+    uint32_t count = 0;
+    if (aclInit(nullptr) != ACL_SUCCESS || aclrtGetDeviceCount(&count) != ACL_SUCCESS)
+        return 255;
+    if (count == 0)
+        return aclrtSetDevice(0) == ACL_ERROR_RT_INVALID_DEVICEID ? 0 : 254;
+    if (aclrtSetDevice(static_cast<int32_t>(count)) != ACL_ERROR_RT_INVALID_DEVICEID)
+        return 253;
+    if (aclrtSetDevice(0) != ACL_SUCCESS)
+        return 252;
+    int32_t current = -1;
+    if (aclrtGetDevice(&current) != ACL_SUCCESS || current != 0)
+        return 251;
+    auto before = npuipc::list_devices();
+    void *p = nullptr;
+    if (!before.ok() || aclrtMalloc(&p, 1 << 20, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS)
+        return 250;
+    auto after = npuipc::list_devices();
+    if (!after.ok() || after.value().size() != before.value().size())
+        return 249;
+    int index = -1;
+    for (size_t i = 0; i < after.value().size(); i++)
+        if (after.value()[i].mem_free < before.value()[i].mem_free)
+            index = static_cast<int>(after.value()[i].index);
+    if (index < 0 || index > 15)
+        return 248;
+    return static_cast<int>(count) * 16 + index;
+}
+
+TEST_F(AclDeviceTest, VisibleDevicesNumberTheListedDevicesFromZeroAndStopAtTheFirstBadEntry)
+{
+    ACL_NEED_DEVICES(2);
+    const struct {
+        const char *value;
+        int expected; // 16 * count + npuipc index of device 0
+    } cases[] = {
+        {nullptr, 2 * 16 + 0},
+        {"", 2 * 16 + 0},   // empty: as unset
+        {"1", 1 * 16 + 1},
+        {"1,0", 1 * 16 + 1}, // not ascending: stops at 0
+        {"0, 1", 1 * 16 + 0}, // the space ends the list
+        {"1,7", 1 * 16 + 1},  // no device 7: stops there
+        {"0,1", 2 * 16 + 0},
+        {"x", 0},             // nothing valid: no device
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.value ? std::string("ASCEND_RT_VISIBLE_DEVICES=\"") + c.value + "\"" : "unset");
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0)
+            _exit(VisibleDevicesChild(c.value));
+        int status = 0;
+        ASSERT_EQ(pid, waitpid(pid, &status, 0));
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(c.expected, WEXITSTATUS(status));
+    }
+}
+
 // ---- not supported yet ----
 
 

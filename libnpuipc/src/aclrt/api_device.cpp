@@ -52,10 +52,13 @@ aclError aclInit(const char *configPath)
             rt.discard_after_fork();
         if (rt.initialized)
             return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
-        if (config.default_device >= 0)
-            if (aclError err = rt.check_device_id(config.default_device))
+        rt.default_device = -1;
+        if (config.default_device >= 0) {
+            uint32_t index;
+            if (aclError err = rt.check_device_id(config.default_device, index))
                 return err;
-        rt.default_device = config.default_device;
+            rt.default_device = static_cast<int>(index);
+        }
         rt.initialized = true;
         return ACL_SUCCESS;
     },
@@ -88,9 +91,10 @@ aclError aclrtSetDevice(int32_t deviceId)
     return api("aclrtSetDevice", [&] {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = rt.check_device_id(deviceId))
+        uint32_t index;
+        if (aclError err = rt.check_device_id(deviceId, index))
             return err;
-        return rt.set_device(static_cast<uint32_t>(deviceId));
+        return rt.set_device(index);
     });
 }
 
@@ -99,16 +103,17 @@ static aclError reset_device(const char *name, int32_t deviceId, bool force)
     aclError err = api(name, [&] {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = rt.check_device_id(deviceId))
+        uint32_t index;
+        if (aclError err = rt.check_device_id(deviceId, index))
             return err;
-        auto it = rt.devices.find(static_cast<uint32_t>(deviceId));
+        auto it = rt.devices.find(index);
         // Opened only for VMM physical memory: not set, nothing to reset.
         if (it == rt.devices.end() || (!force && it->second.refs == 0))
             return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
                         "device %d is not set in this process (or was already released)",
                         deviceId);
         if (force || --it->second.refs == 0)
-            rt.release_device(static_cast<uint32_t>(deviceId));
+            rt.release_device(index);
         return ACL_SUCCESS;
     });
     Runtime::get().revoke_pending();
@@ -135,7 +140,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
         std::shared_ptr<Context> ctx;
         if (aclError err = rt.current_context(ctx))
             return err;
-        *deviceId = static_cast<int32_t>(ctx->device);
+        *deviceId = rt.logical_id(ctx->device);
         return ACL_SUCCESS;
     });
 }
@@ -185,12 +190,13 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
             return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
-        if (aclError err = rt.check_device_id(deviceId))
+        uint32_t index;
+        if (aclError err = rt.check_device_id(deviceId, index))
             return err;
         // A reference on its device, as aclrtSetDevice takes.
-        if (aclError err = rt.set_device(static_cast<uint32_t>(deviceId)))
+        if (aclError err = rt.set_device(index))
             return err;
-        uint64_t token = rt.add_object(std::make_shared<Context>(deviceId, false));
+        uint64_t token = rt.add_object(std::make_shared<Context>(index, false));
         thread_context() = token;
         *context = reinterpret_cast<aclrtContext>(token);
         return ACL_SUCCESS;
@@ -281,15 +287,16 @@ static aclError peer_access(const char *name, int32_t peerDeviceId, bool enable)
         std::shared_ptr<Context> ctx;
         if (aclError err = rt.current_context(ctx))
             return err;
-        if (aclError err = rt.check_device_id(peerDeviceId))
+        uint32_t peer;
+        if (aclError err = rt.check_device_id(peerDeviceId, peer))
             return err;
-        if (static_cast<uint32_t>(peerDeviceId) == ctx->device)
+        if (peer == ctx->device)
             return fail(ACL_ERROR_INVALID_PARAM, "device %d is the current device", peerDeviceId);
         auto &peers = rt.devices.at(ctx->device).peers;
         if (enable)
-            peers.insert(static_cast<uint32_t>(peerDeviceId));
+            peers.insert(peer);
         else
-            peers.erase(static_cast<uint32_t>(peerDeviceId));
+            peers.erase(peer);
         return ACL_SUCCESS;
     });
 }

@@ -71,18 +71,18 @@ aclError check_prop(const aclrtPhysicalMemProp *prop, uint32_t &page_class)
     return ACL_SUCCESS;
 }
 
-// The device physical memory lives on. Physical memory belongs to a device,
+// The device physical memory lives on (`id` as the application numbers it;
+// `index` its npuipc index). Physical memory belongs to a device,
 // not a context, so a device this process has not set is opened without
 // setting it: no aclrtSetDevice reference is taken behind the application's
 // back, and the device closes again when its last physical memory and
 // mapping go (close_device_if_unused).
-aclError device_for(uint32_t index, std::shared_ptr<const Device> &dev)
+aclError device_for(int32_t id, uint32_t &index, std::shared_ptr<const Device> &dev)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
-    if (!rt.devices.count(index))
-        if (aclError err = rt.check_device_id(static_cast<int32_t>(index)))
-            return err;
+    if (aclError err = rt.check_device_id(id, index))
+        return err;
     DeviceState *state;
     if (aclError err = rt.open_device(index, state))
         return err;
@@ -166,14 +166,15 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
         if (size == 0 || size % page_class_size(page_class))
             return fail(ACL_ERROR_INVALID_PARAM,
                         "size %zu is not a non-zero multiple of the granularity", size);
-        DeviceUse use(prop->location.id);
+        uint32_t index;
         std::shared_ptr<const Device> dev;
-        if (aclError err = device_for(prop->location.id, dev))
+        if (aclError err = device_for(static_cast<int32_t>(prop->location.id), index, dev))
             return err;
+        DeviceUse use(index);
         Result<uint32_t> h = dev->create_buffer(size, page_class);
         if (!h.ok())
             return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
-        return add_physical(std::make_shared<Physical>(prop->location.id, dev,
+        return add_physical(std::make_shared<Physical>(index, dev,
                                                        BufferHandle(dev, h.value()), size,
                                                        page_class, *prop),
                             handle);
@@ -522,21 +523,22 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
         Result<ipc::Key> key = ipc::parse_key(text.value().c_str());
         if (!key.ok())
             return fail_handle(key.error(), "reading the shareable handle");
-        DeviceUse use(static_cast<uint32_t>(deviceId));
+        uint32_t index;
         std::shared_ptr<const Device> dev;
-        if (aclError err = device_for(static_cast<uint32_t>(deviceId), dev))
+        if (aclError err = device_for(deviceId, index, dev))
             return err;
+        DeviceUse use(index);
         Result<ipc::Fetched> got = ipc::fetch(key.value(), ipc::Kind::Memory, 5000);
         if (!got.ok())
             return fail_handle(got.error(), "importing the shareable handle");
-        uint32_t src = got.value().tag;
-        if (src != static_cast<uint32_t>(deviceId) &&
-            !Runtime::get().peer_enabled(static_cast<uint32_t>(deviceId), src))
+        uint32_t src = got.value().tag; // the npuipc index of the memory's device
+        if (src != index && !Runtime::get().peer_enabled(index, src))
             return fail(ACL_ERROR_RT_NO_PERMISSION,
-                        "the memory lives on device %u: enable peer access from device %d first", src,
-                        deviceId);
+                        "the memory lives on another device (npuipc index %u): enable peer "
+                        "access from device %d first",
+                        src, deviceId);
         Result<uint32_t> h = dev->import_buffer(
-            got.value().fd.get(), src != static_cast<uint32_t>(deviceId) ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0);
+            got.value().fd.get(), src != index ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing the memory");
         BufferHandle buffer(dev, h.value());
@@ -553,7 +555,7 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
                                                                              : ACL_HBM_MEM_NORMAL;
         prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = static_cast<uint32_t>(deviceId);
-        return add_physical(std::make_shared<Physical>(static_cast<uint32_t>(deviceId), dev,
+        return add_physical(std::make_shared<Physical>(index, dev,
                                                        std::move(buffer), info.value().size,
                                                        info.value().page_class, prop),
                             handle);

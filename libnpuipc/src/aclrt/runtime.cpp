@@ -2,6 +2,7 @@
 #include "aclrt/runtime.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <new>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -83,6 +84,33 @@ uint64_t Runtime::add_object(std::shared_ptr<Object> obj)
     return token;
 }
 
+// The npuipc indices an application sees, in its order, from
+// ASCEND_RT_VISIBLE_DEVICES (`list`) and the `present` devices.
+static std::vector<uint32_t> visible_devices(const char *list, uint32_t present)
+{
+    std::vector<uint32_t> visible;
+    if (!list || !*list) { // unset or empty: every device
+        for (uint32_t i = 0; i < present; i++)
+            visible.push_back(i);
+        return visible;
+    }
+    // As CANN: ascending ids separated by commas; the first character or
+    // id that does not fit ends the list ("1, 2,3" is 1; "1,3,8" of four
+    // devices is 1,3).
+    const char *p = list;
+    while (*p >= '0' && *p <= '9') {
+        char *end;
+        unsigned long id = std::strtoul(p, &end, 10);
+        if (id >= present || (!visible.empty() && id <= visible.back()))
+            break;
+        visible.push_back(static_cast<uint32_t>(id));
+        if (*end != ',')
+            break;
+        p = end + 1;
+    }
+    return visible;
+}
+
 aclError Runtime::refresh_device_count()
 {
     Result<std::vector<DeviceInfo>> list = list_devices();
@@ -95,8 +123,25 @@ aclError Runtime::refresh_device_count()
             break;
         n++;
     }
-    device_count = n;
+    visible = visible_devices(::getenv("ASCEND_RT_VISIBLE_DEVICES"), n);
+    device_count = static_cast<uint32_t>(visible.size());
     device_count_known = true;
+    return ACL_SUCCESS;
+}
+
+int32_t Runtime::logical_id(uint32_t index) const
+{
+    for (size_t i = 0; i < visible.size(); i++)
+        if (visible[i] == index)
+            return static_cast<int32_t>(i);
+    return -1;
+}
+
+aclError Runtime::check_device_id(int32_t id, uint32_t &index)
+{
+    if (aclError err = check_device_id(id))
+        return err;
+    index = visible[static_cast<uint32_t>(id)];
     return ACL_SUCCESS;
 }
 
@@ -368,6 +413,9 @@ void Runtime::discard_after_fork()
     // Their eventfds are the child's own.
     subscribers.clear();
     thread_context() = 0;
+    // The child may see other devices (ASCEND_RT_VISIBLE_DEVICES).
+    device_count_known = false;
+    visible.clear();
     initialized = false;
     default_device = -1;
     forked = false;

@@ -212,9 +212,10 @@ public:
     // This process is a fork child; aclInit resets. Written with mu held,
     // read without it on every call.
     std::atomic<bool> forked{false};
-    int default_device = -1; // aclInit's defaultDevice
-    uint32_t device_count = 0;
+    int default_device = -1; // aclInit's defaultDevice, as an npuipc index
+    uint32_t device_count = 0; // visible ones
     bool device_count_known = false;
+    std::vector<uint32_t> visible; // npuipc index of each application id
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
@@ -253,8 +254,14 @@ public:
     }
     aclError refresh_device_count();
     // ACL_ERROR_RT_INVALID_DEVICEID, with the reason, unless `id` names a
-    // device of the driver.
+    // device visible to this process; `index` is then its npuipc index.
+    // Applications number devices logically, as ASCEND_RT_VISIBLE_DEVICES
+    // lists them; the runtime keeps npuipc indices everywhere inside
+    // (device states, memory, peers, the device tags of IPC keys).
+    aclError check_device_id(int32_t id, uint32_t &index);
     aclError check_device_id(int32_t id);
+    // The application's id of npuipc device `index`; -1 if not visible.
+    int32_t logical_id(uint32_t index) const;
     aclError set_device(uint32_t index);
     // The device's state, opened without setting it (refs stays 0) for
     // what lives on a device rather than in a context: VMM physical memory.
