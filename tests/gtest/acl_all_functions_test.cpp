@@ -27,9 +27,12 @@ namespace {
 
 using namespace acl_test;
 
-// Errors are logged at the default level (3) whatever the environment says:
-// the test reads the log lines. Set before the library's first log.
-const int kLogLevel = setenv("ASCEND_GLOBAL_LOG_LEVEL", "3", 1);
+// Errors are logged at the default level (3), to standard output, whatever
+// the environment says: the test reads the log lines. Set before the
+// library's first log.
+const int kLogLevel = setenv("ASCEND_GLOBAL_LOG_LEVEL", "3", 1) |
+                      unsetenv("ASCEND_MODULE_LOG_LEVEL") |
+                      setenv("ASCEND_LOG_PRINT_TO_STDOUT", "1", 1);
 
 const char *status_name(acl_function_status s)
 {
@@ -53,18 +56,18 @@ std::map<std::string, DocRow> documented()
     return rows;
 }
 
-// What stderr received while `fn` ran.
-template <typename Fn> std::string stderr_of(Fn &&fn)
+// What standard output received while `fn` ran.
+template <typename Fn> std::string stdout_of(Fn &&fn)
 {
-    std::fflush(stderr);
+    std::fflush(stdout);
     FILE *capture = std::tmpfile();
     if (!capture)
         return "(tmpfile failed)";
-    int saved = dup(2);
-    dup2(fileno(capture), 2);
+    int saved = dup(1);
+    dup2(fileno(capture), 1);
     fn();
-    std::fflush(stderr);
-    dup2(saved, 2);
+    std::fflush(stdout);
+    dup2(saved, 1);
     close(saved);
     std::string out;
     std::rewind(capture);
@@ -86,7 +89,7 @@ void check_stubs(const acl_all_functions &all)
         const acl_stub_function &stub = all.stubs[i];
         SCOPED_TRACE(std::string(stub.name) + " called from " + all.language);
         int64_t got = 0;
-        std::string log = stderr_of([&] { got = stub.call(); });
+        std::string log = stdout_of([&] { got = stub.call(); });
         EXPECT_EQ(stub.failure_value, got) << "expected " << stub.failure;
 
         const char *msg = aclGetRecentErrMsg();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -816,46 +817,121 @@ TEST_F(AclDeviceTest, VisibleDevicesNumberTheListedDevicesFromZeroAndStopAtTheFi
 
 namespace {
 
-// Runs acl_ipc_peer fail-once with ASCEND_GLOBAL_LOG_LEVEL set (or not)
-// and returns what it wrote on stderr.
-std::string StderrOfAFailure(const char *level)
+// What acl_ipc_peer COMMAND wrote on standard output, on standard error
+// and into its log files, run with `env` ("NAME=value"; the log variables
+// not named are unset, and ASCEND_PROCESS_LOG_PATH is a fresh directory).
+struct LogOutput {
+    std::string out, err, files;
+};
+
+std::string ReadAll(int fd)
 {
-    char dir[] = "/tmp/acl_log_test.XXXXXX";
-    if (!mkdtemp(dir))
-        return "mkdtemp failed";
-    int pipefd[2];
-    if (pipe(pipefd))
-        return "pipe failed";
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        close(pipefd[0]);
-        if (level)
-            setenv("ASCEND_GLOBAL_LOG_LEVEL", level, 1);
-        else
-            unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
-        execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, "fail-once", dir, "0", "0", static_cast<char *>(nullptr));
-        _exit(127);
-    }
-    close(pipefd[1]);
-    std::string out;
+    std::string text;
     char buf[512];
-    ssize_t n;
-    while ((n = read(pipefd[0], buf, sizeof(buf))) > 0)
-        out.append(buf, static_cast<size_t>(n));
-    close(pipefd[0]);
-    waitpid(pid, nullptr, 0);
-    std::string cmd = std::string("rm -rf ") + dir;
-    (void)!system(cmd.c_str());
-    return out;
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
+        text.append(buf, static_cast<size_t>(n));
+    return text;
 }
 
-TEST(AclLogTest, ErrorsGoToStderrByDefaultAndAscendGlobalLogLevelSilencesThem)
+LogOutput RunPeerLogging(const char *command, const std::vector<std::string> &env)
 {
-    std::string dflt = StderrOfAFailure(nullptr);
-    EXPECT_NE(std::string::npos, dflt.find("[npuipc] ERROR aclrtFree: devPtr is NULL")) << dflt;
-    EXPECT_EQ("", StderrOfAFailure("4"));
-    EXPECT_NE(std::string::npos, StderrOfAFailure("3").find("ERROR aclrtFree"));
+    LogOutput got;
+    char dir[] = "/tmp/acl_log_test.XXXXXX";
+    if (!mkdtemp(dir)) {
+        got.err = "mkdtemp failed";
+        return got;
+    }
+    const std::string logs = std::string(dir) + "/logs";
+    int out[2], err[2];
+    if (pipe(out) || pipe(err)) {
+        got.err = "pipe failed";
+        return got;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        for (const char *name : {"ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_MODULE_LOG_LEVEL",
+                                 "ASCEND_LOG_PRINT_TO_STDOUT", "ASCEND_SLOG_PRINT_TO_STDOUT"})
+            unsetenv(name);
+        setenv("ASCEND_PROCESS_LOG_PATH", logs.c_str(), 1);
+        for (const std::string &e : env)
+            putenv(const_cast<char *>(e.c_str()));
+        execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, command, dir, "0", "0", static_cast<char *>(nullptr));
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    got.out = ReadAll(out[0]); // the child closes both at exit
+    got.err = ReadAll(err[0]);
+    close(out[0]);
+    close(err[0]);
+    waitpid(pid, nullptr, 0);
+    std::string plog = logs + "/debug/plog";
+    if (DIR *d = opendir(plog.c_str())) {
+        while (const dirent *e = readdir(d)) {
+            if (e->d_name[0] == '.')
+                continue;
+            std::ifstream f(plog + "/" + e->d_name);
+            got.files += std::string(std::istreambuf_iterator<char>(f), {});
+        }
+        closedir(d);
+    }
+    std::string cmd = std::string("rm -rf ") + dir;
+    (void)!system(cmd.c_str());
+    return got;
+}
+
+constexpr char kFreeError[] = "[npuipc] ERROR aclrtFree: devPtr is NULL (error 100000)\n";
+
+// As CANN: into the process's log file under ASCEND_PROCESS_LOG_PATH
+// unless printing is asked for; nothing on the terminal by default.
+TEST(AclLogTest, AFailureIsLoggedToTheProcessLogFileByDefault)
+{
+    LogOutput got = RunPeerLogging("fail-once", {});
+    EXPECT_EQ("", got.out);
+    EXPECT_EQ("", got.err);
+    EXPECT_EQ(kFreeError, got.files);
+}
+
+TEST(AclLogTest, PrintToStdoutSendsTheLogToStandardOutputAndTheOlderVariableIsItsFallback)
+{
+    LogOutput got = RunPeerLogging("fail-once", {"ASCEND_LOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ(kFreeError, got.out);
+    EXPECT_EQ("", got.err);
+    EXPECT_EQ("", got.files);
+    got = RunPeerLogging("fail-once", {"ASCEND_SLOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ(kFreeError, got.out);
+    EXPECT_EQ("", got.files);
+    // The newer variable wins when both are set.
+    got = RunPeerLogging("fail-once", {"ASCEND_LOG_PRINT_TO_STDOUT=0", "ASCEND_SLOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ("", got.out);
+    EXPECT_EQ(kFreeError, got.files);
+}
+
+TEST(AclLogTest, TheGlobalLevelAndTheRuntimeModulesLevelSilenceErrors)
+{
+    LogOutput got = RunPeerLogging("fail-once", {"ASCEND_GLOBAL_LOG_LEVEL=4", "ASCEND_LOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ("", got.out + got.err + got.files);
+    got = RunPeerLogging("fail-once", {"ASCEND_GLOBAL_LOG_LEVEL=3", "ASCEND_MODULE_LOG_LEVEL=GE=0:RUNTIME=4",
+                                       "ASCEND_LOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ("", got.out + got.err + got.files);
+    got = RunPeerLogging("fail-once", {"ASCEND_GLOBAL_LOG_LEVEL=4", "ASCEND_MODULE_LOG_LEVEL=RUNTIME=3",
+                                       "ASCEND_LOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ(kFreeError, got.out);
+}
+
+// A synchronize that runs out of the time it was given is logged at INFO,
+// as CANN does: a loop polling with short timeouts writes nothing at the
+// default level.
+TEST(AclLogTest, ATimeoutTheCallerChoseIsLoggedAtInfo)
+{
+    LogOutput got = RunPeerLogging("sync-timeout", {"ASCEND_LOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ("", got.out);
+    got = RunPeerLogging("sync-timeout", {"ASCEND_LOG_PRINT_TO_STDOUT=1", "ASCEND_GLOBAL_LOG_LEVEL=1"});
+    EXPECT_NE(std::string::npos, got.out.find("[npuipc] INFO aclrtSynchronizeStreamWithTimeout: "))
+        << got.out;
+    EXPECT_EQ(std::string::npos, got.out.find("ERROR")) << got.out;
 }
 
 } // namespace

@@ -30,6 +30,8 @@
 //   notify-export-listed likewise with a notify (aclrtNotifySetImportPid)
 //   bare-tgid      write aclrtDeviceGetBareTgid's PID to DIR/seen
 //   fail-once      make one call fail (aclrtFree(NULL)), for its log line
+//   sync-timeout   on DEVICE, let aclrtSynchronizeStreamWithTimeout run out
+//                  on a stream held by a notify wait, for its log line
 //   vmm-export-hold export 4 KiB of VMM memory filled with 'M' (validation
 //                  off), write the shareable handle in decimal to DIR/key,
 //                  then stay (until killed)
@@ -179,6 +181,20 @@ int main(int argc, char **argv)
 
     if (cmd == "fail-once")
         return finish(aclrtFree(nullptr));
+    if (cmd == "sync-timeout") {
+        aclrtNotify notify = nullptr;
+        aclrtStream releaser = nullptr;
+        if (aclrtSetDevice(device) != ACL_SUCCESS || aclrtCreateStream(&stream) != ACL_SUCCESS ||
+            aclrtCreateStream(&releaser) != ACL_SUCCESS ||
+            aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT) != ACL_SUCCESS ||
+            aclrtWaitAndResetNotify(notify, stream, 30) != ACL_SUCCESS)
+            return finish(ACL_ERROR_INTERNAL_ERROR);
+        aclError rc = aclrtSynchronizeStreamWithTimeout(stream, 10);
+        if (aclrtRecordNotify(notify, releaser) != ACL_SUCCESS ||
+            aclrtSynchronizeStream(stream) != ACL_SUCCESS)
+            return finish(ACL_ERROR_INTERNAL_ERROR);
+        return finish(rc == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT ? ACL_SUCCESS : rc);
+    }
     if (cmd == "vmm-export-hold") {
         aclrtPhysicalMemProp prop = {};
         prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;

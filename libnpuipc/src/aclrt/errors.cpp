@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "log.h"
+
 namespace npuipc_rt {
 namespace {
 
@@ -18,31 +20,21 @@ __attribute__((tls_model("initial-exec"))) thread_local const char *current_api 
 thread_local std::string last_message;
 thread_local bool has_message = false;
 
-enum Level { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3, kNone = 4 };
-
-int log_level()
+void vlog(int level, const char *fmt, va_list ap)
 {
-    static const int level = [] {
-        const char *env = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
-        if (!env || !*env)
-            return static_cast<int>(kError);
-        char *end = nullptr;
-        long v = std::strtol(env, &end, 10);
-        if (*end || v < kDebug || v > kNone)
-            return static_cast<int>(kError);
-        return static_cast<int>(v);
-    }();
-    return level;
-}
-
-void vlog(int level, const char *tag, const char *fmt, va_list ap)
-{
-    if (level < log_level())
+    if (!npuipc_log::enabled(level))
         return;
     char text[512];
     std::vsnprintf(text, sizeof(text), fmt, ap);
-    std::fprintf(stderr, "[npuipc] %s %s: %s\n", tag, current_api ? current_api : "libnpuipc",
-                 text);
+    npuipc_log::write(level, current_api ? current_api : "libnpuipc", text);
+}
+
+// A wait the caller bounded that ran out is an outcome, not a fault: as
+// CANN, logged at INFO (a report loop polling every 100 ms stays quiet).
+bool is_caller_timeout(aclError code)
+{
+    return code == ACL_ERROR_RT_REPORT_TIMEOUT || code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT ||
+           code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
 }
 
 } // namespace
@@ -64,11 +56,13 @@ aclError fail(aclError code, const char *fmt, ...)
     va_start(ap, fmt);
     std::vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    last_message = std::string(current_api ? current_api : "libnpuipc") + ": " + text +
-                   " (error " + std::to_string(code) + ")";
+    const char *where = current_api ? current_api : "libnpuipc";
+    const std::string detail = std::string(text) + " (error " + std::to_string(code) + ")";
+    last_message = std::string(where) + ": " + detail;
     has_message = true;
-    if (log_level() <= kError)
-        std::fprintf(stderr, "[npuipc] ERROR %s\n", last_message.c_str());
+    const int level = is_caller_timeout(code) ? npuipc_log::kInfo : npuipc_log::kError;
+    if (npuipc_log::enabled(level))
+        npuipc_log::write(level, where, detail.c_str());
     return code;
 }
 
@@ -153,7 +147,7 @@ void log_debug(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(kDebug, "DEBUG", fmt, ap);
+    vlog(npuipc_log::kDebug, fmt, ap);
     va_end(ap);
 }
 
@@ -161,7 +155,7 @@ void log_warning(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(kWarning, "WARNING", fmt, ap);
+    vlog(npuipc_log::kWarning, fmt, ap);
     va_end(ap);
 }
 

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The aclrt error model: the one place where driver errno values become
 // CANN error codes, the calling thread's last error message
-// (aclGetRecentErrMsg), and logging to stderr at CANN's
-// ASCEND_GLOBAL_LOG_LEVEL (0 debug, 1 info, 2 warning, 3 error, 4 none;
-// default 3).
+// (aclGetRecentErrMsg), and its logging through the library's logger
+// (src/log.h: CANN's log variables; timeouts the caller chose at INFO).
 #ifndef NPUIPC_ACLRT_ERRORS_H
 #define NPUIPC_ACLRT_ERRORS_H
 

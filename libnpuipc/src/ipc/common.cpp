@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Keys, the socket directory, randomness and logging of the IPC transport.
 #include "ipc/internal.h"
+#include "log.h"
 
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -22,21 +23,6 @@ namespace npuipc_ipc {
 namespace {
 
 std::atomic<LogHook> g_log_hook{nullptr};
-
-int log_threshold()
-{
-    static const int level = [] {
-        const char *env = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
-        if (!env || !*env)
-            return 3;
-        char *end = nullptr;
-        long v = std::strtol(env, &end, 10);
-        if (*end || v < 0 || v > 4)
-            return 3;
-        return static_cast<int>(v);
-    }();
-    return level;
-}
 
 const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
@@ -325,7 +311,7 @@ Status fill_random(void *buf, size_t len)
 void log(LogLevel level, const char *fmt, ...)
 {
     LogHook hook = g_log_hook.load(std::memory_order_acquire);
-    if (!hook && static_cast<int>(level) < log_threshold())
+    if (!hook && !npuipc_log::enabled(static_cast<int>(level)))
         return;
     char text[512];
     va_list ap;
@@ -336,8 +322,7 @@ void log(LogLevel level, const char *fmt, ...)
         hook(level, text);
         return;
     }
-    static const char *const names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    std::fprintf(stderr, "[npuipc] %s ipc: %s\n", names[static_cast<int>(level) & 3], text);
+    npuipc_log::write(static_cast<int>(level), "ipc", text);
 }
 
 } // namespace npuipc_ipc
