@@ -741,6 +741,69 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
     MarkReset(0);
 }
 
+// In a fork child: a copy into host memory queued behind a notify wait
+// runs once the wait is released. Exit code 0, or the failed step.
+int QueuedHostCopyChild()
+{
+    void *d = nullptr;
+    aclrtStream stream = nullptr, releaser = nullptr;
+    aclrtNotify notify = nullptr;
+    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS ||
+        aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS ||
+        aclrtMemset(d, 4096, 0x77, 4096) != ACL_SUCCESS || aclrtCreateStream(&stream) != ACL_SUCCESS ||
+        aclrtCreateStream(&releaser) != ACL_SUCCESS ||
+        aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT) != ACL_SUCCESS)
+        return 1;
+    std::vector<uint8_t> host(4096, 0);
+    if (aclrtWaitAndResetNotify(notify, stream, 30) != ACL_SUCCESS ||
+        aclrtMemcpyAsync(host.data(), 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST, stream) != ACL_SUCCESS)
+        return 2;
+    if (aclrtRecordNotify(notify, releaser) != ACL_SUCCESS ||
+        aclrtSynchronizeStreamWithTimeout(stream, 10000) != ACL_SUCCESS)
+        return 3;
+    return BytesAre(host.data(), 4096, 0x77) ? 0 : 4;
+}
+
+// The child of a parent whose copier thread ran, and which kept no runtime
+// state (aclFinalize) when it forked, starts a copier of its own.
+TEST_F(AclDeviceTest, AForkChildRunsItsQueuedCopiesIntoHostMemoryAfterTheParentsFinalize)
+{
+    void *d = nullptr;
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclInit(nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    std::vector<uint8_t> host(4096, 0);
+    {
+        Gate gate; // a queued copy starts the parent's copier
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFree(d));
+    ASSERT_EQ(ACL_SUCCESS, aclFinalize());
+    MarkReset(0);
+
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        _exit(QueuedHostCopyChild());
+    int status = 0;
+    pid_t done = 0;
+    auto start = std::chrono::steady_clock::now();
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && MsSince(start) < 30000)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        FAIL() << "the fork child's queued copy never ran";
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(0, WEXITSTATUS(status)) << "the step of QueuedHostCopyChild that failed";
+}
+
 // ---- ASCEND_RT_VISIBLE_DEVICES ----
 
 // In a fork child: sets ASCEND_RT_VISIBLE_DEVICES to `value` (unsets it for

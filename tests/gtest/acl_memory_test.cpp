@@ -743,6 +743,32 @@ TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostBehindAFailedTaskIsNotRunAndLeavesT
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
+// Host callbacks and copies are separate: unsubscribing the stream's
+// callback thread drops its callbacks, never its copies.
+TEST_F(AclMemoryTest, UnsubscribingTheStreamsCallbackThreadKeepsItsQueuedCopyIntoHostMemory)
+{
+    constexpr size_t kSize = 4096;
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x51, kSize));
+    std::vector<uint8_t> host(kSize, 0xEE);
+    const uint64_t nobody = 0x5eed; // a subscriber that never processes
+    ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeReport(nobody, stream));
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnSubscribeReport(nobody, stream));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0x51));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
 TEST_F(AclMemoryTest, ForceDestroyOfAStreamDropsItsQueuedCopyIntoHostMemory)
 {
     constexpr size_t kSize = 4096;

@@ -108,7 +108,7 @@ static aclError reset_device(const char *name, int32_t deviceId, bool force)
             return err;
         auto it = rt.devices.find(index);
         // Opened only for VMM physical memory: not set, nothing to reset.
-        if (it == rt.devices.end() || (!force && it->second.refs == 0))
+        if (it == rt.devices.end() || it->second.refs == 0)
             return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
                         "device %d is not set in this process (or was already released)",
                         deviceId);

@@ -27,17 +27,13 @@ using namespace npuipc_clock;
 namespace npuipc_rt {
 using namespace npuipc;
 
-void open_gate_locked(Runtime &rt, const Stream &stream, const ObjectHandle &gate)
+void open_gate(const HostTask &task)
 {
-    std::shared_ptr<Stream> helper;
     drm_npuipc_job job = {};
     job.kind = NPUIPC_JOB_RECORD_NOTIFY;
-    job.object = gate.get();
-    // The helper of a device set again after a reset is another file,
-    // where the gate's handle number would name something else.
-    if (rt.helper_stream(stream.device, helper) || helper->dev != stream.dev ||
-        submit(*helper, &job, 1))
-        log_warning("a callback's gate could not be opened; its stream stays held");
+    job.object = task.gate.get();
+    if (!task.opener || submit(*task.opener, &job, 1))
+        log_warning("a host task's gate could not be opened; its stream stays held");
 }
 
 void drop_callbacks_locked(Runtime &rt, Stream &stream)
@@ -52,16 +48,7 @@ void drop_callbacks_locked(Runtime &rt, Stream &stream)
     }
     for (const HostTask &task : dropped)
         if (task.block)
-            open_gate_locked(rt, stream, task.gate);
-    for (auto copy = rt.host_copies.begin(); copy != rt.host_copies.end();) {
-        if (copy->second.stream.get() != &stream) {
-            ++copy;
-            continue;
-        }
-        open_gate_locked(rt, stream, copy->second.point.gate);
-        copy = rt.host_copies.erase(copy);
-        wake_copier_locked(rt); // it may be polling the point just closed
-    }
+            open_gate(task);
     auto sub = rt.subscribers.find(subscriber);
     if (subscriber && sub != rt.subscribers.end()) {
         uint64_t one = 1;
@@ -69,6 +56,19 @@ void drop_callbacks_locked(Runtime &rt, Stream &stream)
         sub->second.streams.erase(stream.token);
         if (sub->second.streams.empty())
             rt.subscribers.erase(sub);
+    }
+}
+
+void drop_host_copies_locked(Runtime &rt, Stream &stream)
+{
+    for (auto copy = rt.host_copies.begin(); copy != rt.host_copies.end();) {
+        if (copy->second.stream.get() != &stream) {
+            ++copy;
+            continue;
+        }
+        open_gate(copy->second.point);
+        copy = rt.host_copies.erase(copy);
+        wake_copier_locked(rt); // it may be polling the point just closed
     }
 }
 
@@ -83,9 +83,14 @@ aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task)
     if (!h.ok())
         return fail_errno(h.error(), Op::CreateNotify, "creating the gate of a host task");
     task.gate = ObjectHandle(stream.dev, h.value());
-    std::shared_ptr<Stream> helper;
     std::lock_guard<std::mutex> lock(rt.mu);
-    return rt.helper_stream(stream.device, helper);
+    if (aclError err = rt.helper_stream(stream.device, task.opener))
+        return err;
+    // After a reset and a new aclrtSetDevice the index names another file,
+    // where the gate's handle number would mean something else.
+    if (task.opener->dev != stream.dev)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream's device was reset meanwhile");
+    return ACL_SUCCESS;
 }
 
 uint32_t point_jobs(const HostTask &task, drm_npuipc_job *jobs)
@@ -110,6 +115,7 @@ void destroy_stream_locked(Runtime &rt, uint64_t token)
     stream->listed.store(false, std::memory_order_release);
     rt.objects.erase(it);
     drop_callbacks_locked(rt, *stream);
+    drop_host_copies_locked(rt, *stream);
 }
 
 } // namespace npuipc_rt
@@ -151,7 +157,10 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
         Stream &stream = *streams[i];
         HostTask task;
         {
-            std::lock_guard<std::mutex> lock(stream.mu);
+            // Under Runtime::mu too: fork's handlers hold it, and the child
+            // walks the queue (close_drm_fds_after_fork).
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::lock_guard<std::mutex> slock(stream.mu);
             if (stream.callbacks.empty() || stream.callbacks.front().reached->fd.get() != fds[i].fd)
                 continue;
             task = std::move(stream.callbacks.front());
@@ -165,10 +174,8 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
             task.fn(task.user_data);
             ran++;
         }
-        if (ok && task.block) {
-            std::lock_guard<std::mutex> lock(rt.mu);
-            open_gate_locked(rt, stream, task.gate);
-        }
+        if (ok && task.block)
+            open_gate(task);
         release_pooled_event(rt, stream.device, std::move(task.reached));
     }
     return ran;
@@ -304,7 +311,6 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
             return fail(ACL_ERROR_INVALID_PARAM, "unknown block type %d", blockType);
         Runtime &rt = Runtime::get();
         std::shared_ptr<Stream> s;
-        int wake = -1;
         {
             std::lock_guard<std::mutex> lock(rt.mu);
             if (aclError err = rt.resolve_stream(stream, s))
@@ -313,9 +319,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
             if (!s->subscriber)
                 return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
                             "no thread subscribed to the stream (aclrtSubscribeReport)");
-            wake = ::fcntl(rt.subscribers.at(s->subscriber).wake.get(), F_DUPFD_CLOEXEC, 0);
         }
-        UniqueFd wake_fd(wake);
         HostTask task;
         task.fn = fn;
         task.user_data = userData;
@@ -336,10 +340,13 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
             if (aclError err = submit(*s, jobs, point_jobs(task, jobs)))
                 return err;
             s->callbacks.push_back(std::move(task));
+            // The thread subscribed now, which may not be the one of the
+            // check above; its eventfd is non-blocking.
+            uint64_t one = 1;
+            if (::write(rt.subscribers.at(s->subscriber).wake.get(), &one, sizeof(one)) < 0 &&
+                errno != EAGAIN)
+                log_warning("cannot wake the subscribed thread: errno %d", errno);
         }
-        uint64_t one = 1;
-        if (wake_fd && ::write(wake_fd.get(), &one, sizeof(one)) < 0)
-            log_warning("cannot wake the subscribed thread: errno %d", errno);
         return ACL_SUCCESS;
     });
 }

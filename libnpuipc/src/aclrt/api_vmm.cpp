@@ -87,18 +87,23 @@ aclError device_for(int32_t id, uint32_t &index, std::shared_ptr<const Device> &
     if (aclError err = rt.open_device(index, state))
         return err;
     dev = state->dev;
+    state->users++; // until the DeviceUse of the call ends
     return ACL_SUCCESS;
 }
 
-// Closes, at the end of a call, a device device_for() opened for it when
-// the call failed before anything of the device was made.
+// Ends, with the call, the use device_for() began: closes the device again
+// when the call failed before anything of it was made.
 class DeviceUse {
 public:
-    explicit DeviceUse(uint32_t index) : index_(index) {}
+    DeviceUse(uint32_t index, std::shared_ptr<const Device> dev) : index_(index), dev_(std::move(dev)) {}
     ~DeviceUse()
     {
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
+        auto it = rt.devices.find(index_);
+        if (it == rt.devices.end() || it->second.dev != dev_)
+            return; // reset meanwhile: the use ended with it
+        it->second.users--;
         rt.close_device_if_unused(index_);
     }
     DeviceUse(const DeviceUse &) = delete;
@@ -106,6 +111,7 @@ public:
 
 private:
     const uint32_t index_;
+    const std::shared_ptr<const Device> dev_;
 };
 
 aclError add_physical(std::shared_ptr<Physical> phys, aclrtDrvMemHandle *handle)
@@ -170,7 +176,7 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
         std::shared_ptr<const Device> dev;
         if (aclError err = device_for(static_cast<int32_t>(prop->location.id), index, dev))
             return err;
-        DeviceUse use(index);
+        DeviceUse use(index, dev);
         Result<uint32_t> h = dev->create_buffer(size, page_class);
         if (!h.ok())
             return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
@@ -527,7 +533,7 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
         std::shared_ptr<const Device> dev;
         if (aclError err = device_for(deviceId, index, dev))
             return err;
-        DeviceUse use(index);
+        DeviceUse use(index, dev);
         Result<ipc::Fetched> got = ipc::fetch(key.value(), ipc::Kind::Memory, 5000);
         if (!got.ok())
             return fail_handle(got.error(), "importing the shareable handle");

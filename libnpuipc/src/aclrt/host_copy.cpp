@@ -44,8 +44,7 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
         bool ok = reached.ok() && reached.value() == 0;
         if (ok) {
             std::memmove(copy.dst, copy.src, copy.count);
-            std::lock_guard<std::mutex> lock(rt.mu);
-            open_gate_locked(rt, stream, copy.point.gate);
+            open_gate(copy.point);
         }
         release_pooled_event(rt, stream.device, std::move(copy.point.reached));
     }

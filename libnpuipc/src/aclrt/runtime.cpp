@@ -42,6 +42,9 @@ void atfork_child()
     // Nor may it keep them open: a parent's process-owned objects (and its
     // exit, which importers learn of) must not wait for its children.
     rt.close_drm_fds_after_fork();
+    // The parent's copier thread is not here: the child's first copy into
+    // host memory starts its own (even when the parent kept no state).
+    rt.copier_wake.reset();
     // A reader/writer lock cannot be unlocked by the child (glibc checks
     // the writer's thread id, which is new here): made anew, unlocked.
     new (&rt.mem_mu) std::shared_mutex();
@@ -198,7 +201,7 @@ aclError Runtime::set_device(uint32_t index)
 void Runtime::close_device_if_unused(uint32_t index)
 {
     auto it = devices.find(index);
-    if (it == devices.end() || it->second.refs > 0)
+    if (it == devices.end() || it->second.refs > 0 || it->second.users > 0)
         return;
     for (const auto &entry : objects)
         if (entry.second->device == index && entry.first != it->second.default_context)
@@ -209,10 +212,12 @@ void Runtime::close_device_if_unused(uint32_t index)
             if (entry.second->device == index)
                 return;
     }
-    release_device(index);
+    // Peer access is the accessing device's setting, which an implicit
+    // close must not undo.
+    release_device(index, false);
 }
 
-void Runtime::release_device(uint32_t index)
+void Runtime::release_device(uint32_t index, bool forget_peers)
 {
     auto it = devices.find(index);
     if (it == devices.end())
@@ -231,8 +236,10 @@ void Runtime::release_device(uint32_t index)
         }
     }
     for (auto &obj : dropped)
-        if (obj->kind == Kind::Stream)
+        if (obj->kind == Kind::Stream) {
             drop_callbacks_locked(*this, static_cast<Stream &>(*obj));
+            drop_host_copies_locked(*this, static_cast<Stream &>(*obj));
+        }
     for (auto &obj : dropped) {
         if (obj->kind == Kind::Physical) {
             auto &phys = static_cast<Physical &>(*obj);
@@ -287,8 +294,9 @@ void Runtime::release_device(uint32_t index)
             ++a;
         }
     }
-    for (auto &entry : devices)
-        entry.second.peers.erase(index);
+    if (forget_peers)
+        for (auto &entry : devices)
+            entry.second.peers.erase(index);
     devices.erase(it);
     log_debug("device %u released (%zu objects, %zu allocations)", index, dropped.size(),
               freed.size());
@@ -366,7 +374,8 @@ void Runtime::close_drm_fds_after_fork()
     for (auto &entry : objects)
         if (entry.second->kind == Kind::Stream)
             for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
-                ::close(task.reached->fd.release());
+                if (task.reached)
+                    ::close(task.reached->fd.release());
     for (auto &entry : host_copies)
         ::close(entry.second.point.reached->fd.release());
 }
@@ -396,9 +405,6 @@ void Runtime::discard_after_fork()
     }
     auto *leak_copies = new std::map<uint64_t, HostCopy>;
     leak_copies->swap(host_copies);
-    // The parent's copier thread is not here: the child's first copy
-    // starts its own.
-    copier_wake.reset();
     auto *leak_devices = new std::map<uint32_t, DeviceState>;
     leak_devices->swap(devices);
     auto *leak_objects = new std::unordered_map<uint64_t, std::shared_ptr<Object>>;

@@ -61,6 +61,9 @@ struct HostTask {
     // BLOCK: the notify the stream waits on after the point, one per task
     // so that a record can never reach another task's wait.
     ObjectHandle gate;
+    // The runtime's stream of the gate's device file, which records the
+    // gate: held here, so that the gate opens even after a device reset.
+    std::shared_ptr<Stream> opener;
 };
 
 // A copy into host memory queued on a stream (aclrtMemcpyAsync): the
@@ -184,6 +187,7 @@ struct Reservation {
 struct DeviceState {
     std::shared_ptr<const Device> dev;
     int refs = 0; // aclrtSetDevice calls not reset; 0: opened for VMM memory only
+    int users = 0; // VMM calls under way that opened it (not to be closed meanwhile)
     uint64_t default_context = 0;
     std::set<uint32_t> peers; // devices this one may access
     // A stream of the runtime's own for host-side records and resets.
@@ -230,8 +234,8 @@ public:
     // (npuipc::ipc::Kind), so that each function takes only its own kind.
     std::map<std::string, uint8_t> exported_keys;
     // Keys of objects released under mu, revoked by revoke_pending() once
-    // mu is dropped: the transport's lock is never taken under mu (fork
-    // handlers take the two in the other order).
+    // mu is dropped: the transport's lock is never taken under mu, so that
+    // a revocation never waits on the transport while holding the tables.
     std::vector<std::string> pending_revocations;
     std::vector<uint64_t> pending_unnames; // VMM shareable handles, likewise
     uint64_t next_token = 0x10000;
@@ -269,7 +273,8 @@ public:
     // Releases a device this process opened without setting it, once
     // nothing of it is left.
     void close_device_if_unused(uint32_t index);
-    void release_device(uint32_t index);
+    // `forget_peers`: other devices lose their peer access to it.
+    void release_device(uint32_t index, bool forget_peers = true);
     // The calling thread's current context (applying aclInit's default
     // device); ACL_ERROR_RT_CONTEXT_NULL if none.
     aclError current_context(std::shared_ptr<Context> &out);
@@ -354,11 +359,15 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
         return ACL_SUCCESS;
     return synchronize_failed(stream, r);
 }
-// With Runtime::mu held: drops the stream's pending callbacks and host
-// copies, opening the gates of BLOCK callbacks and copies so that the
-// stream never waits for them, and ends its subscription, waking the
-// subscribed thread.
+// With Runtime::mu held: drops the stream's pending callbacks, opening the
+// gates of BLOCK ones so that the stream never waits for them, and ends its
+// subscription, waking the subscribed thread.
 void drop_callbacks_locked(Runtime &rt, Stream &stream);
+// With Runtime::mu held: drops the stream's queued copies into host memory
+// (the stream is going away), opening their gates.
+void drop_host_copies_locked(Runtime &rt, Stream &stream);
+// Records a gated host task's gate, letting its stream go on.
+void open_gate(const HostTask &task);
 // A point on `stream` for a host task: the pooled event recorded there
 // and, when `gated`, the gate notify the stream waits on after it; the
 // device's runtime stream is made now so that opening the gate cannot fail
@@ -367,16 +376,14 @@ aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task);
 // Fills `jobs` (room for two) with the record and (gated) wait that place
 // `task` on its stream; returns how many to submit.
 uint32_t point_jobs(const HostTask &task, drm_npuipc_job *jobs);
+// Makes the copier thread look at Runtime::host_copies again.
+void wake_copier_locked(Runtime &rt);
 // Queues a copy of `count` bytes from device memory at `src` (inside
 // `source`) into host memory at `dst`, in `stream`'s order, without
 // waiting for the stream.
-// Makes the copier thread look at Runtime::host_copies again.
-void wake_copier_locked(Runtime &rt);
 aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
                          const void *src, size_t count, std::shared_ptr<Allocation> source);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
-// Records a BLOCK callback's gate on the device's runtime stream.
-void open_gate_locked(Runtime &rt, const Stream &stream, const ObjectHandle &gate);
 std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device);
 void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEvent> ev);
 
