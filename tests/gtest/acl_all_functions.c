@@ -98,10 +98,6 @@ static int64_t call_aclrtGetVersion(void)
 { return aclrtGetVersion(NULL, NULL, NULL); }
 static int64_t call_aclrtCheckArchCompatibility(void)
 { return aclrtCheckArchCompatibility(NULL, NULL); }
-static int64_t call_aclrtPeekAtLastError(void)
-{ return aclrtPeekAtLastError((aclrtLastErrLevel)0); }
-static int64_t call_aclrtGetLastError(void)
-{ return aclrtGetLastError((aclrtLastErrLevel)0); }
 static int64_t call_aclrtGetErrorVerbose(void)
 { return aclrtGetErrorVerbose(0, NULL); }
 static int64_t call_aclrtRepairError(void)
@@ -128,8 +124,6 @@ static int64_t call_aclrtGetFuncHandleFromExceptionInfo(void)
 { return aclrtGetFuncHandleFromExceptionInfo(NULL, NULL); }
 static int64_t call_aclrtBinarySetExceptionCallback(void)
 { return aclrtBinarySetExceptionCallback(NULL, NULL, NULL); }
-static int64_t call_aclrtGetRunMode(void)
-{ return aclrtGetRunMode(NULL); }
 static int64_t call_aclrtSetTsDevice(void)
 { return aclrtSetTsDevice((aclrtTsId)0); }
 static int64_t call_aclrtSynchronizeDeviceWithTimeout(void)
@@ -701,6 +695,9 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclInit),
     IMPLEMENTED(aclFinalize),
     IMPLEMENTED(aclGetRecentErrMsg),
+    IMPLEMENTED(aclrtPeekAtLastError),
+    IMPLEMENTED(aclrtGetLastError),
+    IMPLEMENTED(aclrtGetRunMode),
     IMPLEMENTED(aclrtSetDevice),
     IMPLEMENTED(aclrtResetDevice),
     IMPLEMENTED(aclrtResetDeviceForce),
@@ -813,8 +810,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclsysGetVersionNum, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetVersion, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckArchCompatibility, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtPeekAtLastError, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetLastError, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetErrorVerbose, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRepairError, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetExceptionInfoCallback, NOT_YET, FAILS_WITH_CODE),
@@ -828,7 +823,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtGetArgsFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtGetRunMode, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSynchronizeDeviceWithTimeout, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),

@@ -804,6 +804,40 @@ TEST_F(AclDeviceTest, AForkChildRunsItsQueuedCopiesIntoHostMemoryAfterTheParents
     EXPECT_EQ(0, WEXITSTATUS(status)) << "the step of QueuedHostCopyChild that failed";
 }
 
+// ---- last errors, run mode ----
+
+TEST_F(AclDeviceTest, PeekAtLastErrorKeepsTheThreadsLastFailureAndGetLastErrorClearsIt)
+{
+    EXPECT_EQ(ACL_SUCCESS, aclrtGetLastError(ACL_RT_THREAD_LEVEL)); // whatever came before
+    EXPECT_EQ(ACL_SUCCESS, aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtFree(nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
+    // A bad level is refused and leaves the error in place.
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetLastError(static_cast<aclrtLastErrLevel>(1)));
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream)); // a success keeps it too
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtDestroyStream(reinterpret_cast<aclrtStream>(0x1234)));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtGetLastError(ACL_RT_THREAD_LEVEL));
+    EXPECT_EQ(ACL_SUCCESS, aclrtGetLastError(ACL_RT_THREAD_LEVEL));
+    // Per thread: another thread's failure is not this one's.
+    std::thread other([] {
+        (void)aclrtFree(nullptr);
+        EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
+    });
+    other.join();
+    EXPECT_EQ(ACL_SUCCESS, aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+TEST_F(AclDeviceTest, RunModeIsHost)
+{
+    aclrtRunMode mode = ACL_DEVICE;
+    EXPECT_EQ(ACL_SUCCESS, aclrtGetRunMode(&mode));
+    EXPECT_EQ(ACL_HOST, mode);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetRunMode(nullptr));
+}
+
 // ---- ASCEND_RT_VISIBLE_DEVICES ----
 
 // In a fork child: sets ASCEND_RT_VISIBLE_DEVICES to `value` (unsets it for

@@ -86,6 +86,32 @@ const char *aclGetRecentErrMsg(void)
     return recent_error_message();
 }
 
+// Neither records an error of its own: a bad level would otherwise replace
+// the one asked for.
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+    if (level != ACL_RT_THREAD_LEVEL)
+        return ACL_ERROR_INVALID_PARAM;
+    return last_error(false);
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+    if (level != ACL_RT_THREAD_LEVEL)
+        return ACL_ERROR_INVALID_PARAM;
+    return last_error(true);
+}
+
+aclError aclrtGetRunMode(aclrtRunMode *runMode)
+{
+    return api("aclrtGetRunMode", [&] {
+        if (!runMode)
+            return fail(ACL_ERROR_INVALID_PARAM, "runMode is NULL");
+        *runMode = ACL_HOST; // the application runs on the host, as on every npuipc machine
+        return ACL_SUCCESS;
+    });
+}
+
 aclError aclrtSetDevice(int32_t deviceId)
 {
     return api("aclrtSetDevice", [&] {

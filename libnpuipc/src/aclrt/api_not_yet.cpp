@@ -113,10 +113,6 @@ void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_
 { not_yet(__func__); }
 
 // Errors and state: last errors, exception information, state callbacks, memory errors.
-aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
-{ return not_yet(__func__); }
-aclError aclrtGetLastError(aclrtLastErrLevel level)
-{ return not_yet(__func__); }
 aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
 { return not_yet(__func__); }
 aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)
@@ -160,8 +156,6 @@ aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, s
 const char *aclrtGetSocName(void)
 { not_yet(__func__); return nullptr; }
 aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)
-{ return not_yet(__func__); }
-aclError aclrtGetRunMode(aclrtRunMode *runMode)
 { return not_yet(__func__); }
 aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
 { return not_yet(__func__); }

@@ -19,6 +19,7 @@ namespace {
 __attribute__((tls_model("initial-exec"))) thread_local const char *current_api = nullptr;
 thread_local std::string last_message;
 thread_local bool has_message = false;
+thread_local aclError last_code = ACL_SUCCESS; // until aclrtGetLastError
 
 void vlog(int level, const char *fmt, va_list ap)
 {
@@ -60,6 +61,7 @@ aclError fail(aclError code, const char *fmt, ...)
     const std::string detail = std::string(text) + " (error " + std::to_string(code) + ")";
     last_message = std::string(where) + ": " + detail;
     has_message = true;
+    last_code = code;
     const int level = is_caller_timeout(code) ? npuipc_log::kInfo : npuipc_log::kError;
     if (npuipc_log::enabled(level))
         npuipc_log::write(level, where, detail.c_str());
@@ -157,6 +159,14 @@ void log_warning(const char *fmt, ...)
     va_start(ap, fmt);
     vlog(npuipc_log::kWarning, fmt, ap);
     va_end(ap);
+}
+
+aclError last_error(bool clear)
+{
+    aclError code = last_code;
+    if (clear)
+        last_code = ACL_SUCCESS;
+    return code;
 }
 
 const char *recent_error_message()

@@ -48,6 +48,9 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 const char *recent_error_message();
+// The code of the calling thread's last failure (ACL_SUCCESS if none since
+// the last clear), cleared when `clear`.
+aclError last_error(bool clear);
 
 } // namespace npuipc_rt
 
