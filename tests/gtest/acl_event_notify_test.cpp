@@ -47,36 +47,78 @@ TEST_F(AclEventTest, CreateWithANullOutPointerIsInvalidParam)
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateEventExWithFlag(nullptr, ACL_EVENT_SYNC));
 }
 
-TEST_F(AclEventTest, EveryCreateFlagIsAccepted)
+// Each create call takes the flags CANN's runtime takes there, and its
+// events can be recorded on a stream (DEVICE_USE_ONLY ones by the device
+// only).
+TEST_F(AclEventTest, EachCreateCallTakesTheFlagsCannsRuntimeTakes)
 {
     aclrtStream stream = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
-    const uint32_t flags[] = {
-        ACL_EVENT_SYNC,
-        ACL_EVENT_CAPTURE_STREAM_PROGRESS,
-        ACL_EVENT_TIME_LINE,
-        ACL_EVENT_DEVICE_USE_ONLY,
-        ACL_EVENT_EXTERNAL,
-        ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE,
-        ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY,
+    const struct {
+        uint32_t flag;
+        bool with_flag, ex;
+    } cases[] = {
+        {ACL_EVENT_SYNC, true, true},
+        {ACL_EVENT_CAPTURE_STREAM_PROGRESS, true, true},
+        {ACL_EVENT_TIME_LINE, true, true},
+        {ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, true, true},
+        {ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE, true, true},
+        {ACL_EVENT_DEVICE_USE_ONLY, true, false},
+        {ACL_EVENT_EXTERNAL, true, false},
+        {ACL_EVENT_IPC, false, true},
+        {0, false, false},
+        {ACL_EVENT_SYNC | ACL_EVENT_DEVICE_USE_ONLY, false, false},
+        {ACL_EVENT_TIME_LINE | ACL_EVENT_EXTERNAL, false, false},
     };
-    for (uint32_t flag : flags) {
+    for (const auto &c : cases) {
         for (bool ex : {false, true}) {
-            SCOPED_TRACE(std::string(ex ? "ExWithFlag " : "WithFlag ") + std::to_string(flag));
+            SCOPED_TRACE(std::string(ex ? "ExWithFlag " : "WithFlag ") + std::to_string(c.flag));
             aclrtEvent event = nullptr;
-            ASSERT_EQ(ACL_SUCCESS,
-                      ex ? aclrtCreateEventExWithFlag(&event, flag) : aclrtCreateEventWithFlag(&event, flag));
-            // Recordable on a stream. (What the host may do with a
-            // DEVICE_USE_ONLY event is not pinned, so no event synchronize.)
-            EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+            aclError rc = ex ? aclrtCreateEventExWithFlag(&event, c.flag) : aclrtCreateEventWithFlag(&event, c.flag);
+            if (!(ex ? c.ex : c.with_flag)) {
+                EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, rc);
+                continue;
+            }
+            ASSERT_EQ(ACL_SUCCESS, rc);
+            EXPECT_EQ(c.flag == ACL_EVENT_DEVICE_USE_ONLY ? ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS,
+                      aclrtRecordEvent(event, stream));
             EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
             EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
         }
     }
-    // An IPC event is made with the IPC flag alone.
-    aclrtEvent ipc = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ipc));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// What the host may not do with an event, by its flags, as CANN's runtime.
+TEST_F(AclEventTest, HostUsesAnEventsFlagsRuleOutHaveCannsCodes)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent device_only = nullptr, marker = nullptr, external = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&device_only, ACL_EVENT_DEVICE_USE_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&marker, ACL_EVENT_TIME_LINE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&external, ACL_EVENT_EXTERNAL));
+    // DEVICE_USE_ONLY: recorded, waited on and reset by the device only.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRecordEvent(device_only, stream));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtStreamWaitEvent(stream, device_only));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtResetEvent(device_only, stream));
+    // A marker has no wait to reset or to queue; it is recorded and timed.
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtStreamWaitEvent(stream, marker));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtResetEvent(marker, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(marker, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEvent(marker));
+    // EXTERNAL: recorded and waited on, never synchronized, queried or timed.
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(external, stream));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtSynchronizeEvent(external));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtSynchronizeEventWithTimeout(external, 1000));
+    aclrtEventRecordedStatus status;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtQueryEventStatus(external, &status));
+    float ms = 0;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventElapsedTime(&ms, marker, external));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(device_only));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(marker));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(external));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
@@ -88,25 +130,6 @@ TEST_F(AclEventTest, UnknownFlagBitsAreRtParamInvalid)
         EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, flag)) << flag;
         EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventExWithFlag(&event, flag)) << flag;
     }
-}
-
-// aclrtCreateEventWithFlag needs a flag, and takes ACL_EVENT_EXTERNAL
-// alone; aclrtCreateEventExWithFlag takes both.
-TEST_F(AclEventTest, WithFlagRefusesNoFlagAndExternalCombinedWithAnother)
-{
-    aclrtEvent event = nullptr;
-    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, 0));
-    for (uint32_t other : {ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_TIME_LINE,
-                           ACL_EVENT_DEVICE_USE_ONLY}) {
-        EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCreateEventWithFlag(&event, ACL_EVENT_EXTERNAL | other))
-            << other;
-        ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, ACL_EVENT_EXTERNAL | other)) << other;
-        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
-    }
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_EXTERNAL));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, 0));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
 }
 
 TEST_F(AclEventTest, IpcFlagWithAnyOtherFlagIsRtParamInvalid)
@@ -127,7 +150,8 @@ TEST_F(AclEventTest, NeverRecordedEventIsNotReadyAndSynchronizesAtOnce)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
     EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(event));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEvent(event));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(event, 0));
+    // As CANN's runtime: a timeout of 0 is refused, not a poll.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeEventWithTimeout(event, 0));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
 }
 

@@ -68,6 +68,27 @@ aclError destroy(const void *handle, Kind kind, const char *what)
     return ACL_SUCCESS;
 }
 
+// What CANN's runtime refuses an event by its flags, for the host calls
+// that name it: DEVICE_USE_ONLY events are recorded, waited on and reset by
+// the device alone (RT_PARAM_INVALID); marker events (TIME_LINE and/or
+// CAPTURE_STREAM_PROGRESS only) have nothing to wait for or reset, and
+// EXTERNAL events cannot be synchronized, queried or timed
+// (FEATURE_NOT_SUPPORT).
+enum class EventUse { Record, WaitOrReset, Observe };
+
+aclError check_event_use(const Event &ev, EventUse use, const char *what)
+{
+    if (use != EventUse::Observe && (ev.flags & ACL_EVENT_DEVICE_USE_ONLY))
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be %s by the host", what);
+    const uint32_t waitable = ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
+    if (use == EventUse::WaitOrReset && ev.flags && !(ev.flags & waitable))
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "an event made with only TIME_LINE or CAPTURE_STREAM_PROGRESS cannot be %s", what);
+    if (use == EventUse::Observe && ev.flags == ACL_EVENT_EXTERNAL)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be %s", what);
+    return ACL_SUCCESS;
+}
+
 // A one-job submit of `kind` on `object` (an event or notify).
 aclError submit_on(Stream &stream, SharedObject &obj, uint32_t kind, uint64_t timeout_ns)
 {
@@ -110,21 +131,35 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     return api("aclrtCreateEvent", [&] { return create_event(event, 0, true); });
 }
 
+// The rules of CANN's runtime for each create call (its ApiErrorDecorator):
+// at least one flag; EXTERNAL and DEVICE_USE_ONLY alone; IPC, alone, only
+// through aclrtCreateEventExWithFlag, which takes neither EXTERNAL nor
+// DEVICE_USE_ONLY.
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
 {
     return api("aclrtCreateEventWithFlag", [&] {
-        // CANN's runtime refuses these here (aclrtCreateEventExWithFlag takes them).
         if (event && flag == 0)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "flag 0: name at least one ACL_EVENT_* flag");
-        if (event && (flag & ACL_EVENT_EXTERNAL) && flag != ACL_EVENT_EXTERNAL)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_EVENT_EXTERNAL cannot be combined with other flags");
+        if (event && (flag & ACL_EVENT_IPC))
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "IPC events come from aclrtCreateEventExWithFlag");
+        for (uint32_t alone : {ACL_EVENT_EXTERNAL, ACL_EVENT_DEVICE_USE_ONLY})
+            if (event && (flag & alone) && flag != alone)
+                return fail(ACL_ERROR_RT_PARAM_INVALID, "flag 0x%x cannot be combined with others", alone);
         return create_event(event, flag, false);
     });
 }
 
 aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
 {
-    return api("aclrtCreateEventExWithFlag", [&] { return create_event(event, flag, false); });
+    return api("aclrtCreateEventExWithFlag", [&] {
+        if (event && flag == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "flag 0: name at least one ACL_EVENT_* flag");
+        if (event && (flag & (ACL_EVENT_EXTERNAL | ACL_EVENT_DEVICE_USE_ONLY)))
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "ACL_EVENT_EXTERNAL and ACL_EVENT_DEVICE_USE_ONLY events come from "
+                        "aclrtCreateEventWithFlag");
+        return create_event(event, flag, false);
+    });
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
@@ -140,6 +175,8 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
         if (aclError err = find_object(event, Kind::Event, "event", ev))
             return err;
         if (aclError err = find_stream(stream, s))
+            return err;
+        if (aclError err = check_event_use(*ev, EventUse::Record, "recorded"))
             return err;
         if (aclError err = submit_on(*s, *ev, NPUIPC_JOB_RECORD_EVENT, 0))
             return err;
@@ -157,6 +194,8 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "reset"))
+            return err;
         if (ev->flags & ACL_EVENT_IPC)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be reset");
         ev->recorded = false;
@@ -172,6 +211,8 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
     if (aclError err = find_object(event, Kind::Event, "event", ev))
         return err;
     if (aclError err = find_stream(stream, s))
+        return err;
+    if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
         return err;
     if (!ev->recorded)
         return ACL_SUCCESS; // nothing to wait for
@@ -196,10 +237,14 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, i
 
 static aclError synchronize_event(aclrtEvent event, int32_t timeout)
 {
-    if (timeout < -1)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or >= 0", timeout);
+    // As CANN's runtime: 0 is refused too (its header's "check at once"
+    // is not what it does).
+    if (timeout < -1 || timeout == 0)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or > 0", timeout);
     std::shared_ptr<Event> ev;
     if (aclError err = find_object(event, Kind::Event, "event", ev))
+        return err;
+    if (aclError err = check_event_use(*ev, EventUse::Observe, "synchronized"))
         return err;
     if (!ev->recorded)
         return ACL_SUCCESS;
@@ -230,6 +275,8 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
         std::shared_ptr<Event> ev;
         if (aclError err = find_object(event, Kind::Event, "event", ev))
             return err;
+        if (aclError err = check_event_use(*ev, EventUse::Observe, "queried"))
+            return err;
         *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
         if (!ev->recorded)
             return ACL_SUCCESS;
@@ -251,6 +298,10 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
         if (aclError err = find_object(startEvent, Kind::Event, "event", start))
             return err;
         if (aclError err = find_object(endEvent, Kind::Event, "event", end))
+            return err;
+        if (aclError err = check_event_use(*start, EventUse::Observe, "timed"))
+            return err;
+        if (aclError err = check_event_use(*end, EventUse::Observe, "timed"))
             return err;
         if (!start->timing || !end->timing)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
