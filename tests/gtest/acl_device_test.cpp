@@ -655,6 +655,25 @@ bool HoldsRenderNode()
     return found;
 }
 
+// Waits at most 30 s for fork child `pid`; a hung child is killed and
+// reported as a failure. True when it exited, with its `status`.
+bool ChildExited(pid_t pid, int &status)
+{
+    pid_t done = 0;
+    auto start = std::chrono::steady_clock::now();
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && MsSince(start) < 30000)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ADD_FAILURE() << "the fork child did not exit within 30 s";
+        return false;
+    }
+    EXPECT_EQ(pid, done);
+    EXPECT_TRUE(WIFEXITED(status)) << "child died by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return done == pid && WIFEXITED(status);
+}
+
 // `parent_stream` and `parent_memory` (a page of device memory) are the
 // parent's, used by the forking thread just before.
 int ForkChild(aclrtStream parent_stream, void *parent_memory)
@@ -716,19 +735,8 @@ TEST_F(AclDeviceTest, ForkChildIsUninitializedUntilAclInit)
     if (pid == 0)
         _exit(ForkChild(stream, p));
 
-    // Bounded wait for the child; a hung child is killed and reported.
     int status = 0;
-    pid_t done = 0;
-    auto start = std::chrono::steady_clock::now();
-    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && MsSince(start) < 30000)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (done == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        FAIL() << "the fork child did not exit within 30 s";
-    }
-    ASSERT_EQ(pid, done);
-    ASSERT_TRUE(WIFEXITED(status)) << "child died by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    ASSERT_TRUE(ChildExited(pid, status));
     EXPECT_EQ(kForkOk, WEXITSTATUS(status)) << "see enum ForkStep for the step that failed";
 
     // The parent's runtime is untouched.
@@ -791,16 +799,7 @@ TEST_F(AclDeviceTest, AForkChildRunsItsQueuedCopiesIntoHostMemoryAfterTheParents
     if (pid == 0)
         _exit(QueuedHostCopyChild());
     int status = 0;
-    pid_t done = 0;
-    auto start = std::chrono::steady_clock::now();
-    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && MsSince(start) < 30000)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (done == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        FAIL() << "the fork child's queued copy never ran";
-    }
-    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_TRUE(ChildExited(pid, status)) << "the fork child's queued copy never ran";
     EXPECT_EQ(0, WEXITSTATUS(status)) << "the step of QueuedHostCopyChild that failed";
 }
 
@@ -901,8 +900,7 @@ TEST_F(AclDeviceTest, VisibleDevicesNumberTheListedDevicesFromZeroAndStopAtTheFi
         if (pid == 0)
             _exit(VisibleDevicesChild(c.value));
         int status = 0;
-        ASSERT_EQ(pid, waitpid(pid, &status, 0));
-        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_TRUE(ChildExited(pid, status));
         EXPECT_EQ(c.expected, WEXITSTATUS(status));
     }
 }
