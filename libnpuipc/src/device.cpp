@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,12 +56,12 @@ Result<DeviceInfo> query_info(int fd)
     return info;
 }
 
-// The names (renderD<minor>) of the entries of `dir` that are render
-// nodes, in minor order; any minor, as 6.12 gives minors above 191.
-std::vector<std::string> render_nodes_in(const char *dir)
+// The names (renderD<minor>) of the render nodes of /dev/dri, in minor
+// order; any minor, as 6.12 gives minors above 191.
+std::vector<std::string> render_nodes()
 {
     std::vector<std::string> names;
-    DIR *d = ::opendir(dir);
+    DIR *d = ::opendir("/dev/dri");
     if (!d)
         return names;
     while (const dirent *e = ::readdir(d))
@@ -72,24 +74,44 @@ std::vector<std::string> render_nodes_in(const char *dir)
     return names;
 }
 
-// The render nodes of npuipc devices. sysfs says which they are (the
-// driver puts npuipc_index on every device it binds, whatever the bus)
-// without opening, and so waking, any other driver's node. libdrm's
-// drmGetDevices2 reads the same sysfs, but skips platform devices that
-// have no device-tree node, as npuipc's virtual devices on x86. Without
-// sysfs, every render node of /dev/dri is a candidate.
+// Whether the render node /dev/dri/`name` is an npuipc device's, as sysfs
+// tells by its device number (the driver puts npuipc_index on every device
+// it binds, whatever the bus): by number, not name, because a container
+// may give the host's renderD129 to its processes as renderD128.
+// `sysfs`: whether /sys/dev/char exists; without it every character device
+// is a candidate, which opening it will tell. `rdev` is its device number.
+bool is_npuipc_node(const std::string &name, bool sysfs, dev_t &rdev)
+{
+    struct stat st;
+    std::string node = "/dev/dri/" + name;
+    if (::stat(node.c_str(), &st) != 0 || !S_ISCHR(st.st_mode))
+        return false;
+    rdev = st.st_rdev;
+    if (!sysfs)
+        return true;
+    std::string index = "/sys/dev/char/" + std::to_string(major(rdev)) + ":" +
+                        std::to_string(minor(rdev)) + "/device/npuipc_index";
+    return ::access(index.c_str(), F_OK) == 0;
+}
+
+// The render nodes of npuipc devices, found without opening, and so
+// waking, any other driver's node. libdrm's drmGetDevices2 reads the same
+// sysfs, but skips platform devices that have no device-tree node, as
+// npuipc's virtual devices on x86. Without sysfs, every render node is a
+// candidate, opened and asked its driver's name.
 std::vector<std::string> npuipc_render_nodes()
 {
-    std::vector<std::string> nodes = render_nodes_in("/sys/class/drm");
-    if (nodes.empty())
-        return render_nodes_in("/dev/dri");
-    nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
-                               [](const std::string &name) {
-                                   std::string index =
-                                       "/sys/class/drm/" + name + "/device/npuipc_index";
-                                   return ::access(index.c_str(), F_OK) != 0;
-                               }),
-                nodes.end());
+    const bool sysfs = ::access("/sys/dev/char", F_OK) == 0;
+    std::vector<std::string> nodes;
+    std::vector<dev_t> seen; // a device given two names is listed once
+    for (const std::string &name : render_nodes()) {
+        dev_t rdev = 0;
+        if (!is_npuipc_node(name, sysfs, rdev) ||
+            std::find(seen.begin(), seen.end(), rdev) != seen.end())
+            continue;
+        seen.push_back(rdev);
+        nodes.push_back(name);
+    }
     return nodes;
 }
 

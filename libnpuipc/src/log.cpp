@@ -17,7 +17,7 @@ namespace npuipc_log {
 namespace {
 
 struct Config {
-    pid_t pid = 0; // the process the configuration was read in
+    pid_t pid = 0; // 0 until read (again in a fork child)
     int level = kError;
     bool to_stdout = false;
     int fd = -1; // the log file, once made
@@ -40,11 +40,22 @@ void unlock_after_fork()
     g_mu.unlock();
 }
 
-const int g_fork_handlers = ::pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
-
-int parse_level(const char *text, int fallback)
+// The child's own log starts afresh; the parent's file is closed now,
+// before the child's code can reuse its number.
+void reset_in_child()
 {
-    if (!text || *text < '0' || *text > '4')
+    if (g_config.fd >= 0)
+        ::close(g_config.fd);
+    g_config = Config();
+    g_mu.unlock();
+}
+
+const int g_fork_handlers = ::pthread_atfork(lock_for_fork, unlock_after_fork, reset_in_child);
+
+// One digit from 0 to 4, ended by `end` or the string's end.
+int parse_level(const char *text, int fallback, char end = '\0')
+{
+    if (!text || *text < '0' || *text > '4' || (text[1] != '\0' && text[1] != end))
         return fallback;
     return *text - '0';
 }
@@ -56,7 +67,7 @@ int configured_level()
     if (const char *modules = std::getenv("ASCEND_MODULE_LOG_LEVEL")) {
         for (const char *p = modules; (p = std::strstr(p, "RUNTIME=")); p += 8)
             if (p == modules || p[-1] == ':')
-                level = parse_level(p + 8, level);
+                level = parse_level(p + 8, level, ':');
     }
     return level;
 }
@@ -72,12 +83,8 @@ bool print_to_stdout()
 // With g_mu held.
 Config &config()
 {
-    pid_t pid = ::getpid();
-    if (g_config.pid != pid) {
-        if (g_config.fd >= 0 && g_config.pid)
-            ::close(g_config.fd); // the parent's file, inherited
-        g_config = Config();
-        g_config.pid = pid;
+    if (!g_config.pid) {
+        g_config.pid = ::getpid();
         g_config.level = configured_level();
         g_config.to_stdout = print_to_stdout();
     }
@@ -102,16 +109,20 @@ int log_file(Config &c)
         dir = root;
     else if (const char *home = std::getenv("HOME"); home && *home)
         dir = std::string(home) + "/ascend/log";
-    else
-        dir = "/tmp/ascend/log";
+    if (dir.empty()) { // no place of the user's own: standard error
+        c.file_failed = true;
+        return -1;
+    }
     dir += "/debug/plog";
     make_dirs(dir);
+    // UTC: localtime_r takes a lock a fork child may find held.
     char stamp[32];
     std::time_t now = std::time(nullptr);
     std::tm tm;
-    std::strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", ::localtime_r(&now, &tm));
+    std::strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", ::gmtime_r(&now, &tm));
     std::string path = dir + "/plog-" + std::to_string(c.pid) + "_" + stamp + ".log";
-    c.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    // A new file of this process's own: never one planted under its name.
+    c.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0640);
     c.file_failed = c.fd < 0;
     return c.fd;
 }

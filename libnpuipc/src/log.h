@@ -7,8 +7,9 @@
 //  - where: standard output when ASCEND_LOG_PRINT_TO_STDOUT is 1 (or, when
 //    it is unset, the older ASCEND_SLOG_PRINT_TO_STDOUT); otherwise this
 //    process's log file, $ASCEND_PROCESS_LOG_PATH (default
-//    $HOME/ascend/log) /debug/plog/plog-<pid>_<start time>.log, made on the
-//    first line; standard error when that file cannot be made.
+//    $HOME/ascend/log) /debug/plog/plog-<pid>_<UTC time>.log, made new on
+//    the first line; standard error when that file cannot be made (or
+//    neither variable is set).
 // The variables are read once per process (again in a fork child).
 #ifndef NPUIPC_SRC_LOG_H
 #define NPUIPC_SRC_LOG_H

@@ -5,6 +5,7 @@
 #include "acl_test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -905,6 +906,34 @@ TEST_F(AclDeviceTest, VisibleDevicesNumberTheListedDevicesFromZeroAndStopAtTheFi
     }
 }
 
+// A launcher that counted the devices and forked its workers before
+// setting any: each worker's ASCEND_RT_VISIBLE_DEVICES and aclInit count,
+// although the launcher's runtime had read the devices and was initialized.
+TEST_F(AclDeviceTest, VisibleDevicesApplyInAWorkerForkedByALauncherThatOnlyCountedDevices)
+{
+    ACL_NEED_DEVICES(2);
+    pid_t launcher = fork();
+    ASSERT_GE(launcher, 0);
+    if (launcher == 0) {
+        uint32_t count = 0;
+        if (aclInit(nullptr) != ACL_SUCCESS || aclrtGetDeviceCount(&count) != ACL_SUCCESS || count < 2)
+            _exit(201);
+        unsetenv("ASCEND_RT_VISIBLE_DEVICES");
+        pid_t worker = fork();
+        if (worker < 0)
+            _exit(202);
+        if (worker == 0)
+            _exit(VisibleDevicesChild("1"));
+        int status = 0;
+        if (waitpid(worker, &status, 0) != worker || !WIFEXITED(status))
+            _exit(203);
+        _exit(WEXITSTATUS(status));
+    }
+    int status = 0;
+    ASSERT_TRUE(ChildExited(launcher, status));
+    EXPECT_EQ(1 * 16 + 1, WEXITSTATUS(status)) << "201-203: the launcher failed; 248-255: a worker step";
+}
+
 // ---- not supported yet ----
 
 
@@ -917,6 +946,7 @@ namespace {
 // not named are unset, and ASCEND_PROCESS_LOG_PATH is a fresh directory).
 struct LogOutput {
     std::string out, err, files;
+    std::string rc; // what the peer's call returned ("" if it never said)
 };
 
 std::string ReadAll(int fd)
@@ -937,15 +967,19 @@ LogOutput RunPeerLogging(const char *command, const std::vector<std::string> &en
         return got;
     }
     const std::string logs = std::string(dir) + "/logs";
-    int out[2], err[2];
-    if (pipe(out) || pipe(err)) {
+    const std::string err_path = std::string(dir) + "/stderr";
+    int out[2];
+    if (pipe(out)) {
         got.err = "pipe failed";
         return got;
     }
     pid_t pid = fork();
     if (pid == 0) {
+        // Standard error into a file: two pipes read one after the other
+        // could fill and stall the peer.
+        int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(out[1], 1);
-        dup2(err[1], 2);
+        dup2(err, 2);
         for (const char *name : {"ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_MODULE_LOG_LEVEL",
                                  "ASCEND_LOG_PRINT_TO_STDOUT", "ASCEND_SLOG_PRINT_TO_STDOUT"})
             unsetenv(name);
@@ -956,12 +990,13 @@ LogOutput RunPeerLogging(const char *command, const std::vector<std::string> &en
         _exit(127);
     }
     close(out[1]);
-    close(err[1]);
-    got.out = ReadAll(out[0]); // the child closes both at exit
-    got.err = ReadAll(err[0]);
+    got.out = ReadAll(out[0]); // until the peer exits
     close(out[0]);
-    close(err[0]);
     waitpid(pid, nullptr, 0);
+    std::ifstream err_file(err_path);
+    got.err = std::string(std::istreambuf_iterator<char>(err_file), {});
+    std::ifstream rc_file(std::string(dir) + "/rc");
+    std::getline(rc_file, got.rc);
     std::string plog = logs + "/debug/plog";
     if (DIR *d = opendir(plog.c_str())) {
         while (const dirent *e = readdir(d)) {
@@ -984,6 +1019,7 @@ constexpr char kFreeError[] = "[npuipc] ERROR aclrtFree: devPtr is NULL (error 1
 TEST(AclLogTest, AFailureIsLoggedToTheProcessLogFileByDefault)
 {
     LogOutput got = RunPeerLogging("fail-once", {});
+    EXPECT_EQ("100000", got.rc); // the call failed as it should
     EXPECT_EQ("", got.out);
     EXPECT_EQ("", got.err);
     EXPECT_EQ(kFreeError, got.files);
@@ -1022,6 +1058,7 @@ TEST(AclLogTest, TheGlobalLevelAndTheRuntimeModulesLevelSilenceErrors)
 TEST(AclLogTest, ATimeoutTheCallerChoseIsLoggedAtInfo)
 {
     LogOutput got = RunPeerLogging("sync-timeout", {"ASCEND_LOG_PRINT_TO_STDOUT=1"});
+    EXPECT_EQ("0", got.rc); // the synchronize ran out, as it should
     EXPECT_EQ("", got.out);
     got = RunPeerLogging("sync-timeout", {"ASCEND_LOG_PRINT_TO_STDOUT=1", "ASCEND_GLOBAL_LOG_LEVEL=1"});
     EXPECT_NE(std::string::npos, got.out.find("[npuipc] INFO aclrtSynchronizeStreamWithTimeout: "))

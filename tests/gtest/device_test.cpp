@@ -5,6 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -110,6 +117,66 @@ TEST_F(DeviceTest, OpenByIndexReachesThatDevice)
     auto info = dev.value().info();
     ASSERT_TRUE(info.ok());
     EXPECT_EQ(1u, info.value().index);
+}
+
+// The device number of the first npuipc render node of /dev/dri; 0 if none.
+dev_t FirstNpuipcRenderNode()
+{
+    dev_t found = 0;
+    DIR *dir = opendir("/dev/dri");
+    if (!dir)
+        return 0;
+    while (const dirent *e = readdir(dir)) {
+        struct stat st;
+        std::string node = std::string("/dev/dri/") + e->d_name;
+        if (std::string(e->d_name).rfind("renderD", 0) != 0 || stat(node.c_str(), &st) != 0)
+            continue;
+        std::string index = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" +
+                            std::to_string(minor(st.st_rdev)) + "/device/npuipc_index";
+        if (access(index.c_str(), F_OK) == 0 && !found)
+            found = st.st_rdev;
+    }
+    closedir(dir);
+    return found;
+}
+
+// A container may give a host's render node another name: devices are
+// known by their device number, as sysfs has them, not by the name.
+// In a child with a /dev/dri of its own: an npuipc device as renderD200
+// and again as renderD201 (listed once), another device (/dev/null's
+// number) as renderD128.
+TEST_F(DeviceTest, ARenderNodeRenamedAsInAContainerIsFoundByItsDeviceNumber)
+{
+    const dev_t npuipc = FirstNpuipcRenderNode(), other = makedev(1, 3);
+    ASSERT_NE(0u, npuipc) << "no npuipc render node in /dev/dri";
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNS) || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) ||
+            mount("tmpfs", "/dev/dri", "tmpfs", 0, "mode=0755") ||
+            mknod("/dev/dri/renderD200", S_IFCHR | 0666, npuipc) ||
+            mknod("/dev/dri/renderD201", S_IFCHR | 0666, npuipc) || // the same device twice
+            mknod("/dev/dri/renderD128", S_IFCHR | 0666, other))
+            _exit(10);
+        auto devices = npuipc::list_devices();
+        if (!devices.ok())
+            _exit(11);
+        if (devices.value().size() != 1)
+            _exit(20 + static_cast<int>(std::min<size_t>(devices.value().size(), 9)));
+        _exit(devices.value()[0].node == "/dev/dri/renderD200" ? 0 : 12);
+    }
+    // Bounded: a child stuck in the library is killed and reported.
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 3000 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++)
+        usleep(10000);
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        FAIL() << "the child did not exit within 30 s";
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(0, WEXITSTATUS(status)) << "10: setup, 11: listing failed, 12: other node, 2N: N devices";
 }
 
 TEST_F(DeviceTest, OpenOfAMissingIndexFailsWithEnodev)

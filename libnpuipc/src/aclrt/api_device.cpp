@@ -166,7 +166,11 @@ aclError aclrtGetDevice(int32_t *deviceId)
         std::shared_ptr<Context> ctx;
         if (aclError err = rt.current_context(ctx))
             return err;
-        *deviceId = rt.logical_id(ctx->device);
+        int32_t id = rt.logical_id(ctx->device);
+        if (id < 0)
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                        "the current device is no longer among the visible ones");
+        *deviceId = id;
         return ACL_SUCCESS;
     });
 }

@@ -394,7 +394,12 @@ aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *f
         std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(virPtr, 1);
         if (!alloc || !alloc->physical)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not inside an aclrtMapMem mapping", virPtr);
-        location->id = alloc->device;
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        int32_t id = rt.logical_id(alloc->device);
+        if (id < 0)
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "the mapping's device is not visible");
+        location->id = static_cast<uint32_t>(id);
         location->type = ACL_MEM_LOCATION_TYPE_DEVICE;
         *flag = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
         return ACL_SUCCESS;

@@ -42,6 +42,15 @@ void atfork_child()
     // Nor may it keep them open: a parent's process-owned objects (and its
     // exit, which importers learn of) must not wait for its children.
     rt.close_drm_fds_after_fork();
+    // The child may be given other devices (ASCEND_RT_VISIBLE_DEVICES set
+    // before its aclInit or first device call); one that kept nothing of
+    // the parent's starts uninitialized too, as a process of its own.
+    rt.device_count_known = false;
+    rt.visible_env_read = false;
+    if (!rt.forked) {
+        rt.initialized = false;
+        rt.default_device = -1;
+    }
     // The parent's copier thread is not here: the child's first copy into
     // host memory starts its own (even when the parent kept no state).
     rt.copier_wake.reset();
@@ -126,7 +135,15 @@ aclError Runtime::refresh_device_count()
             break;
         n++;
     }
-    visible = visible_devices(::getenv("ASCEND_RT_VISIBLE_DEVICES"), n);
+    // Read once per process (again in a fork child): ids must not change
+    // meaning under contexts made with them.
+    if (!visible_env_read) {
+        const char *env = ::getenv("ASCEND_RT_VISIBLE_DEVICES");
+        visible_env_set = env != nullptr;
+        visible_env = env ? env : "";
+        visible_env_read = true;
+    }
+    visible = visible_devices(visible_env_set ? visible_env.c_str() : nullptr, n);
     device_count = static_cast<uint32_t>(visible.size());
     device_count_known = true;
     return ACL_SUCCESS;
@@ -419,8 +436,6 @@ void Runtime::discard_after_fork()
     // Their eventfds are the child's own.
     subscribers.clear();
     thread_context() = 0;
-    // The child may see other devices (ASCEND_RT_VISIBLE_DEVICES).
-    device_count_known = false;
     visible.clear();
     initialized = false;
     default_device = -1;

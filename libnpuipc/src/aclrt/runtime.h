@@ -220,6 +220,9 @@ public:
     uint32_t device_count = 0; // visible ones
     bool device_count_known = false;
     std::vector<uint32_t> visible; // npuipc index of each application id
+    bool visible_env_read = false;  // ASCEND_RT_VISIBLE_DEVICES, read once
+    bool visible_env_set = false;
+    std::string visible_env;
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
