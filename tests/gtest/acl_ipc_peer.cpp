@@ -112,8 +112,9 @@ std::vector<std::string> fd_targets()
         char target[256] = {};
         std::string link = std::string("/proc/self/fd/") + e->d_name;
         if (readlink(link.c_str(), target, sizeof(target) - 1) < 0)
-            std::snprintf(target, sizeof(target), "fd %s (unreadable)", e->d_name);
-        targets.push_back(target);
+            targets.push_back(std::string("fd ") + e->d_name + " (unreadable)");
+        else
+            targets.push_back(target);
     }
     closedir(d);
     std::sort(targets.begin(), targets.end());

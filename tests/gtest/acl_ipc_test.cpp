@@ -12,6 +12,10 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include "drm/npuipc_drm.h"
 
 using namespace acltest;
 
@@ -439,6 +443,50 @@ TEST_F(AclIpcTest, BareTgidOfAnotherProcessIsItsPid)
     pid_t peer = Start("bare-tgid", 0, 0);
     EXPECT_EQ(ACL_SUCCESS, Finish(peer));
     EXPECT_EQ(std::to_string(peer), Read("seen"));
+}
+
+// A process holds NPUIPC_MAX_IMPORTS imported buffers at most (a DRM file's
+// limit): one import more is ACL_ERROR_RT_OVER_LIMIT and maps nothing, and
+// closing an import makes room again. Each page of one allocation is
+// exported under its own key, so every import is a buffer of its own.
+TEST_F(AclIpcTest, ImportsBeyondTheDriversLimitAreOverLimitUntilOneIsClosed)
+{
+    const size_t pages = NPUIPC_MAX_IMPORTS + 1;
+    char *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(reinterpret_cast<void **>(&p), pages * 4 * kKiB,
+                                       ACL_MEM_MALLOC_NORMAL_ONLY));
+    std::vector<std::string> keys;
+    std::vector<char *> imported;
+    for (size_t i = 0; i < pages; i++) {
+        char key[65];
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p + i * 4 * kKiB, 4 * kKiB, key, sizeof(key),
+                                                       ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION))
+            << "page " << i;
+        keys.emplace_back(key);
+        p[i * 4 * kKiB] = static_cast<char>(i);
+    }
+    for (size_t i = 0; i < NPUIPC_MAX_IMPORTS; i++) {
+        void *q = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, keys[i].c_str(), 0)) << "import " << i;
+        imported.push_back(static_cast<char *>(q));
+    }
+    void *q = &q;
+    EXPECT_EQ(ACL_ERROR_RT_OVER_LIMIT, aclrtIpcMemImportByKey(&q, keys.back().c_str(), 0));
+    EXPECT_EQ(static_cast<void *>(&q), q); // nothing written back
+    EXPECT_EQ(ACL_ERROR_RT_OVER_LIMIT, aclrtGetLastError(ACL_RT_THREAD_LEVEL));
+    // Each import is its own page of the allocation.
+    for (size_t i = 0; i < NPUIPC_MAX_IMPORTS; i++)
+        ASSERT_EQ(static_cast<char>(i), imported[i][0]) << "import " << i;
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(keys[0].c_str())); // the import of page 0
+    q = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, keys.back().c_str(), 0));
+    EXPECT_EQ(static_cast<char>(NPUIPC_MAX_IMPORTS), static_cast<char *>(q)[0]);
+    for (size_t i = 1; i < pages; i++)
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(keys[i].c_str())) << "import " << i;
+    for (const std::string &key : keys) // the exporter's closes
+        ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key.c_str()));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
 }
 
 TEST_F(AclIpcTest, OpenFdCountIsBackToItsStartAfterSharing)
