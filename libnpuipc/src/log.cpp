@@ -138,11 +138,17 @@ bool enabled(int level)
 void write(int level, const char *where, const char *text)
 {
     static const char *const names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    char line[640];
+    // Room for aclAppLog's 1023 characters after the prefix; a longer
+    // text is cut, its line still ending in a newline.
+    char line[1152];
     int n = std::snprintf(line, sizeof(line), "[npuipc] %s %s: %s\n", names[level & 3], where, text);
     if (n < 0)
         return;
-    size_t len = static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1;
+    size_t len = static_cast<size_t>(n);
+    if (len >= sizeof(line)) {
+        len = sizeof(line) - 1;
+        line[len - 1] = '\n';
+    }
     std::lock_guard<std::mutex> lock(g_mu);
     Config &c = config();
     if (level < c.level)

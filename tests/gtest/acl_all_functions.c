@@ -48,26 +48,6 @@ static dim3 zero_dim3;
  * not NULL; for a float, whether it is not 0. */
 
 /* acl/acl_base_rt.h */
-static int64_t call_aclFloat16ToFloat(void)
-{ return aclFloat16ToFloat(0) != 0.0f; }
-static int64_t call_aclFloatToFloat16(void)
-{ return (int64_t)aclFloatToFloat16(0); }
-static int64_t call_aclCreateDataBuffer(void)
-{ return aclCreateDataBuffer(NULL, 0) != NULL; }
-static int64_t call_aclDestroyDataBuffer(void)
-{ return aclDestroyDataBuffer(NULL); }
-static int64_t call_aclUpdateDataBuffer(void)
-{ return aclUpdateDataBuffer(NULL, NULL, 0); }
-static int64_t call_aclGetDataBufferAddr(void)
-{ return aclGetDataBufferAddr(NULL) != NULL; }
-static int64_t call_aclGetDataBufferSize(void)
-{ return (int64_t)aclGetDataBufferSize(NULL); }
-static int64_t call_aclGetDataBufferSizeV2(void)
-{ return (int64_t)aclGetDataBufferSizeV2(NULL); }
-static int64_t call_aclDataTypeSize(void)
-{ return (int64_t)aclDataTypeSize((aclDataType)0); }
-static int64_t call_aclAppLog(void)
-{ aclAppLog((aclLogLevel)0, NULL, NULL, 0, NULL); return 0; }
 static int64_t call_aclrtGetSocName(void)
 { return aclrtGetSocName() != NULL; }
 static int64_t call_aclGetCannAttributeList(void)
@@ -698,6 +678,16 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclFloat16ToFloat),
+    IMPLEMENTED(aclFloatToFloat16),
+    IMPLEMENTED(aclCreateDataBuffer),
+    IMPLEMENTED(aclDestroyDataBuffer),
+    IMPLEMENTED(aclUpdateDataBuffer),
+    IMPLEMENTED(aclGetDataBufferAddr),
+    IMPLEMENTED(aclGetDataBufferSize),
+    IMPLEMENTED(aclGetDataBufferSizeV2),
+    IMPLEMENTED(aclDataTypeSize),
+    IMPLEMENTED(aclAppLog),
     IMPLEMENTED(aclrtSetDevice),
     IMPLEMENTED(aclrtResetDevice),
     IMPLEMENTED(aclrtResetDeviceForce),
@@ -785,16 +775,6 @@ static const struct acl_implemented_function implemented[] = {
 
 static const struct acl_stub_function stubs[] = {
     /* acl/acl_base_rt.h */
-    STUB(aclFloat16ToFloat, NOT_YET, FAILS_WITH_ZERO),
-    STUB(aclFloatToFloat16, NOT_YET, FAILS_WITH_ZERO),
-    STUB(aclCreateDataBuffer, NOT_YET, FAILS_WITH_NULL),
-    STUB(aclDestroyDataBuffer, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclUpdateDataBuffer, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclGetDataBufferAddr, NOT_YET, FAILS_WITH_NULL),
-    STUB(aclGetDataBufferSize, NOT_YET, FAILS_WITH_ZERO),
-    STUB(aclGetDataBufferSizeV2, NOT_YET, FAILS_WITH_ZERO),
-    STUB(aclDataTypeSize, NOT_YET, FAILS_WITH_ZERO),
-    STUB(aclAppLog, NOT_YET, RETURNS_NOTHING),
     STUB(aclrtGetSocName, NOT_YET, FAILS_WITH_NULL),
     STUB(aclGetCannAttributeList, NOT_YET, FAILS_WITH_CODE),
     STUB(aclGetCannAttribute, NOT_YET, FAILS_WITH_CODE),

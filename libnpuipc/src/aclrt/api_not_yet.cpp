@@ -89,29 +89,6 @@ aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 { return not_yet(__func__); }
 
-// Host-side helpers: float16 conversions, data buffers, data type sizes, the application log.
-float aclFloat16ToFloat(aclFloat16 value)
-{ not_yet(__func__); return 0.0f; }
-aclFloat16 aclFloatToFloat16(float value)
-{ not_yet(__func__); return 0; }
-aclDataBuffer *aclCreateDataBuffer(void *data, size_t size)
-{ not_yet(__func__); return nullptr; }
-aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)
-{ return not_yet(__func__); }
-aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size)
-{ return not_yet(__func__); }
-void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer)
-{ not_yet(__func__); return nullptr; }
-uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer)
-{ not_yet(__func__); return 0; }
-size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer)
-{ not_yet(__func__); return 0; }
-size_t aclDataTypeSize(aclDataType dataType)
-{ not_yet(__func__); return 0; }
-void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line,
-               const char *fmt, ...)
-{ not_yet(__func__); }
-
 // Errors and state: last errors, exception information, state callbacks, memory errors.
 aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
 { return not_yet(__func__); }
