@@ -50,10 +50,6 @@ static dim3 zero_dim3;
 /* acl/acl_base_rt.h */
 static int64_t call_aclrtGetSocName(void)
 { return aclrtGetSocName() != NULL; }
-static int64_t call_aclGetCannAttributeList(void)
-{ return aclGetCannAttributeList(NULL, NULL); }
-static int64_t call_aclGetCannAttribute(void)
-{ return aclGetCannAttribute((aclCannAttr)0, NULL); }
 static int64_t call_aclGetDeviceCapability(void)
 { return aclGetDeviceCapability(0, (aclDeviceInfo)0, NULL); }
 
@@ -688,6 +684,8 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclGetDataBufferSizeV2),
     IMPLEMENTED(aclDataTypeSize),
     IMPLEMENTED(aclAppLog),
+    IMPLEMENTED(aclGetCannAttributeList),
+    IMPLEMENTED(aclGetCannAttribute),
     IMPLEMENTED(aclrtSetDevice),
     IMPLEMENTED(aclrtResetDevice),
     IMPLEMENTED(aclrtResetDeviceForce),
@@ -776,8 +774,6 @@ static const struct acl_implemented_function implemented[] = {
 static const struct acl_stub_function stubs[] = {
     /* acl/acl_base_rt.h */
     STUB(aclrtGetSocName, NOT_YET, FAILS_WITH_NULL),
-    STUB(aclGetCannAttributeList, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclGetCannAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclGetDeviceCapability, NOT_YET, FAILS_WITH_CODE),
     /* acl/acl_rt.h */
     STUB(aclFinalizeReference, NOT_YET, FAILS_WITH_CODE),

@@ -227,6 +227,35 @@ TEST(AclFloat16Test, EveryFiniteHalfSurvivesTheRoundTrip)
     EXPECT_EQ(63488, checked);
 }
 
+TEST(AclCannAttributeTest, NoAttributeIsAvailableOnAMockNpu)
+{
+    const aclCannAttr *list = nullptr;
+    size_t num = 7;
+    ASSERT_EQ(ACL_SUCCESS, aclGetCannAttributeList(&list, &num));
+    EXPECT_NE(nullptr, list);
+    EXPECT_EQ(0u, num);
+    for (aclCannAttr attr : {ACL_CANN_ATTR_INF_NAN, ACL_CANN_ATTR_BF16, ACL_CANN_ATTR_JIT_COMPILE}) {
+        int32_t value = 7;
+        EXPECT_EQ(ACL_SUCCESS, aclGetCannAttribute(attr, &value)) << attr;
+        EXPECT_EQ(0, value) << attr;
+    }
+}
+
+TEST(AclCannAttributeTest, NullPointersAndUnknownAttributesAreInvalidParam)
+{
+    const aclCannAttr *list = nullptr;
+    size_t num = 7;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclGetCannAttributeList(nullptr, &num));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclGetCannAttributeList(&list, nullptr));
+    EXPECT_EQ(7u, num);
+    int32_t value = 7;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclGetCannAttribute(ACL_CANN_ATTR_BF16, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclGetCannAttribute(ACL_CANN_ATTR_UNDEFINED, &value));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclGetCannAttribute(static_cast<aclCannAttr>(3), &value));
+    EXPECT_EQ(7, value);
+    EXPECT_NE(std::string::npos, RecentError().find("aclGetCannAttribute")) << RecentError();
+}
+
 // The output of aclAppLog(level, ...) in a child process whose logger
 // writes to standard output at level `threshold`.
 std::string AppLogOutput(int threshold, void (*log)())

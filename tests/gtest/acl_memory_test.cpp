@@ -6,14 +6,25 @@
 // against npuipc.ko with default parameters (two devices, 256 MiB each).
 #include "acl_test_util.h"
 #include "drm/npuipc_drm.h"
+#include "npuipc/unique_fd.h"
 
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -787,6 +798,102 @@ TEST_F(AclMemoryTest, ForceDestroyOfAStreamDropsItsQueuedCopyIntoHostMemory)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_TRUE(BytesAre(host.data(), kSize, 0xEE));
     // The freed source is no longer the copy's to read.
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// A force destroy drops the copies not started; one the copier thread has
+// started ends before it returns, so that the caller may then free the
+// destination. The copy is held mid-way by a destination page that
+// userfaultfd leaves missing until the test provides it.
+TEST_F(AclMemoryTest, ForceDestroyDuringACopyIntoHostMemoryReturnsOnceItsBytesAreMoved)
+{
+    constexpr size_t kPage = 4096, kSize = 3 * kPage;
+    npuipc::UniqueFd uffd(static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK)));
+    ASSERT_TRUE(uffd.get() >= 0) << "userfaultfd: " << strerror(errno);
+    uffdio_api api = {};
+    api.api = UFFD_API;
+    ASSERT_EQ(0, ioctl(uffd.get(), UFFDIO_API, &api)) << strerror(errno);
+    auto *host = static_cast<uint8_t *>(
+        mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(MAP_FAILED, static_cast<void *>(host));
+    std::memset(host, 0xEE, kPage);
+    std::memset(host + 2 * kPage, 0xEE, kPage);
+    uffdio_register reg = {};
+    reg.range.start = reinterpret_cast<uintptr_t>(host + kPage);
+    reg.range.len = kPage;
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    ASSERT_EQ(0, ioctl(uffd.get(), UFFDIO_REGISTER, &reg)) << strerror(errno);
+
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x61, kSize));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host, kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    // The copier thread is stopped in the middle page's fault.
+    pollfd p = {uffd.get(), POLLIN, 0};
+    ASSERT_EQ(1, poll(&p, 1, kSyncTimeoutMs));
+    uffd_msg msg = {};
+    ASSERT_EQ(static_cast<ssize_t>(sizeof(msg)), read(uffd.get(), &msg, sizeof(msg)));
+    ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+    std::atomic<bool> returned{false};
+    aclError destroyed = ACL_ERROR_INTERNAL_ERROR;
+    std::thread destroyer([&] {
+        destroyed = aclrtDestroyStreamForce(stream);
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(returned) << "aclrtDestroyStreamForce returned while the copy was under way";
+    std::vector<uint8_t> page(kPage, 0xEE);
+    uffdio_copy fill = {};
+    fill.dst = reinterpret_cast<uintptr_t>(host + kPage);
+    fill.src = reinterpret_cast<uintptr_t>(page.data());
+    fill.len = kPage;
+    ASSERT_EQ(0, ioctl(uffd.get(), UFFDIO_COPY, &fill)) << strerror(errno);
+    destroyer.join();
+    EXPECT_EQ(ACL_SUCCESS, destroyed);
+    EXPECT_TRUE(BytesAre(host, kSize, 0x61));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+    munmap(host, kSize);
+}
+
+// The runtime's copier thread takes none of the application's signals.
+TEST_F(AclMemoryTest, TheCopierThreadBlocksTheApplicationsSignals)
+{
+    constexpr size_t kSize = 4096;
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    std::vector<uint8_t> host(kSize);
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream)); // queued, so the copier runs it
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+
+    std::vector<std::string> blocked; // SigBlk of each thread named npuipc-copier
+    for (const auto &task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name != "npuipc-copier")
+            continue;
+        std::ifstream status(task.path() / "status");
+        for (std::string line; std::getline(status, line);)
+            if (line.rfind("SigBlk:", 0) == 0)
+                blocked.push_back(line.substr(7));
+    }
+    ASSERT_EQ(1u, blocked.size());
+    uint64_t mask = std::stoull(blocked[0], nullptr, 16);
+    for (int sig : {SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE, SIGHUP, SIGIO})
+        EXPECT_TRUE(mask & (uint64_t(1) << (sig - 1))) << "signal " << sig << ", SigBlk " << blocked[0];
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 

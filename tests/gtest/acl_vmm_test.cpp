@@ -106,6 +106,39 @@ TEST_F(AclVmmTest, MappedPhysicalMemoryWorksLikeDeviceMemoryUntilUnmapped)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
+// A copy into host memory queued from a mapping reads the physical memory,
+// not the application's addresses: unmapping them (and freeing the handle)
+// before the stream gets there neither faults the copier nor loses the bytes.
+TEST_F(AclVmmTest, ACopyIntoHostMemoryQueuedFromAMappingSurvivesItsUnmap)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    const size_t size = 64 * kKiB;
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, size, &prop, 0));
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, size, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, size, 0, handle, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(va, size, 0x6B, size));
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    std::vector<uint8_t> host(size, 0xEE);
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    const size_t offset = 8 * kKiB, count = 16 * kKiB;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), size, static_cast<char *>(va) + offset, count,
+                                            ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(host.data(), count, 0x6B));
+    EXPECT_TRUE(BytesAre(host.data() + count, size - count, 0xEE));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+}
+
 TEST_F(AclVmmTest, BadArgumentsAreRefusedAndChangeNothing)
 {
     aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_HUGE);

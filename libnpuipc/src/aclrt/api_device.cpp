@@ -77,6 +77,7 @@ aclError aclFinalize(void)
         rt.initialized = false;
         return ACL_SUCCESS;
     });
+    wait_for_running_copy(Runtime::get());
     Runtime::get().revoke_pending();
     return err;
 }
@@ -142,6 +143,7 @@ static aclError reset_device(const char *name, int32_t deviceId, bool force)
             rt.release_device(index);
         return ACL_SUCCESS;
     });
+    wait_for_running_copy(Runtime::get()); // its stream's copies were dropped
     Runtime::get().revoke_pending();
     return err;
 }

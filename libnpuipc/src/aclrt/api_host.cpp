@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The host-only helpers of acl_base_rt.h: data buffers, data type sizes,
-// float16 conversions and the application log. None needs aclInit or a
-// device, so they work in a fork child too. Their results are CANN's,
+// float16 conversions, the application log and CANN's attributes. None
+// needs aclInit or a device, so they work in a fork child too. Their results are CANN's,
 // quirks included (Documentation/library.md, "Host helpers").
 #include "aclrt/runtime.h"
 #include "log.h"
@@ -268,4 +268,38 @@ void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_
     if (cut || static_cast<size_t>(m) >= sizeof(text))
         std::memcpy(text + sizeof(text) - sizeof(kCut), kCut, sizeof(kCut));
     npuipc_log::write(logLevel, "APP", text);
+}
+
+// CANN's optional features (INF/NaN mode, BF16, operator JIT compilation)
+// need AI cores, which a mock NPU has not: none is available. The list is
+// empty but not NULL, as CANN's is when it has nothing to list.
+aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
+{
+    return api("aclGetCannAttributeList", [&] {
+        if (!cannAttrList)
+            return fail(ACL_ERROR_INVALID_PARAM, "cannAttrList is NULL");
+        if (!num)
+            return fail(ACL_ERROR_INVALID_PARAM, "num is NULL");
+        static const aclCannAttr none[] = {ACL_CANN_ATTR_UNDEFINED};
+        *cannAttrList = none;
+        *num = 0;
+        return ACL_SUCCESS;
+    }, true);
+}
+
+aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)
+{
+    return api("aclGetCannAttribute", [&] {
+        if (!value)
+            return fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+        switch (cannAttr) {
+        case ACL_CANN_ATTR_INF_NAN:
+        case ACL_CANN_ATTR_BF16:
+        case ACL_CANN_ATTR_JIT_COMPILE:
+            *value = 0;
+            return ACL_SUCCESS;
+        default:
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown attribute %d", static_cast<int>(cannAttr));
+        }
+    }, true);
 }

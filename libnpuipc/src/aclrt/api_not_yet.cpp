@@ -64,10 +64,6 @@ extern "C" {
 // ======== Not yet ========
 
 // Initialisation callbacks, versions and CANN attributes.
-aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
-{ return not_yet(__func__); }
-aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)
-{ return not_yet(__func__); }
 aclError aclFinalizeReference(uint64_t *refCount)
 { return not_yet(__func__); }
 aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc,

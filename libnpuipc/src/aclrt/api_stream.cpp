@@ -138,10 +138,14 @@ aclError destroy(const char *name, aclrtStream handle, bool wait)
         aclError result = ACL_SUCCESS;
         if (wait)
             result = synchronize(*stream, -1);
-        std::lock_guard<std::mutex> lock(rt.mu);
-        destroy_stream_locked(rt, stream->token);
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            destroy_stream_locked(rt, stream->token);
+        }
         // The kernel stream goes with the last reference: queued jobs that
-        // have not run are cancelled then.
+        // have not run are cancelled then. A copy into host memory already
+        // under way ends before the caller may free its destination.
+        wait_for_running_copy(rt);
         return result;
     });
 }
@@ -359,7 +363,8 @@ aclError aclrtProcessReport(int32_t timeout)
             return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or > 0", timeout);
         Runtime &rt = Runtime::get();
         const uint64_t self = static_cast<uint64_t>(pthread_self());
-        const int64_t deadline = timeout < 0 ? -1 : now_ms() + timeout;
+        // now_ms() truncates: one more, so that the wait never ends early.
+        const int64_t deadline = timeout < 0 ? -1 : now_ms() + timeout + 1;
         for (;;) {
             std::vector<std::shared_ptr<Stream>> streams;
             std::vector<pollfd> fds;

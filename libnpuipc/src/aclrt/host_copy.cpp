@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <thread>
 #include <unistd.h>
@@ -29,6 +31,7 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
         if (!(fds[i].revents & (POLLIN | POLLERR | POLLHUP)))
             continue;
         HostCopy copy;
+        std::unique_lock<std::mutex> running(rt.copy_mu);
         {
             std::lock_guard<std::mutex> lock(rt.mu);
             auto it = rt.host_copies.find(ids[i]);
@@ -46,6 +49,7 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
             std::memmove(copy.dst, copy.src, copy.count);
             open_gate(copy.point);
         }
+        running.unlock();
         release_pooled_event(rt, stream.device, std::move(copy.point.reached));
     }
 }
@@ -55,6 +59,11 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
 // first copy starts one (Runtime::discard_after_fork).
 void copier_main(int wake_fd)
 {
+    // The application's signals are for its own threads.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    pthread_setname_np(pthread_self(), "npuipc-copier");
     Runtime &rt = Runtime::get();
     for (;;) {
         std::vector<uint64_t> ids;
@@ -98,6 +107,11 @@ aclError start_copier_locked(Runtime &rt)
 
 } // namespace
 
+void wait_for_running_copy(Runtime &rt)
+{
+    std::lock_guard<std::mutex> barrier(rt.copy_mu);
+}
+
 void wake_copier_locked(Runtime &rt)
 {
     uint64_t one = 1;
@@ -113,6 +127,23 @@ aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, voi
     copy.dst = dst;
     copy.src = src;
     copy.count = count;
+    if (source->physical) {
+        // VMM memory: read through the runtime's own mapping, which lives
+        // as long as the physical memory that the copy holds.
+        Physical &phys = *source->physical;
+        std::lock_guard<std::mutex> lock(phys.mu);
+        if (!phys.copy_view.addr()) {
+            Result<BufferInfo> info = phys.dev->buffer_info(phys.buffer.get());
+            if (!info.ok())
+                return fail_errno(info.error(), Op::Generic, "querying the physical memory");
+            Result<Mapping> view = Mapping::map(*phys.dev, info.value().mmap_offset, phys.size);
+            if (!view.ok())
+                return fail_errno(view.error(), Op::Generic, "mapping the physical memory for the copy");
+            phys.copy_view = std::move(view.value());
+        }
+        copy.src = static_cast<const char *>(phys.copy_view.addr()) +
+                   (reinterpret_cast<uintptr_t>(src) - source->base);
+    }
     copy.source = std::move(source);
     if (aclError err = make_point(rt, *stream, true, copy.point))
         return err;

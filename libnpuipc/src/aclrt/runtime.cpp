@@ -17,11 +17,12 @@ namespace npuipc_rt {
 using namespace npuipc;
 namespace {
 
-// Both locks, in their order, so that the child's copies are consistent
+// Every lock, in their order, so that the child's copies are consistent
 // and free.
 void atfork_prepare()
 {
     Runtime &rt = Runtime::get();
+    rt.copy_mu.lock();
     rt.mu.lock();
     rt.mem_mu.lock();
 }
@@ -31,6 +32,7 @@ void atfork_parent()
     Runtime &rt = Runtime::get();
     rt.mem_mu.unlock();
     rt.mu.unlock();
+    rt.copy_mu.unlock();
 }
 
 void atfork_child()
@@ -58,6 +60,7 @@ void atfork_child()
     // the writer's thread id, which is new here): made anew, unlocked.
     new (&rt.mem_mu) std::shared_mutex();
     rt.mu.unlock();
+    rt.copy_mu.unlock();
 }
 
 } // namespace

@@ -152,6 +152,10 @@ struct Physical : Object {
     const aclrtPhysicalMemProp prop;
     std::mutex mu;           // protects what follows
     int handle_refs = 1;     // aclrtMallocPhysical/Import + Retain - Free
+    // The runtime's own mapping of the memory, made by the first copy into
+    // host memory queued from it: the copier thread reads through it, so
+    // that aclrtUnmapMem of the application's mapping cannot fault it.
+    Mapping copy_view;
     uint64_t shareable = 0;  // its one shareable handle in this process
     std::string shared_key;  // the key that handle names
 };
@@ -231,6 +235,9 @@ public:
     std::map<uint64_t, HostCopy> host_copies;
     uint64_t next_host_copy = 1;
     UniqueFd copier_wake;
+    // Held by the copier thread from taking a copy out of host_copies until
+    // its bytes are moved; taken before mu, never under it.
+    std::mutex copy_mu;
     // By key and importing device ("key/device").
     std::map<std::string, MemoryImport> memory_imports;
     // Keys this process exported and has not revoked, with their kind
@@ -387,6 +394,10 @@ void wake_copier_locked(Runtime &rt);
 aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
                          const void *src, size_t count, std::shared_ptr<Allocation> source);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
+// Returns once a copy into host memory that the copier thread took before
+// the caller dropped its stream's copies has moved its bytes, so that the
+// caller may free the destination. Without Runtime::mu held.
+void wait_for_running_copy(Runtime &rt);
 std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device);
 void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEvent> ev);
 
