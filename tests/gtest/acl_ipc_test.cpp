@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -463,7 +464,8 @@ TEST_F(AclIpcTest, ImportsBeyondTheDriversLimitAreOverLimitUntilOneIsClosed)
                                                        ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION))
             << "page " << i;
         keys.emplace_back(key);
-        p[i * 4 * kKiB] = static_cast<char>(i);
+        const uint32_t marker = static_cast<uint32_t>(i) + 1; // 0 is what untouched memory reads
+        std::memcpy(p + i * 4 * kKiB, &marker, sizeof(marker));
     }
     for (size_t i = 0; i < NPUIPC_MAX_IMPORTS; i++) {
         void *q = nullptr;
@@ -475,13 +477,18 @@ TEST_F(AclIpcTest, ImportsBeyondTheDriversLimitAreOverLimitUntilOneIsClosed)
     EXPECT_EQ(static_cast<void *>(&q), q); // nothing written back
     EXPECT_EQ(ACL_ERROR_RT_OVER_LIMIT, aclrtGetLastError(ACL_RT_THREAD_LEVEL));
     // Each import is its own page of the allocation.
-    for (size_t i = 0; i < NPUIPC_MAX_IMPORTS; i++)
-        ASSERT_EQ(static_cast<char>(i), imported[i][0]) << "import " << i;
+    for (size_t i = 0; i < NPUIPC_MAX_IMPORTS; i++) {
+        uint32_t marker = 0;
+        std::memcpy(&marker, imported[i], sizeof(marker));
+        ASSERT_EQ(i + 1, marker) << "import " << i;
+    }
 
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(keys[0].c_str())); // the import of page 0
     q = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportByKey(&q, keys.back().c_str(), 0));
-    EXPECT_EQ(static_cast<char>(NPUIPC_MAX_IMPORTS), static_cast<char *>(q)[0]);
+    uint32_t marker = 0;
+    std::memcpy(&marker, q, sizeof(marker));
+    EXPECT_EQ(uint32_t(NPUIPC_MAX_IMPORTS) + 1, marker);
     for (size_t i = 1; i < pages; i++)
         ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemClose(keys[i].c_str())) << "import " << i;
     for (const std::string &key : keys) // the exporter's closes

@@ -801,13 +801,38 @@ TEST_F(AclMemoryTest, ForceDestroyOfAStreamDropsItsQueuedCopyIntoHostMemory)
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
-// A force destroy drops the copies not started; one the copier thread has
-// started ends before it returns, so that the caller may then free the
-// destination. The copy is held mid-way by a destination page that
-// userfaultfd leaves missing until the test provides it.
-TEST_F(AclMemoryTest, ForceDestroyDuringACopyIntoHostMemoryReturnsOnceItsBytesAreMoved)
+// How a stream's queued copies are dropped: aclrtDestroyStreamForce, or
+// aclrtDestroyContext of the context the stream was made in.
+enum class DropBy { ForceDestroy, DestroyContext };
+
+class AclMemoryDropDuringCopyTest : public AclMemoryTest, public testing::WithParamInterface<DropBy> {
+};
+
+INSTANTIATE_TEST_SUITE_P(Each, AclMemoryDropDuringCopyTest,
+                         testing::Values(DropBy::ForceDestroy, DropBy::DestroyContext),
+                         [](const testing::TestParamInfo<DropBy> &info) {
+                             return info.param == DropBy::ForceDestroy ? "StreamForce" : "Context";
+                         });
+
+// A destroy drops the copies not started; one the copier thread has started
+// ends before it returns, so that the caller may then free the destination.
+// The copy is held mid-way by a destination page that userfaultfd leaves
+// missing until the test provides it.
+TEST_P(AclMemoryDropDuringCopyTest, DestroyDuringACopyIntoHostMemoryReturnsOnceItsBytesAreMoved)
 {
     constexpr size_t kPage = 4096, kSize = 3 * kPage;
+    // Declared in this order so that, whatever fails, the userfaultfd is
+    // closed first (the held copy then finishes on a zero page), the
+    // destroying thread joined next, and the gate's stream destroyed last.
+    Gate gate;
+    struct JoinAtExit {
+        std::thread thread;
+        ~JoinAtExit()
+        {
+            if (thread.joinable())
+                thread.join();
+        }
+    } destroyer;
     npuipc::UniqueFd uffd(static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK)));
     ASSERT_TRUE(uffd.get() >= 0) << "userfaultfd: " << strerror(errno);
     uffdio_api api = {};
@@ -825,11 +850,18 @@ TEST_F(AclMemoryTest, ForceDestroyDuringACopyIntoHostMemoryReturnsOnceItsBytesAr
     ASSERT_EQ(0, ioctl(uffd.get(), UFFDIO_REGISTER, &reg)) << strerror(errno);
 
     aclrtStream stream = nullptr;
+    aclrtContext current = nullptr, made = nullptr;
     void *d = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    if (GetParam() == DropBy::DestroyContext) {
+        ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&current));
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateContext(&made, 0));
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(current));
+    } else {
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    }
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x61, kSize));
-    Gate gate;
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host, kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
     ASSERT_EQ(ACL_SUCCESS, gate.Release());
@@ -842,26 +874,28 @@ TEST_F(AclMemoryTest, ForceDestroyDuringACopyIntoHostMemoryReturnsOnceItsBytesAr
 
     std::atomic<bool> returned{false};
     aclError destroyed = ACL_ERROR_INTERNAL_ERROR;
-    std::thread destroyer([&] {
-        destroyed = aclrtDestroyStreamForce(stream);
+    destroyer.thread = std::thread([&] {
+        destroyed = made ? aclrtDestroyContext(made) : aclrtDestroyStreamForce(stream);
         returned = true;
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_FALSE(returned) << "aclrtDestroyStreamForce returned while the copy was under way";
+    EXPECT_FALSE(returned) << "the destroy returned while the copy was under way";
     std::vector<uint8_t> page(kPage, 0xEE);
     uffdio_copy fill = {};
     fill.dst = reinterpret_cast<uintptr_t>(host + kPage);
     fill.src = reinterpret_cast<uintptr_t>(page.data());
     fill.len = kPage;
-    ASSERT_EQ(0, ioctl(uffd.get(), UFFDIO_COPY, &fill)) << strerror(errno);
-    destroyer.join();
+    EXPECT_EQ(0, ioctl(uffd.get(), UFFDIO_COPY, &fill)) << strerror(errno);
+    uffd.reset(); // had the fill failed, this lets the fault finish
+    destroyer.thread.join();
     EXPECT_EQ(ACL_SUCCESS, destroyed);
     EXPECT_TRUE(BytesAre(host, kSize, 0x61));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
     munmap(host, kSize);
 }
 
-// The runtime's copier thread takes none of the application's signals.
+// The runtime's copier thread takes none of the application's signals,
+// except those its own faults raise.
 TEST_F(AclMemoryTest, TheCopierThreadBlocksTheApplicationsSignals)
 {
     constexpr size_t kSize = 4096;
@@ -892,6 +926,9 @@ TEST_F(AclMemoryTest, TheCopierThreadBlocksTheApplicationsSignals)
     uint64_t mask = std::stoull(blocked[0], nullptr, 16);
     for (int sig : {SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE, SIGHUP, SIGIO})
         EXPECT_TRUE(mask & (uint64_t(1) << (sig - 1))) << "signal " << sig << ", SigBlk " << blocked[0];
+    // Its own faults still reach the application's crash handlers.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL})
+        EXPECT_FALSE(mask & (uint64_t(1) << (sig - 1))) << "signal " << sig << ", SigBlk " << blocked[0];
 
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));

@@ -237,7 +237,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 
 aclError aclrtDestroyContext(aclrtContext context)
 {
-    return api("aclrtDestroyContext", [&] {
+    aclError err = api("aclrtDestroyContext", [&] {
         if (!context)
             return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
         Runtime &rt = Runtime::get();
@@ -260,6 +260,8 @@ aclError aclrtDestroyContext(aclrtContext context)
         // aclrtResetDevice releases it.
         return ACL_SUCCESS;
     });
+    wait_for_running_copy(Runtime::get()); // its streams' copies were dropped
+    return err;
 }
 
 aclError aclrtSetCurrentContext(aclrtContext context)

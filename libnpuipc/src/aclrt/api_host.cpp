@@ -6,6 +6,7 @@
 #include "aclrt/runtime.h"
 #include "log.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,9 +34,20 @@ struct DataBuffers {
     std::unordered_set<const aclDataBuffer *> live;
 };
 
+DataBuffers &data_buffers();
+
+DataBuffers *make_data_buffers()
+{
+    auto *buffers = new DataBuffers;
+    // A fork child gets the table consistent and its lock free.
+    pthread_atfork([] { data_buffers().mu.lock(); }, [] { data_buffers().mu.unlock(); },
+                   [] { data_buffers().mu.unlock(); });
+    return buffers;
+}
+
 DataBuffers &data_buffers()
 {
-    static DataBuffers *buffers = new DataBuffers;
+    static DataBuffers *buffers = make_data_buffers();
     return *buffers;
 }
 
@@ -246,7 +258,8 @@ void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_
 {
     if (!fmt || !func || !file)
         return;
-    if (logLevel < ACL_DEBUG || logLevel > ACL_ERROR || !npuipc_log::enabled(logLevel))
+    const int level = static_cast<int>(logLevel);
+    if (level < ACL_DEBUG || level > ACL_ERROR || !npuipc_log::enabled(level))
         return;
     // CANN's line: thread id, where, and the message in quotes, 1024 bytes
     // at most with "...[truncated]" ending a longer one.
@@ -267,7 +280,7 @@ void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_
         return;
     if (cut || static_cast<size_t>(m) >= sizeof(text))
         std::memcpy(text + sizeof(text) - sizeof(kCut), kCut, sizeof(kCut));
-    npuipc_log::write(logLevel, "APP", text);
+    npuipc_log::write(level, "APP", text);
 }
 
 // CANN's optional features (INF/NaN mode, BF16, operator JIT compilation)

@@ -59,10 +59,6 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
 // first copy starts one (Runtime::discard_after_fork).
 void copier_main(int wake_fd)
 {
-    // The application's signals are for its own threads.
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);
     pthread_setname_np(pthread_self(), "npuipc-copier");
     Runtime &rt = Runtime::get();
     for (;;) {
@@ -100,7 +96,21 @@ aclError start_copier_locked(Runtime &rt)
     if (!wake)
         return fail_errno(errno, Op::Generic, "creating the copier thread's wake-up fd");
     int fd = wake.get();
-    std::thread(copier_main, fd).detach();
+    // The application's signals are for its own threads: the copier starts
+    // with them blocked, all but those its own faults raise (which the
+    // application's crash handlers must still see).
+    sigset_t blocked, caller;
+    sigfillset(&blocked);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
+        sigdelset(&blocked, sig);
+    pthread_sigmask(SIG_SETMASK, &blocked, &caller);
+    try {
+        std::thread(copier_main, fd).detach();
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+        throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &caller, nullptr);
     rt.copier_wake = std::move(wake);
     return ACL_SUCCESS;
 }
