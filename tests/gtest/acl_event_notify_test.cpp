@@ -144,15 +144,40 @@ TEST_F(AclEventTest, IpcFlagWithAnyOtherFlagIsRtParamInvalid)
 
 // ---- record, query, synchronize ----
 
-TEST_F(AclEventTest, NeverRecordedEventIsNotReadyAndSynchronizesAtOnce)
+// As CANN's runtime: a never-recorded event of aclrtCreateEvent or
+// aclrtCreateEventWithFlag is not ready, one of aclrtCreateEventExWithFlag
+// ("new mode") complete; each synchronizes at once.
+TEST_F(AclEventTest, NeverRecordedEventIsNotReadyOrForExEventsCompleteAndSynchronizesAtOnce)
 {
-    aclrtEvent event = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
-    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(event));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEvent(event));
+    aclrtEvent plain = nullptr, with_flag = nullptr, ex = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&plain));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&with_flag, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(plain));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(with_flag));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(ex));
+    for (aclrtEvent event : {plain, with_flag, ex})
+        EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEvent(event));
     // As CANN's runtime: a timeout of 0 is refused, not a poll.
-    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeEventWithTimeout(event, 0));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeEventWithTimeout(plain, 0));
+    for (aclrtEvent event : {plain, with_flag, ex})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+}
+
+// "New mode" events cannot be reset (CANN's runtime: 207000), recorded or not.
+TEST_F(AclEventTest, AnExEventCannotBeReset)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent ex = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtResetEvent(ex, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(ex, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtResetEvent(ex, stream));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(ex));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ex));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
 TEST_F(AclEventTest, RecordCompletesWhenTheStreamReachesIt)
@@ -274,19 +299,25 @@ TEST_F(AclEventTest, StreamWaitEventWaitsForTheRecordMadeBeforeTheCall)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(c));
 }
 
-TEST_F(AclEventTest, StreamWaitOnANeverRecordedEventDoesNotWait)
+// As CANN's runtime: waiting on a never-recorded event of aclrtCreateEvent
+// is refused; on one of aclrtCreateEventExWithFlag it waits for nothing.
+TEST_F(AclEventTest, StreamWaitOnANeverRecordedEventIsRefusedOrForExEventsDoesNotWait)
 {
     aclrtStream stream = nullptr;
-    aclrtEvent event = nullptr;
+    aclrtEvent plain = nullptr, ex = nullptr;
     void *d = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&plain));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
-    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(stream, event));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtStreamWaitEvent(stream, plain));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtStreamWaitEventWithTimeout(stream, plain, 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(stream, ex));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x42, 4096, stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     EXPECT_TRUE(BytesAre(d, 4096, 0x42));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(plain));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ex));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }

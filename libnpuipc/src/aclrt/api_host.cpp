@@ -51,6 +51,13 @@ DataBuffers &data_buffers()
     return *buffers;
 }
 
+// The error of a buffer this library did not make, or already destroyed.
+aclError not_live(const aclDataBuffer *buffer)
+{
+    return fail(ACL_ERROR_INVALID_PARAM, "dataBuffer %p is not a live buffer of aclCreateDataBuffer",
+                static_cast<const void *>(buffer));
+}
+
 // A getter's buffer: NULL as CANN answers it (nothing recorded), one this
 // library did not make or already destroyed with a recorded error.
 const aclDataBuffer *readable(const char *name, const aclDataBuffer *buffer)
@@ -64,8 +71,7 @@ const aclDataBuffer *readable(const char *name, const aclDataBuffer *buffer)
             return buffer;
     }
     ApiScope scope(name);
-    fail(ACL_ERROR_INVALID_PARAM, "dataBuffer %p is not a live buffer of aclCreateDataBuffer",
-         static_cast<const void *>(buffer));
+    not_live(buffer);
     return nullptr;
 }
 
@@ -113,9 +119,7 @@ aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)
         {
             std::lock_guard<std::mutex> lock(all.mu);
             if (!all.live.erase(dataBuffer))
-                return fail(ACL_ERROR_INVALID_PARAM,
-                            "dataBuffer %p is not a live buffer of aclCreateDataBuffer",
-                            static_cast<const void *>(dataBuffer));
+                return not_live(dataBuffer);
         }
         delete dataBuffer; // the memory it describes stays the caller's
         return ACL_SUCCESS;
@@ -130,9 +134,7 @@ aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size)
         DataBuffers &all = data_buffers();
         std::lock_guard<std::mutex> lock(all.mu);
         if (!all.live.count(dataBuffer))
-            return fail(ACL_ERROR_INVALID_PARAM,
-                        "dataBuffer %p is not a live buffer of aclCreateDataBuffer",
-                        static_cast<const void *>(dataBuffer));
+            return not_live(dataBuffer);
         dataBuffer->data = data;
         dataBuffer->size = size;
         return ACL_SUCCESS;

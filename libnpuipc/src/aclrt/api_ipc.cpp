@@ -431,6 +431,7 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
         ev->imported = true;
         // Its records are the exporter's: waits always ask the driver.
         ev->recorded = true;
+        ev->ever_recorded = true;
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         *event = reinterpret_cast<aclrtEvent>(rt.add_object(ev));

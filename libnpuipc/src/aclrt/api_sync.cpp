@@ -21,7 +21,7 @@ constexpr uint32_t kEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGR
                                  ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
                                  ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
 
-aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
+aclError create_event(aclrtEvent *event, uint32_t flags, bool timing, bool ex)
 {
     if (!event)
         return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
@@ -38,8 +38,9 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing)
                                          ctx, dev, h))
         return err;
     bool times = !(flags & ACL_EVENT_IPC) && (timing || (flags & ACL_EVENT_TIME_LINE));
-    uint64_t token =
-        rt.add_object(std::make_shared<Event>(ctx->device, dev, std::move(h), flags, times));
+    auto ev = std::make_shared<Event>(ctx->device, dev, std::move(h), flags, times);
+    ev->ex = ex;
+    uint64_t token = rt.add_object(std::move(ev));
     *event = reinterpret_cast<aclrtEvent>(token);
     return ACL_SUCCESS;
 }
@@ -128,7 +129,7 @@ extern "C" {
 
 aclError aclrtCreateEvent(aclrtEvent *event)
 {
-    return api("aclrtCreateEvent", [&] { return create_event(event, 0, true); });
+    return api("aclrtCreateEvent", [&] { return create_event(event, 0, true, false); });
 }
 
 // The rules of CANN's runtime for each create call (its ApiErrorDecorator):
@@ -145,7 +146,7 @@ aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
         for (uint32_t alone : {ACL_EVENT_EXTERNAL, ACL_EVENT_DEVICE_USE_ONLY})
             if (event && (flag & alone) && flag != alone)
                 return fail(ACL_ERROR_RT_PARAM_INVALID, "flag 0x%x cannot be combined with others", alone);
-        return create_event(event, flag, false);
+        return create_event(event, flag, false, false);
     });
 }
 
@@ -158,7 +159,7 @@ aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
             return fail(ACL_ERROR_RT_PARAM_INVALID,
                         "ACL_EVENT_EXTERNAL and ACL_EVENT_DEVICE_USE_ONLY events come from "
                         "aclrtCreateEventWithFlag");
-        return create_event(event, flag, false);
+        return create_event(event, flag, false, true);
     });
 }
 
@@ -181,6 +182,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
         if (aclError err = submit_on(*s, *ev, NPUIPC_JOB_RECORD_EVENT, 0))
             return err;
         ev->recorded = true;
+        ev->ever_recorded = true;
         return ACL_SUCCESS;
     });
 }
@@ -198,6 +200,9 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
             return err;
         if (ev->flags & ACL_EVENT_IPC)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be reset");
+        if (ev->ex)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "an event of aclrtCreateEventExWithFlag cannot be reset");
         ev->recorded = false;
         return ACL_SUCCESS;
     });
@@ -214,6 +219,11 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
         return err;
     if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
         return err;
+    // As CANN's runtime: an event of aclrtCreateEvent must have been
+    // recorded; one of the flag calls, never recorded, is waited for no
+    // time.
+    if (!ev->ever_recorded && ev->flags == 0)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the event has never been recorded");
     if (!ev->recorded)
         return ACL_SUCCESS; // nothing to wait for
     return submit_on(*s, *ev, NPUIPC_JOB_WAIT_EVENT, timeout_ns);
@@ -277,9 +287,11 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
             return err;
         if (aclError err = check_event_use(*ev, EventUse::Observe, "queried"))
             return err;
-        *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        // Not recorded: CANN's "new mode" events read as complete.
+        *status = ev->ex ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
         if (!ev->recorded)
             return ACL_SUCCESS;
+        *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
         Result<int> r = ev->dev->wait(ev->home.get(), 0);
         if (!r.ok() && r.error() != ETIME)
             return fail_errno(r.error(), Op::Generic, "querying the event");

@@ -125,7 +125,11 @@ struct Event : SharedObject {
     }
     const uint32_t flags;
     const bool timing;
-    std::atomic<bool> recorded{false};
+    // Made by aclrtCreateEventExWithFlag: CANN's "new mode" events, which
+    // read as complete until recorded and cannot be reset.
+    bool ex = false;
+    std::atomic<bool> recorded{false};      // a record stands (reset clears it)
+    std::atomic<bool> ever_recorded{false}; // recorded once at least
 };
 
 struct Notify : SharedObject {
