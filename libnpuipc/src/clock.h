@@ -22,6 +22,14 @@ inline int64_t now_ms()
     return now_ns() / 1000000;
 }
 
+// The now_ms() by which a wait of `timeout_ms` (negative: forever, -1) is
+// over: one more than the sum, as now_ms() truncates, so that the wait
+// never ends before timeout_ms have passed.
+inline int64_t deadline_ms(int64_t timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : now_ms() + timeout_ms + 1;
+}
+
 // A timeout in milliseconds, negative meaning forever, in nanoseconds (-1).
 inline int64_t ms_to_ns(int32_t ms)
 {

@@ -363,8 +363,7 @@ aclError aclrtProcessReport(int32_t timeout)
             return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or > 0", timeout);
         Runtime &rt = Runtime::get();
         const uint64_t self = static_cast<uint64_t>(pthread_self());
-        // now_ms() truncates: one more, so that the wait never ends early.
-        const int64_t deadline = timeout < 0 ? -1 : now_ms() + timeout + 1;
+        const int64_t deadline = npuipc_clock::deadline_ms(timeout);
         for (;;) {
             std::vector<std::shared_ptr<Stream>> streams;
             std::vector<pollfd> fds;

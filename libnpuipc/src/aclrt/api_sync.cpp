@@ -287,10 +287,11 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
             return err;
         if (aclError err = check_event_use(*ev, EventUse::Observe, "queried"))
             return err;
-        // Not recorded: CANN's "new mode" events read as complete.
-        *status = ev->ex ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-        if (!ev->recorded)
+        if (!ev->recorded) {
+            // CANN's "new mode" events read as complete until recorded.
+            *status = ev->ex ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
             return ACL_SUCCESS;
+        }
         *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
         Result<int> r = ev->dev->wait(ev->home.get(), 0);
         if (!r.ok() && r.error() != ETIME)

@@ -350,9 +350,7 @@ Result<Fetched> fetch(const Key &key, Kind kind, int timeout_ms)
 {
     if (!detail::valid_kind(kind) || key.object == 0 || !detail::valid_endpoint(key.endpoint))
         return Status::from_errno(EINVAL);
-    // now_ms() truncates to the millisecond: one more, so that the wait
-    // never ends before timeout_ms have passed.
-    const int64_t deadline_ms = timeout_ms < 0 ? -1 : detail::now_ms() + timeout_ms + 1;
+    const int64_t deadline_ms = npuipc_clock::deadline_ms(timeout_ms);
     try {
         const std::string name = detail::redacted(key.endpoint, key.object);
         auto path = find_socket(key.endpoint);
