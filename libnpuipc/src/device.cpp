@@ -135,18 +135,30 @@ template <typename Fn> void for_each_node(Fn fn)
 
 } // namespace
 
-uint64_t page_class_size(uint32_t page_class) noexcept
+static_assert(static_cast<uint32_t>(PageClass::Normal) == NPUIPC_PAGE_CLASS_NORMAL);
+static_assert(static_cast<uint32_t>(PageClass::Huge) == NPUIPC_PAGE_CLASS_HUGE);
+static_assert(static_cast<uint32_t>(PageClass::Huge1G) == NPUIPC_PAGE_CLASS_HUGE1G);
+static_assert(static_cast<uint32_t>(ObjectType::Stream) == NPUIPC_OBJ_STREAM);
+static_assert(static_cast<uint32_t>(ObjectType::Event) == NPUIPC_OBJ_EVENT);
+static_assert(static_cast<uint32_t>(ObjectType::Notify) == NPUIPC_OBJ_NOTIFY);
+static_assert(kMaxBufferSize == NPUIPC_BO_MAX_SIZE);
+
+uint64_t page_size(PageClass page_class) noexcept
 {
     switch (page_class) {
-    case NPUIPC_PAGE_CLASS_NORMAL:
+    case PageClass::Normal:
         return 4096;
-    case NPUIPC_PAGE_CLASS_HUGE:
+    case PageClass::Huge:
         return 2ULL << 20;
-    case NPUIPC_PAGE_CLASS_HUGE1G:
+    case PageClass::Huge1G:
         return 1ULL << 30;
-    default:
-        return 0;
     }
+    return 0;
+}
+
+bool DeviceInfo::reports_caller_tgid() const noexcept
+{
+    return caps & NPUIPC_CAP_CALLER_TGID;
 }
 
 Result<Device> Device::open(uint32_t index)
@@ -170,11 +182,11 @@ Result<DeviceInfo> Device::info() const
     return query_info(fd_.get());
 }
 
-Result<uint32_t> Device::create_buffer(uint64_t size, uint32_t page_class) const
+Result<uint32_t> Device::create_buffer(uint64_t size, PageClass page_class) const
 {
     drm_npuipc_bo_create args = {};
     args.size = size;
-    args.page_class = page_class;
+    args.page_class = static_cast<uint32_t>(page_class);
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_CREATE, &args))
         return Status::from_errno(err);
     // A new handle: no import can return it before it is exported.
@@ -192,17 +204,20 @@ Result<BufferInfo> Device::buffer_info(uint32_t handle) const
     BufferInfo info;
     info.size = args.size;
     info.mmap_offset = args.mmap_offset;
-    info.page_class = args.page_class;
-    info.bo_flags = args.bo_flags;
+    info.page_class = static_cast<PageClass>(args.page_class);
+    info.imported = args.bo_flags & NPUIPC_BO_IMPORTED;
+    info.read_only = args.bo_flags & NPUIPC_BO_READ_ONLY;
+    info.peer = args.bo_flags & NPUIPC_BO_PEER;
+    info.foreign = args.bo_flags & NPUIPC_BO_FOREIGN;
     return info;
 }
 
 Result<UniqueFd> Device::export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
-                                       uint32_t flags) const
+                                       Access access) const
 {
     drm_npuipc_bo_export args = {};
     args.handle = handle;
-    args.flags = flags;
+    args.flags = access == Access::ReadOnly ? NPUIPC_BO_EXPORT_READ_ONLY : 0;
     args.offset = offset;
     args.size = size;
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_EXPORT, &args))
@@ -217,7 +232,7 @@ Result<UniqueFd> Device::export_whole_buffer(uint32_t handle) const
         Result<BufferInfo> info = buffer_info(handle);
         if (!info.ok())
             return info.status();
-        return export_buffer(handle, 0, info.value().size, 0);
+        return export_buffer(handle, 0, info.value().size);
     }
     int out = -1;
     if (drmPrimeHandleToFD(fd(), handle, DRM_CLOEXEC | DRM_RDWR, &out))
@@ -225,11 +240,11 @@ Result<UniqueFd> Device::export_whole_buffer(uint32_t handle) const
     return UniqueFd(out);
 }
 
-Result<uint32_t> Device::import_buffer(int dmabuf_fd, uint32_t flags) const
+Result<uint32_t> Device::import_buffer(int dmabuf_fd, Peer peer) const
 {
     drm_npuipc_bo_import args = {};
     args.fd = dmabuf_fd;
-    args.flags = flags;
+    args.flags = peer == Peer::Allow ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0;
     // Held across the ioctl: a close_buffer() of the same handle between
     // the kernel's answer and the count would close this import too. Not
     // drmPrimeFDToHandle(): BO_IMPORT is the same import, and refuses
@@ -255,10 +270,10 @@ Status Device::close_buffer(uint32_t handle) const
     return Status();
 }
 
-Result<uint32_t> Device::create_object(uint32_t type) const
+Result<uint32_t> Device::create_object(ObjectType type) const
 {
     drm_npuipc_obj_create args = {};
-    args.type = type;
+    args.type = static_cast<uint32_t>(type);
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_CREATE, &args))
         return Status::from_errno(err);
     return args.handle;
@@ -273,32 +288,61 @@ Status Device::destroy_object(uint32_t handle) const
     return Status();
 }
 
-Result<UniqueFd> Device::export_object(uint32_t handle, uint32_t flags) const
+namespace {
+
+Result<UniqueFd> export_object_flags(int fd, uint32_t handle, uint32_t flags)
 {
     drm_npuipc_obj_export args = {};
     args.handle = handle;
     args.flags = flags;
-    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args))
+    if (int err = ioctl_errno(fd, DRM_IOCTL_NPUIPC_OBJ_EXPORT, &args))
         return Status::from_errno(err);
     return UniqueFd(args.fd);
 }
 
-Result<uint32_t> Device::import_object(int object_fd, uint32_t *type) const
+} // namespace
+
+Result<UniqueFd> Device::export_object(uint32_t handle) const
+{
+    return export_object_flags(fd(), handle, 0);
+}
+
+Result<UniqueFd> Device::export_sync_file(uint32_t event) const
+{
+    return export_object_flags(fd(), event, NPUIPC_OBJ_EXPORT_SYNC_FILE);
+}
+
+Result<uint32_t> Device::import_object(int object_fd, ObjectType *type) const
 {
     drm_npuipc_obj_import args = {};
     args.fd = object_fd;
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_OBJ_IMPORT, &args))
         return Status::from_errno(err);
     if (type)
-        *type = args.type;
+        *type = static_cast<ObjectType>(args.type);
     return args.handle;
 }
 
-Status Device::submit(uint32_t stream, const drm_npuipc_job *jobs, uint32_t count) const
+Status Device::submit(uint32_t stream, const Job *jobs, uint32_t count) const
 {
+    if (count > kMaxJobsPerSubmit)
+        return Status::from_errno(EINVAL);
+    drm_npuipc_job raw[kMaxJobsPerSubmit];
+    for (uint32_t i = 0; i < count; i++) {
+        raw[i] = {};
+        raw[i].kind = static_cast<uint32_t>(jobs[i].kind);
+        raw[i].dst = jobs[i].dst;
+        raw[i].src = jobs[i].src;
+        raw[i].dst_offset = jobs[i].dst_offset;
+        raw[i].src_offset = jobs[i].src_offset;
+        raw[i].size = jobs[i].size;
+        raw[i].value = jobs[i].value;
+        raw[i].object = jobs[i].object;
+        raw[i].timeout_ns = jobs[i].timeout_ns;
+    }
     drm_npuipc_submit args = {};
     args.stream = stream;
-    args.jobs = reinterpret_cast<uintptr_t>(jobs);
+    args.jobs = reinterpret_cast<uintptr_t>(raw);
     args.job_count = count;
     args.job_size = sizeof(drm_npuipc_job);
     if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_SUBMIT, &args))
@@ -306,7 +350,17 @@ Status Device::submit(uint32_t stream, const drm_npuipc_job *jobs, uint32_t coun
     return Status();
 }
 
-Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t flags) const
+Result<int> Device::wait(uint32_t handle, int64_t timeout_ns) const
+{
+    return wait_flags(handle, timeout_ns, 0);
+}
+
+Result<int> Device::wait_and_recover(uint32_t stream, int64_t timeout_ns) const
+{
+    return wait_flags(stream, timeout_ns, NPUIPC_WAIT_RECOVER);
+}
+
+Result<int> Device::wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t flags) const
 {
     // drmIoctl restarts an interrupted wait with the same argument: a
     // relative timeout would start again from the full length, so each try
@@ -325,6 +379,41 @@ Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t flags) co
             continue;
         return Status::from_errno(errno);
     }
+}
+
+namespace {
+
+template <typename Owner>
+Result<Owner> owned(const std::shared_ptr<const Device> &device, const Result<uint32_t> &h)
+{
+    if (!h.ok())
+        return h.status();
+    return Owner(device, h.value());
+}
+
+} // namespace
+
+Result<BufferHandle> create_buffer(const std::shared_ptr<const Device> &device, uint64_t size,
+                                   PageClass page_class)
+{
+    return owned<BufferHandle>(device, device->create_buffer(size, page_class));
+}
+
+Result<BufferHandle> import_buffer(const std::shared_ptr<const Device> &device, int dmabuf_fd,
+                                   Peer peer)
+{
+    return owned<BufferHandle>(device, device->import_buffer(dmabuf_fd, peer));
+}
+
+Result<ObjectHandle> create_object(const std::shared_ptr<const Device> &device, ObjectType type)
+{
+    return owned<ObjectHandle>(device, device->create_object(type));
+}
+
+Result<ObjectHandle> import_object(const std::shared_ptr<const Device> &device, int fd,
+                                   ObjectType *type)
+{
+    return owned<ObjectHandle>(device, device->import_object(fd, type));
 }
 
 std::vector<std::string> inaccessible_nodes()

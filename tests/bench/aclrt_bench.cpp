@@ -22,7 +22,6 @@
 
 #include "acl/acl.h"
 #include "bench_util.h"
-#include "drm/npuipc_drm.h"
 #include "npuipc/device.h"
 
 namespace {
@@ -81,7 +80,7 @@ struct Figure {
 
 // The driver calls an allocation needs, through the native API's one-ioctl
 // wrappers: BO_CREATE, BO_INFO, mmap; munmap, GEM_CLOSE.
-double bare_alloc_free_us(const npuipc::Device &dev, uint64_t size, uint32_t page_class)
+double bare_alloc_free_us(const npuipc::Device &dev, uint64_t size, npuipc::PageClass page_class)
 {
     double t0 = bench_now_us();
     for (int i = 0; i < kPerBatch; i++) {
@@ -136,16 +135,16 @@ int main()
     struct {
         const char *name;
         uint64_t size;
-        uint32_t page_class;
+        npuipc::PageClass page_class;
         aclrtMemMallocPolicy policy;
         const char *cmp; // the goal, if any
         double limit;
     } sizes[] = {
-        {"aclrtMalloc+Free 4 KiB vs driver calls", 4096, NPUIPC_PAGE_CLASS_NORMAL,
+        {"aclrtMalloc+Free 4 KiB vs driver calls", 4096, npuipc::PageClass::Normal,
          ACL_MEM_MALLOC_NORMAL_ONLY, nullptr, 0},
-        {"aclrtMalloc+Free 64 KiB vs driver calls", 65536, NPUIPC_PAGE_CLASS_NORMAL,
+        {"aclrtMalloc+Free 64 KiB vs driver calls", 65536, npuipc::PageClass::Normal,
          ACL_MEM_MALLOC_NORMAL_ONLY, nullptr, 0},
-        {"aclrtMalloc+Free 2 MiB vs driver calls", 2 << 20, NPUIPC_PAGE_CLASS_HUGE,
+        {"aclrtMalloc+Free 2 MiB vs driver calls", 2 << 20, npuipc::PageClass::Huge,
          ACL_MEM_MALLOC_HUGE_ONLY, "<=", 1.3},
     };
     for (auto &s : sizes) {
@@ -187,7 +186,7 @@ int main()
 
     aclrtStream stream;
     check_acl(aclrtCreateStream(&stream), "aclrtCreateStream");
-    uint32_t bare_stream = value_of(drv.create_object(NPUIPC_OBJ_STREAM), "OBJ_CREATE");
+    uint32_t bare_stream = value_of(drv.create_object(npuipc::ObjectType::Stream), "OBJ_CREATE");
     // A call takes about 2 us: more and longer batches than above, and
     // each batch swaps which side runs first, so that neither always
     // follows the other's cache and timer state.

@@ -293,8 +293,6 @@ static int64_t call_aclrtLaunchHostFunc(void)
 { return aclrtLaunchHostFunc(NULL, NULL, NULL); }
 static int64_t call_aclrtRecordEventWithFlag(void)
 { return aclrtRecordEventWithFlag(NULL, NULL, 0); }
-static int64_t call_aclrtQueryEvent(void)
-{ return aclrtQueryEvent(NULL, NULL); }
 static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
 static int64_t call_aclrtEventGetTimestamp(void)
@@ -719,6 +717,7 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtRecordEvent),
     IMPLEMENTED(aclrtResetEvent),
     IMPLEMENTED(aclrtQueryEventStatus),
+    IMPLEMENTED(aclrtQueryEvent),
     IMPLEMENTED(aclrtSynchronizeEvent),
     IMPLEMENTED(aclrtSynchronizeEventWithTimeout),
     IMPLEMENTED(aclrtEventElapsedTime),
@@ -895,7 +894,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtUnSubscribeHostFunc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtLaunchHostFunc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRecordEventWithFlag, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtQueryEvent, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtEventGetTimestamp, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetEventId, NOT_YET, FAILS_WITH_CODE),

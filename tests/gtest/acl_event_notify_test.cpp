@@ -30,6 +30,15 @@ aclrtEventRecordedStatus QueryEvent(aclrtEvent event)
     return status;
 }
 
+// CANN's header marks aclrtQueryEvent deprecated; its tests call it on purpose.
+aclError DeprecatedQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return aclrtQueryEvent(event, status);
+#pragma GCC diagnostic pop
+}
+
 // ---- event creation ----
 
 TEST_F(AclEventTest, CreateEventGivesAHandle)
@@ -378,27 +387,201 @@ TEST_F(AclEventTest, DestroyedEventStillReleasesTheWorkWaitingForIt)
 
 // ---- reset ----
 
-TEST_F(AclEventTest, ResetMakesTheEventNotRecorded)
+// As CANN's hardware events: a reset clears the flag that stream waits
+// obey, so a wait made after it holds its stream until the next record;
+// the host's queries still see the latest record.
+TEST_F(AclEventTest, AWaitAfterAResetHoldsItsStreamUntilTheNextRecord)
 {
     aclrtStream stream = nullptr, other = nullptr;
     aclrtEvent event = nullptr;
+    void *d = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, 4096, 0, 4096));
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(event));
 
     EXPECT_EQ(ACL_SUCCESS, aclrtResetEvent(event, stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_NOT_READY, QueryEvent(event));
-    // A wait made after the reset does not wait.
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeEventWithTimeout(event, kSyncTimeoutMs));
+
     ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(other, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x3C, 4096, other));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(other, 200));
+    EXPECT_TRUE(BytesAre(d, 4096, 0));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x3C));
 
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// As CANN's runtime, a SYNC event of aclrtCreateEventWithFlag can be
+// waited on before its first record: the wait holds every stream that
+// made it until a record is reached on its own stream.
+TEST_F(AclEventTest, WaitsOnANeverRecordedSyncEventHoldTheirStreamsUntilARecordIsReached)
+{
+    aclrtStream recorder = nullptr, first = nullptr, second = nullptr;
+    aclrtEvent event = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&first));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&second));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 8192, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, 8192, 0, 8192));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(first, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(second, event, 30)); // seconds
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x11, 4096, first));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(static_cast<char *>(d) + 4096, 4096, 0x22, 4096, second));
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder)); // queued behind the gate
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(first, 200));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(second, 50));
+    EXPECT_TRUE(BytesAre(d, 8192, 0));
+
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(first, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(second, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x11));
+    EXPECT_TRUE(BytesAre(static_cast<char *>(d) + 4096, 4096, 0x22));
+    // The flag stays set: a later wait passes.
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(first, event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(first, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    for (aclrtStream s : {recorder, first, second})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclEventTest, AWaitForARecordThatNeverComesTimesOutAndFailsItsStream)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithTimeout(stream, event, 1)); // seconds
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
+    // Reported once; the stream works again.
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// A record that its stream's failure cancels will never be reached: once
+// the failure is reported, the streams waiting for it go on.
+TEST_F(AclEventTest, AFailedRecordingStreamReleasesTheStreamsWaitingForItsRecord)
+{
+    aclrtStream recorder = nullptr, waiter = nullptr;
+    aclrtEvent event = nullptr;
+    aclrtNotify never = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&never, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, 4096, 0, 4096));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x5A, 4096, waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(never, recorder, 1)); // fails after 1 s
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));          // then cancelled
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(recorder, 20000));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x5A));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(never));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclEventTest, ForceDestroyingTheRecordingStreamReleasesTheStreamsWaitingForItsRecord)
+{
+    aclrtStream recorder = nullptr, waiter = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 100));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+}
+
+// A destroyed event will never be recorded: its waiting streams go on.
+TEST_F(AclEventTest, DestroyingAnEventReleasesTheStreamsWaitingForItsRecord)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(stream, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x6B, 4096, stream));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 100));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x6B));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// The deprecated query, as CANN's runtime answers it: never recorded reads
+// as complete; new-mode, IPC and EXTERNAL events are refused.
+TEST_F(AclEventTest, DeprecatedQueryEventAnswersAsCannsRuntime)
+{
+    aclrtStream stream = nullptr;
+    aclrtEvent plain = nullptr, sync = nullptr, ex = nullptr, ipc = nullptr, external = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&plain));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&sync, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&external, ACL_EVENT_EXTERNAL));
+    aclrtEventStatus status = ACL_EVENT_STATUS_RESERVED;
+    EXPECT_EQ(ACL_SUCCESS, DeprecatedQueryEvent(plain, &status));
+    EXPECT_EQ(ACL_EVENT_STATUS_COMPLETE, status);
+    status = ACL_EVENT_STATUS_RESERVED;
+    EXPECT_EQ(ACL_SUCCESS, DeprecatedQueryEvent(sync, &status));
+    EXPECT_EQ(ACL_EVENT_STATUS_COMPLETE, status);
+    for (aclrtEvent refused : {ex, ipc, external}) {
+        status = ACL_EVENT_STATUS_RESERVED;
+        EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, DeprecatedQueryEvent(refused, &status));
+        EXPECT_EQ(ACL_EVENT_STATUS_RESERVED, status);
+    }
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, DeprecatedQueryEvent(plain, nullptr));
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(plain, stream));
+    EXPECT_EQ(ACL_SUCCESS, DeprecatedQueryEvent(plain, &status));
+    EXPECT_EQ(ACL_EVENT_STATUS_NOT_READY, status);
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, DeprecatedQueryEvent(plain, &status));
+    EXPECT_EQ(ACL_EVENT_STATUS_COMPLETE, status);
+
+    for (aclrtEvent event : {plain, sync, ex, ipc, external})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
 // ---- elapsed time ----
@@ -577,6 +760,8 @@ void ExpectEveryEventCallGives(aclError expected, aclrtEvent event)
     EXPECT_EQ(expected, aclrtSynchronizeEvent(event));
     EXPECT_EQ(expected, aclrtSynchronizeEventWithTimeout(event, kSyncTimeoutMs));
     EXPECT_EQ(expected, aclrtQueryEventStatus(event, &status));
+    aclrtEventStatus old_status;
+    EXPECT_EQ(expected, DeprecatedQueryEvent(event, &old_status));
     EXPECT_EQ(expected, aclrtEventElapsedTime(&ms, event, good));
     EXPECT_EQ(expected, aclrtEventElapsedTime(&ms, good, event));
     EXPECT_EQ(expected, aclrtDestroyEvent(event));

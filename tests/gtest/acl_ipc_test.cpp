@@ -570,6 +570,13 @@ TEST_F(AclIpcTest, AnEventOpenedFromAHandleCannotBeSharedAgain)
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcGetEventHandle(event, &handle));
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcOpenEventHandle(handle, &opened));
     EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcGetEventHandle(opened, &again));
+    // Nor queried with the deprecated call (CANN's runtime refuses IPC events).
+    aclrtEventStatus status = ACL_EVENT_STATUS_RESERVED;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtQueryEvent(opened, &status));
+#pragma GCC diagnostic pop
+    EXPECT_EQ(ACL_EVENT_STATUS_RESERVED, status);
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(opened));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
     // Destroyed: its handle opens nothing any more.

@@ -194,18 +194,18 @@ TEST_F(DeviceTest, ImportsOfOneDmaBufShareAHandleThatTheLastReleaseCloses)
     auto dev = npuipc::Device::open(0);
     ASSERT_TRUE(dev.ok()) << dev.error();
     const npuipc::Device &d = dev.value();
-    auto own = d.create_buffer(8192, NPUIPC_PAGE_CLASS_NORMAL);
+    auto own = d.create_buffer(8192, npuipc::PageClass::Normal);
     ASSERT_TRUE(own.ok()) << own.error();
 
     auto whole = d.export_whole_buffer(own.value());
     ASSERT_TRUE(whole.ok()) << whole.error();
-    auto self = d.import_buffer(whole.value().get(), 0);
+    auto self = d.import_buffer(whole.value().get());
     ASSERT_TRUE(self.ok()) << self.error();
     EXPECT_EQ(own.value(), self.value());
-    auto range = d.export_buffer(own.value(), 4096, 4096, 0);
+    auto range = d.export_buffer(own.value(), 4096, 4096);
     ASSERT_TRUE(range.ok()) << range.error();
-    auto first = d.import_buffer(range.value().get(), 0);
-    auto second = d.import_buffer(range.value().get(), 0);
+    auto first = d.import_buffer(range.value().get());
+    auto second = d.import_buffer(range.value().get());
     ASSERT_TRUE(first.ok() && second.ok());
     EXPECT_NE(own.value(), first.value());
     EXPECT_EQ(first.value(), second.value());

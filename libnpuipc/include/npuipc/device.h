@@ -12,12 +12,29 @@
 #include <unordered_map>
 #include <vector>
 
+#include "npuipc/job.h"
 #include "npuipc/result.h"
 #include "npuipc/unique_fd.h"
 
-struct drm_npuipc_job;
-
 namespace npuipc {
+
+// The sizes of page a device's memory comes in.
+enum class PageClass : uint32_t { Normal = 0, Huge = 1, Huge1G = 2 };
+
+// Bytes in a page of `page_class`: 4 KiB, 2 MiB or 1 GiB.
+uint64_t page_size(PageClass page_class) noexcept;
+
+// The largest buffer a device allocates.
+constexpr uint64_t kMaxBufferSize = 64ULL << 30;
+
+// The driver's objects other than buffers.
+enum class ObjectType : uint32_t { Stream = 1, Event = 2, Notify = 3 };
+
+// What an export of a buffer range lets its importers do.
+enum class Access { ReadWrite, ReadOnly };
+
+// Whether an import may take another npuipc device's memory.
+enum class Peer { Refuse, Allow };
 
 struct DeviceInfo {
     std::string node; // e.g. /dev/dri/renderD128; set by list_devices()
@@ -31,17 +48,20 @@ struct DeviceInfo {
     // A PCI device's (NPUIPC_CAP_PCI) address, domain << 16 | bus << 8 |
     // devfn; 0 for a virtual device (and before uapi 6).
     uint32_t pci_address = 0;
+
+    // Whether caller_tgid is reported (uapi 4 on).
+    bool reports_caller_tgid() const noexcept;
 };
 
 struct BufferInfo {
     uint64_t size = 0;
     uint64_t mmap_offset = 0;
-    uint32_t page_class = 0;
-    uint32_t bo_flags = 0;
+    PageClass page_class = PageClass::Normal;
+    bool imported = false;  // made by an import
+    bool read_only = false; // no path may write it
+    bool peer = false;      // memory of another npuipc device
+    bool foreign = false;   // a dma-buf of another exporter
 };
-
-// Page size of a page class (NPUIPC_PAGE_CLASS_*), 0 for an unknown class.
-uint64_t page_class_size(uint32_t page_class) noexcept;
 
 // One open npuipc render node. Every method is one ioctl of the uapi
 // (uapi/drm/npuipc_drm.h, Documentation/uapi.md) and returns its errno.
@@ -54,35 +74,44 @@ public:
     uint32_t index() const noexcept { return index_; }
     int fd() const noexcept { return fd_.get(); }
 
-    Result<uint32_t> create_buffer(uint64_t size, uint32_t page_class) const;
+    Result<uint32_t> create_buffer(uint64_t size, PageClass page_class) const;
     Result<BufferInfo> buffer_info(uint32_t handle) const;
     // A range of a buffer, or all of it read-only (BO_EXPORT).
     Result<UniqueFd> export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
-                                   uint32_t flags) const;
+                                   Access access = Access::ReadWrite) const;
     // The buffer's one whole read-write dma-buf (PRIME_HANDLE_TO_FD; before
     // uapi 7, BO_EXPORT of the whole buffer).
     Result<UniqueFd> export_whole_buffer(uint32_t handle) const;
     // BO_IMPORT (PRIME_FD_TO_HANDLE, refusing another device's memory
-    // without NPUIPC_BO_IMPORT_PEER_ACCESS). From uapi 7 on a DRM file has
+    // unless `peer` allows it). From uapi 7 on a DRM file has
     // one handle per dma-buf, so the handle may be one this
     // Device handed out already (an earlier import, or the buffer that
     // made the dma-buf): every handle create_buffer and import_buffer
     // return is counted, and close_buffer closes it at its last release.
-    Result<uint32_t> import_buffer(int dmabuf_fd, uint32_t flags) const;
+    Result<uint32_t> import_buffer(int dmabuf_fd, Peer peer = Peer::Refuse) const;
     Status close_buffer(uint32_t handle) const;
 
-    Result<uint32_t> create_object(uint32_t type) const;
+    Result<uint32_t> create_object(ObjectType type) const;
     Status destroy_object(uint32_t handle) const;
-    Result<UniqueFd> export_object(uint32_t handle, uint32_t flags) const;
-    // `type`, if given, receives NPUIPC_OBJ_EVENT or NPUIPC_OBJ_NOTIFY.
-    Result<uint32_t> import_object(int fd, uint32_t *type = nullptr) const;
+    // An event's or notify's fd, for another process to import.
+    Result<UniqueFd> export_object(uint32_t handle) const;
+    // A sync_file of an event's latest record; EDEADLK while that record
+    // may never complete.
+    Result<UniqueFd> export_sync_file(uint32_t event) const;
+    // `type`, if given, receives ObjectType::Event or ObjectType::Notify.
+    Result<uint32_t> import_object(int fd, ObjectType *type = nullptr) const;
 
-    Status submit(uint32_t stream, const drm_npuipc_job *jobs, uint32_t count) const;
+    // Queues `count` jobs (at most 256) on the stream, in order.
+    Status submit(uint32_t stream, const Job *jobs, uint32_t count) const;
+    Status submit(uint32_t stream, const Job &job) const { return submit(stream, &job, 1); }
     // Waits for a stream (all its jobs) or an event (its latest record).
     // timeout_ns < 0 waits without limit, 0 polls; a positive timeout is a
     // deadline kept across signal restarts. Returns the stream's or record's
     // status (0 or a negative errno); ETIME when not complete in time.
-    Result<int> wait(uint32_t handle, int64_t timeout_ns, uint32_t flags = 0) const;
+    Result<int> wait(uint32_t handle, int64_t timeout_ns) const;
+    // Waits for a stream like wait(), including the jobs being cancelled
+    // after it failed, then clears its error; the status is the error.
+    Result<int> wait_and_recover(uint32_t stream, int64_t timeout_ns) const;
 
 private:
     Device(UniqueFd fd, uint32_t index, uint64_t caps)
@@ -99,6 +128,8 @@ private:
 
     UniqueFd fd_;
     uint32_t index_ = 0;
+    Result<int> wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t flags) const;
+
     uint64_t caps_ = 0; // NPUIPC_CAP_*, as GET_INFO reported them at open
     std::unique_ptr<BufferRefs> buffer_refs_ = std::make_unique<BufferRefs>();
 };
@@ -159,6 +190,16 @@ private:
 
 using BufferHandle = DeviceHandle<&Device::close_buffer>;
 using ObjectHandle = DeviceHandle<&Device::destroy_object>;
+
+// The Device calls that make a handle, giving it in its owner, which keeps
+// `device` open.
+Result<BufferHandle> create_buffer(const std::shared_ptr<const Device> &device, uint64_t size,
+                                   PageClass page_class);
+Result<BufferHandle> import_buffer(const std::shared_ptr<const Device> &device, int dmabuf_fd,
+                                   Peer peer = Peer::Refuse);
+Result<ObjectHandle> create_object(const std::shared_ptr<const Device> &device, ObjectType type);
+Result<ObjectHandle> import_object(const std::shared_ptr<const Device> &device, int fd,
+                                   ObjectType *type = nullptr);
 
 // A shared mapping of a buffer into this process, unmapped on destruction.
 class Mapping {

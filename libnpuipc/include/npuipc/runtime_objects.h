@@ -17,7 +17,7 @@ namespace npuipc {
 struct RuntimeObjects {
     uint32_t streams = 0;  // default context's default stream, the host's stream
     uint32_t events = 0;   // callbacks' points, idle in the pool or pending
-    uint32_t notifies = 0; // gates of blocking callbacks not yet run
+    uint32_t notifies = 0; // gates of blocking callbacks and of stream waits for a record
 };
 
 // The runtime's own objects on the device of npuipc index `device`; all

@@ -7,7 +7,6 @@
 
 #include "aclrt/config.h"
 #include "aclrt/runtime.h"
-#include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
@@ -398,7 +397,7 @@ aclError aclrtDeviceGetBareTgid(int32_t *pid)
         Result<DeviceInfo> info = dev->info();
         if (!info.ok())
             return fail_errno(info.error(), Op::Generic, "querying the device");
-        if (!(info.value().caps & NPUIPC_CAP_CALLER_TGID))
+        if (!info.value().reports_caller_tgid())
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "npuipc.ko is older than uapi 4");
         *pid = static_cast<int32_t>(info.value().caller_tgid);
         return ACL_SUCCESS;

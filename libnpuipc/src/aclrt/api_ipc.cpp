@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "aclrt/runtime.h"
-#include "drm/npuipc_drm.h"
 #include "npuipc/ipc.h"
 
 using namespace npuipc;
@@ -162,7 +161,7 @@ aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::s
         if (!o)
             return Status::from_errno(ESRCH);
         auto &shared = static_cast<SharedObject &>(*o);
-        return shared.dev->export_object(shared.home.get(), 0);
+        return shared.dev->export_object(shared.home.get());
     };
     Result<std::string> key = ipc::publish(kind, make_fd, validate, obj.device);
     if (!key.ok())
@@ -224,7 +223,7 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         if (alloc->physical)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "VMM memory is shared by aclrtMemExportToShareableHandle");
-        uint64_t page = page_class_size(alloc->page_class);
+        uint64_t page = page_size(alloc->page_class);
         uint64_t offset = reinterpret_cast<uintptr_t>(devPtr) - alloc->base;
         // Allocations are mapped at addresses aligned to their page size:
         // the address and the offset agree.
@@ -240,7 +239,7 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
             std::shared_ptr<Allocation> a = weak.lock();
             if (!a)
                 return Status::from_errno(ESRCH);
-            return a->dev->export_buffer(a->buffer.get(), offset, size, 0);
+            return a->dev->export_buffer(a->buffer.get(), offset, size);
         };
         Result<std::string> text = ipc::publish(ipc::Kind::Memory, make_fd, validate, alloc->device);
         if (!text.ok())
@@ -298,18 +297,18 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
         bool enable = flags & ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS;
         if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
             return err;
-        uint32_t import_flags = ctx->device != got.value().tag ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0;
-        Result<uint32_t> h = dev->import_buffer(got.value().fd.get(), import_flags);
+        Peer peer = ctx->device != got.value().tag ? Peer::Allow : Peer::Refuse;
+        Result<BufferHandle> h = import_buffer(dev, got.value().fd.get(), peer);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing the memory into the device");
         auto alloc = std::make_shared<Allocation>();
-        alloc->buffer = BufferHandle(dev, h.value());
-        Result<BufferInfo> info = dev->buffer_info(h.value());
+        alloc->buffer = std::move(h.value());
+        Result<BufferInfo> info = dev->buffer_info(alloc->buffer.get());
         if (!info.ok())
             return fail_errno(info.error(), Op::Generic, "querying the imported memory");
-        if (info.value().bo_flags & NPUIPC_BO_FOREIGN)
+        if (info.value().foreign)
             return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent memory that is not npuipc's");
-        uint64_t page = page_class_size(info.value().page_class);
+        uint64_t page = page_size(info.value().page_class);
         Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, info.value().size, page);
         if (!map.ok())
             return fail_errno(map.error(), Op::AllocMemory, "mapping the imported memory");
@@ -419,19 +418,19 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
         Result<ipc::Fetched> got = ipc::fetch(parsed.value(), ipc::Kind::Event, kFetchTimeoutMs);
         if (!got.ok())
             return fail_ipc(got.error(), "opening the event handle");
-        uint32_t type = 0;
-        Result<uint32_t> h = dev->import_object(got.value().fd.get(), &type);
+        ObjectType type{};
+        Result<ObjectHandle> h = import_object(dev, got.value().fd.get(), &type);
         if (!h.ok())
             return fail_errno(h.error(), Op::CreateEvent, "importing the event");
-        ObjectHandle handle_owner(dev, h.value());
-        if (type != NPUIPC_OBJ_EVENT)
+        ObjectHandle handle_owner = std::move(h.value());
+        if (type != ObjectType::Event)
             return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent something else than an event");
         auto ev = std::make_shared<Event>(ctx->device, dev, std::move(handle_owner), ACL_EVENT_IPC,
                                           false);
         ev->imported = true;
         // Its records are the exporter's: waits always ask the driver.
         ev->recorded = true;
-        ev->ever_recorded = true;
+        ev->set = true;
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         *event = reinterpret_cast<aclrtEvent>(rt.add_object(ev));
@@ -506,12 +505,12 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t f
         bool enable = flags & ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS;
         if (aclError err = check_import_peer(ctx->device, got.value().tag, enable))
             return err;
-        uint32_t type = 0;
-        Result<uint32_t> h = dev->import_object(got.value().fd.get(), &type);
+        ObjectType type{};
+        Result<ObjectHandle> h = import_object(dev, got.value().fd.get(), &type);
         if (!h.ok())
             return fail_errno(h.error(), Op::CreateNotify, "importing the notify");
-        ObjectHandle handle_owner(dev, h.value());
-        if (type != NPUIPC_OBJ_NOTIFY)
+        ObjectHandle handle_owner = std::move(h.value());
+        if (type != ObjectType::Notify)
             return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent something else than a notify");
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);

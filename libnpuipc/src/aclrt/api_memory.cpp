@@ -7,7 +7,6 @@
 #include <sys/mman.h>
 
 #include "aclrt/runtime.h"
-#include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
@@ -23,22 +22,22 @@ uint64_t round_up(uint64_t v, uint64_t to)
 
 // The page classes to try, in order, for a policy (CANN: any value other
 // than the eight policies allocates with the default, HUGE_FIRST).
-std::vector<uint32_t> classes_for(aclrtMemMallocPolicy policy, size_t size)
+std::vector<PageClass> classes_for(aclrtMemMallocPolicy policy, size_t size)
 {
     switch (static_cast<int>(policy)) {
     case ACL_MEM_MALLOC_HUGE_ONLY:
     case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
-        return {NPUIPC_PAGE_CLASS_HUGE};
+        return {PageClass::Huge};
     case ACL_MEM_MALLOC_NORMAL_ONLY:
     case ACL_MEM_MALLOC_NORMAL_ONLY_P2P:
-        return {NPUIPC_PAGE_CLASS_NORMAL};
+        return {PageClass::Normal};
     case ACL_MEM_MALLOC_HUGE1G_ONLY:
     case ACL_MEM_MALLOC_HUGE1G_ONLY_P2P:
-        return {NPUIPC_PAGE_CLASS_HUGE1G};
+        return {PageClass::Huge1G};
     default:
         if (size <= kHugeFirstNormalMax)
-            return {NPUIPC_PAGE_CLASS_NORMAL};
-        return {NPUIPC_PAGE_CLASS_HUGE, NPUIPC_PAGE_CLASS_NORMAL};
+            return {PageClass::Normal};
+        return {PageClass::Huge, PageClass::Normal};
     }
 }
 
@@ -147,10 +146,10 @@ aclError copy_from_host(Runtime &rt, Stream &stream, const Place &d, const void 
     if (aclError err = buffer_on(rt, *d.alloc, stream, dst_handle))
         return err;
     uint64_t size = round_up(count, 4096);
-    Result<uint32_t> h = stream.dev->create_buffer(size, NPUIPC_PAGE_CLASS_NORMAL);
+    Result<BufferHandle> h = create_buffer(stream.dev, size, PageClass::Normal);
     if (!h.ok())
         return fail_errno(h.error(), Op::AllocMemory, "allocating a staging buffer");
-    BufferHandle staging(stream.dev, h.value());
+    BufferHandle staging = std::move(h.value());
     Result<BufferInfo> info = stream.dev->buffer_info(staging.get());
     if (!info.ok())
         return fail_errno(info.error(), Op::Generic, "querying the staging buffer");
@@ -158,14 +157,8 @@ aclError copy_from_host(Runtime &rt, Stream &stream, const Place &d, const void 
     if (!map.ok())
         return fail_errno(map.error(), Op::AllocMemory, "mapping the staging buffer");
     std::memcpy(map.value().addr(), src, count);
-    drm_npuipc_job job = {};
-    job.kind = NPUIPC_JOB_COPY;
-    job.dst = dst_handle;
-    job.dst_offset = d.offset;
-    job.src = staging.get();
-    job.size = count;
     // The queued job holds the staging buffer; closing our handle is safe.
-    return submit(stream, &job, 1);
+    return submit(stream, prep_copy(dst_handle, d.offset, staging.get(), 0, count));
 }
 
 aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
@@ -188,16 +181,12 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
         if (same && d.offset < s.offset + count && s.offset < d.offset + count)
             return fail(ACL_ERROR_RT_PARAM_INVALID,
                         "source and destination overlap inside one allocation");
-        drm_npuipc_job job = {};
-        job.kind = NPUIPC_JOB_COPY;
-        if (aclError err = buffer_on(rt, *d.alloc, *stream, job.dst))
+        uint32_t dst_handle, src_handle;
+        if (aclError err = buffer_on(rt, *d.alloc, *stream, dst_handle))
             return err;
-        if (aclError err = buffer_on(rt, *s.alloc, *stream, job.src))
+        if (aclError err = buffer_on(rt, *s.alloc, *stream, src_handle))
             return err;
-        job.dst_offset = d.offset;
-        job.src_offset = s.offset;
-        job.size = count;
-        return submit(*stream, &job, 1);
+        return submit(*stream, prep_copy(dst_handle, d.offset, src_handle, s.offset, count));
     }
     if (d.alloc)
         return copy_from_host(rt, *stream, d, src, count);
@@ -233,21 +222,21 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
             dev = rt.devices.at(device).dev;
         }
         int err = ENOMEM;
-        for (uint32_t page_class : classes_for(policy, size)) {
-            uint64_t page = page_class_size(page_class);
-            if (size > NPUIPC_BO_MAX_SIZE) {
+        for (PageClass page_class : classes_for(policy, size)) {
+            uint64_t page = page_size(page_class);
+            if (size > kMaxBufferSize) {
                 err = ENOMEM;
                 break;
             }
             uint64_t rounded = round_up(size, page);
-            Result<uint32_t> h = dev->create_buffer(rounded, page_class);
+            Result<BufferHandle> h = create_buffer(dev, rounded, page_class);
             if (!h.ok()) {
                 err = h.error();
                 continue;
             }
             auto alloc = std::make_shared<Allocation>();
-            alloc->buffer = BufferHandle(dev, h.value());
-            Result<BufferInfo> info = dev->buffer_info(h.value());
+            alloc->buffer = std::move(h.value());
+            Result<BufferInfo> info = dev->buffer_info(alloc->buffer.get());
             if (!info.ok())
                 return fail_errno(info.error(), Op::Generic, "querying the new buffer");
             // Aligned to its page size, so that exported ranges, whose start
@@ -451,14 +440,10 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
             return err;
-        drm_npuipc_job job = {};
-        job.kind = NPUIPC_JOB_FILL;
-        if (aclError err = buffer_on(rt, *p.alloc, *s, job.dst))
+        uint32_t dst_handle;
+        if (aclError err = buffer_on(rt, *p.alloc, *s, dst_handle))
             return err;
-        job.dst_offset = p.offset;
-        job.size = count;
-        job.value = static_cast<uint32_t>(value) & 0xff;
-        return submit(*s, &job, 1);
+        return submit(*s, prep_fill(dst_handle, p.offset, count, static_cast<uint8_t>(value)));
     });
 }
 

@@ -238,8 +238,6 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint
 { return not_yet(__func__); }
 aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag)
 { return not_yet(__func__); }
-aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
-{ return not_yet(__func__); }
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
 { return not_yet(__func__); }
 aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)

@@ -18,7 +18,6 @@
 
 #include "aclrt/runtime.h"
 #include "clock.h"
-#include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
@@ -29,10 +28,7 @@ using namespace npuipc;
 
 void open_gate(const HostTask &task)
 {
-    drm_npuipc_job job = {};
-    job.kind = NPUIPC_JOB_RECORD_NOTIFY;
-    job.object = task.gate.get();
-    if (!task.opener || submit(*task.opener, &job, 1))
+    if (!task.opener || submit(*task.opener, prep_record_notify(task.gate.get())))
         log_warning("a host task's gate could not be opened; its stream stays held");
 }
 
@@ -79,10 +75,10 @@ aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task)
         return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event to mark the point on the stream");
     if (!gated)
         return ACL_SUCCESS;
-    Result<uint32_t> h = stream.dev->create_object(NPUIPC_OBJ_NOTIFY);
+    Result<ObjectHandle> h = create_object(stream.dev, ObjectType::Notify);
     if (!h.ok())
         return fail_errno(h.error(), Op::CreateNotify, "creating the gate of a host task");
-    task.gate = ObjectHandle(stream.dev, h.value());
+    task.gate = std::move(h.value());
     std::lock_guard<std::mutex> lock(rt.mu);
     if (aclError err = rt.helper_stream(stream.device, task.opener))
         return err;
@@ -93,16 +89,12 @@ aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task)
     return ACL_SUCCESS;
 }
 
-uint32_t point_jobs(const HostTask &task, drm_npuipc_job *jobs)
+uint32_t point_jobs(const HostTask &task, Job *jobs)
 {
-    jobs[0] = {};
-    jobs[0].kind = NPUIPC_JOB_RECORD_EVENT;
-    jobs[0].object = task.reached->event.get();
+    jobs[0] = prep_record_event(task.reached->event.get());
     if (!task.gate)
         return 1;
-    jobs[1] = {};
-    jobs[1].kind = NPUIPC_JOB_WAIT_NOTIFY;
-    jobs[1].object = task.gate.get();
+    jobs[1] = prep_wait_notify(task.gate.get());
     return 2;
 }
 
@@ -116,6 +108,7 @@ void destroy_stream_locked(Runtime &rt, uint64_t token)
     rt.objects.erase(it);
     drop_callbacks_locked(rt, *stream);
     drop_host_copies_locked(rt, *stream);
+    open_recorded_gates(*stream);
 }
 
 } // namespace npuipc_rt
@@ -199,7 +192,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
         std::shared_ptr<Context> ctx;
         std::shared_ptr<const Device> dev;
         ObjectHandle h;
-        if (aclError err = create_in_context(rt, NPUIPC_OBJ_STREAM, Op::CreateStream,
+        if (aclError err = create_in_context(rt, ObjectType::Stream, Op::CreateStream,
                                              "creating a stream", ctx, dev, h))
             return err;
         uint64_t token =
@@ -340,7 +333,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
             if (!s->subscriber)
                 return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
                             "the stream's thread unsubscribed meanwhile (aclrtUnSubscribeReport)");
-            drm_npuipc_job jobs[2];
+            Job jobs[2];
             if (aclError err = submit(*s, jobs, point_jobs(task, jobs)))
                 return err;
             s->callbacks.push_back(std::move(task));

@@ -2,14 +2,15 @@
 // Events and notifies: the driver's EVENT and NOTIFY objects, recorded and
 // waited on by stream jobs. An object used from a stream of another device
 // is imported into that device's file once (handle_on).
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <linux/sync_file.h>
 #include <sys/ioctl.h>
 
 #include "aclrt/runtime.h"
 #include "clock.h"
-#include "drm/npuipc_drm.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
@@ -34,7 +35,7 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing, bool ex)
     std::shared_ptr<Context> ctx;
     std::shared_ptr<const Device> dev;
     ObjectHandle h;
-    if (aclError err = create_in_context(rt, NPUIPC_OBJ_EVENT, Op::CreateEvent, "creating an event",
+    if (aclError err = create_in_context(rt, ObjectType::Event, Op::CreateEvent, "creating an event",
                                          ctx, dev, h))
         return err;
     bool times = !(flags & ACL_EVENT_IPC) && (timing || (flags & ACL_EVENT_TIME_LINE));
@@ -51,6 +52,7 @@ aclError destroy(const void *handle, Kind kind, const char *what)
         return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
     Runtime &rt = Runtime::get();
     std::vector<std::string> keys;
+    std::vector<LatchGate> gates; // of an event: no record can come now
     {
         std::lock_guard<std::mutex> lock(rt.mu);
         auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
@@ -63,9 +65,16 @@ aclError destroy(const void *handle, Kind kind, const char *what)
             std::lock_guard<std::mutex> olock(shared.mu);
             keys = take_keys_of_dead(shared.export_keys, shared.dead);
         }
+        if (kind == Kind::Event) {
+            auto &ev = static_cast<Event &>(shared);
+            std::lock_guard<std::mutex> llock(ev.latch_mu);
+            ev.destroyed = true;
+            gates.swap(ev.gates);
+        }
         rt.objects.erase(it);
     }
     revoke_keys(keys);
+    open_latch_gates(gates);
     return ACL_SUCCESS;
 }
 
@@ -90,21 +99,20 @@ aclError check_event_use(const Event &ev, EventUse use, const char *what)
     return ACL_SUCCESS;
 }
 
-// A one-job submit of `kind` on `object` (an event or notify).
-aclError submit_on(Stream &stream, SharedObject &obj, uint32_t kind, uint64_t timeout_ns)
+// Submits the job `prep` makes of the event's or notify's handle on the
+// stream's device.
+template <typename Prep> aclError submit_on(Stream &stream, SharedObject &obj, Prep prep)
 {
-    drm_npuipc_job job = {};
-    job.kind = kind;
-    job.timeout_ns = timeout_ns;
-    if (aclError err = handle_on(obj, stream, job.object))
+    uint32_t handle;
+    if (aclError err = handle_on(obj, stream, handle))
         return err;
-    return submit(stream, &job, 1);
+    return submit(stream, prep(handle));
 }
 
 // When the event's latest record completed, on the driver's clock.
 aclError record_time(Event &ev, uint64_t &ns)
 {
-    Result<UniqueFd> fd = ev.dev->export_object(ev.home.get(), NPUIPC_OBJ_EXPORT_SYNC_FILE);
+    Result<UniqueFd> fd = ev.dev->export_sync_file(ev.home.get());
     // EDEADLK: the record waits behind a wait without timeout, so it is
     // pending; the driver keeps such a fence from leaving as a sync_file.
     if (!fd.ok() && fd.error() == EDEADLK)
@@ -179,11 +187,51 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
             return err;
         if (aclError err = check_event_use(*ev, EventUse::Record, "recorded"))
             return err;
-        if (aclError err = submit_on(*s, *ev, NPUIPC_JOB_RECORD_EVENT, 0))
+        std::lock_guard<std::mutex> latch(ev->latch_mu);
+        if (ev->destroyed)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
+        uint32_t handle;
+        if (aclError err = handle_on(*ev, *s, handle))
             return err;
+        if (ev->gates.empty()) {
+            if (aclError err = submit(*s, prep_record_event(handle)))
+                return err;
+            ev->recorded = true;
+            ev->set = true;
+            return ACL_SUCCESS;
+        }
+        // The record, then the gates of the waits made while the flag was
+        // clear: they open when the stream gets past the record.
+        std::vector<Job> jobs(1 + ev->gates.size());
+        jobs[0] = prep_record_event(handle);
+        for (size_t i = 0; i < ev->gates.size(); i++) {
+            if (aclError err = handle_on(*ev->gates[i].notify, *s, handle))
+                return err;
+            jobs[i + 1] = prep_record_notify(handle);
+        }
+        size_t done = 0;
+        aclError err = ACL_SUCCESS;
+        while (done < jobs.size()) {
+            uint32_t n = static_cast<uint32_t>(std::min<size_t>(jobs.size() - done, kMaxJobsPerSubmit));
+            if ((err = submit(*s, &jobs[done], n)) != ACL_SUCCESS)
+                break;
+            done += n;
+        }
+        if (done == 0)
+            return err;
+        // The record is queued (and reported as failed if a later batch
+        // of gates was not: those stay for the next record).
+        const size_t gated = done - 1;
+        {
+            std::lock_guard<std::mutex> slock(s->mu);
+            std::move(ev->gates.begin(), ev->gates.begin() + gated,
+                      std::back_inserter(s->recorded_gates));
+            s->recorded_gate_count.store(s->recorded_gates.size(), std::memory_order_release);
+        }
+        ev->gates.erase(ev->gates.begin(), ev->gates.begin() + gated);
         ev->recorded = true;
-        ev->ever_recorded = true;
-        return ACL_SUCCESS;
+        ev->set = true;
+        return err;
     });
 }
 
@@ -203,7 +251,8 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
         if (ev->ex)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "an event of aclrtCreateEventExWithFlag cannot be reset");
-        ev->recorded = false;
+        std::lock_guard<std::mutex> latch(ev->latch_mu);
+        ev->set = false;
         return ACL_SUCCESS;
     });
 }
@@ -219,14 +268,44 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
         return err;
     if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
         return err;
-    // As CANN's runtime: an event of aclrtCreateEvent must have been
-    // recorded; one of the flag calls, never recorded, is waited for no
-    // time.
-    if (!ev->ever_recorded && ev->flags == 0)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "the event has never been recorded");
-    if (!ev->recorded)
-        return ACL_SUCCESS; // nothing to wait for
-    return submit_on(*s, *ev, NPUIPC_JOB_WAIT_EVENT, timeout_ns);
+    std::shared_ptr<Stream> opener; // taken, without the latch, when a gate is due
+    for (;;) {
+        std::unique_lock<std::mutex> latch(ev->latch_mu);
+        if (ev->destroyed)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
+        // As CANN's runtime: an event of aclrtCreateEvent must have been
+        // recorded; one of aclrtCreateEventExWithFlag, never recorded, is
+        // waited for no time.
+        if (!ev->recorded && ev->flags == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the event has never been recorded");
+        if (!ev->recorded && ev->ex)
+            return ACL_SUCCESS;
+        if (ev->set)
+            return submit_on(*s, *ev, [&](uint32_t h) { return prep_wait_event(h, timeout_ns); });
+        if (!opener) {
+            latch.unlock();
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.helper_stream(s->device, opener))
+                return err;
+            // After a reset and a new aclrtSetDevice the index names another file.
+            if (opener->dev != s->dev)
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream's device was reset meanwhile");
+            continue;
+        }
+        // The flag is clear (never recorded, or reset): the stream waits
+        // for the next record, behind a gate that record opens.
+        Result<ObjectHandle> h = create_object(s->dev, ObjectType::Notify);
+        if (!h.ok())
+            return fail_errno(h.error(), Op::CreateNotify, "making the gate of the wait");
+        LatchGate gate;
+        gate.notify = std::make_shared<Notify>(s->device, s->dev, std::move(h.value()), 0);
+        gate.opener = std::move(opener);
+        if (aclError err = submit(*s, prep_wait_notify(gate.notify->home.get(), timeout_ns)))
+            return err;
+        ev->gates.push_back(std::move(gate));
+        return ACL_SUCCESS;
+    }
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
@@ -302,6 +381,36 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     });
 }
 
+// Deprecated by aclrtQueryEventStatus, and not quite the same, as in CANN:
+// an event never recorded reads as complete, and events of
+// aclrtCreateEventExWithFlag, IPC events and EXTERNAL ones are refused.
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+    return api("aclrtQueryEvent", [&] {
+        if (!event || !status)
+            return fail(ACL_ERROR_INVALID_PARAM, "event and status must not be NULL");
+        std::shared_ptr<Event> ev;
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
+            return err;
+        if (ev->ex)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "aclrtQueryEvent does not take events of aclrtCreateEventExWithFlag; "
+                        "use aclrtQueryEventStatus");
+        if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "aclrtQueryEvent does not take EXTERNAL or IPC events");
+        if (!ev->recorded) {
+            *status = ACL_EVENT_STATUS_COMPLETE;
+            return ACL_SUCCESS;
+        }
+        Result<int> r = ev->dev->wait(ev->home.get(), 0);
+        if (!r.ok() && r.error() != ETIME)
+            return fail_errno(r.error(), Op::Generic, "querying the event");
+        *status = r.ok() ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+        return ACL_SUCCESS;
+    });
+}
+
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
 {
     return api("aclrtEventElapsedTime", [&] {
@@ -344,7 +453,7 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
         std::shared_ptr<Context> ctx;
         std::shared_ptr<const Device> dev;
         ObjectHandle h;
-        if (aclError err = create_in_context(rt, NPUIPC_OBJ_NOTIFY, Op::CreateNotify,
+        if (aclError err = create_in_context(rt, ObjectType::Notify, Op::CreateNotify,
                                              "creating a notify", ctx, dev, h))
             return err;
         uint64_t token = rt.add_object(
@@ -368,7 +477,7 @@ aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
-        return submit_on(*s, *n, NPUIPC_JOB_RECORD_NOTIFY, 0);
+        return submit_on(*s, *n, prep_record_notify);
     });
 }
 
@@ -389,8 +498,8 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
                         "a notify of device %u can only be waited on by its device's streams",
                         n->device);
         // Seconds, 0 waiting forever (CANN's documentation and runtime).
-        return submit_on(*s, *n, NPUIPC_JOB_WAIT_NOTIFY,
-                         static_cast<uint64_t>(timeout) * 1000000000ULL);
+        const uint64_t timeout_ns = static_cast<uint64_t>(timeout) * 1000000000ULL;
+        return submit_on(*s, *n, [&](uint32_t h) { return prep_wait_notify(h, timeout_ns); });
     });
 }
 
@@ -431,10 +540,7 @@ aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
                 if (aclError err = rt.helper_stream(n->device, helper))
                     return err;
             }
-            drm_npuipc_job job = {};
-            job.kind = NPUIPC_JOB_RESET_NOTIFY;
-            job.object = n->home.get();
-            if (aclError err = submit(*helper, &job, 1))
+            if (aclError err = submit(*helper, prep_reset_notify(n->home.get())))
                 return err;
             used[n->device] = helper;
         }

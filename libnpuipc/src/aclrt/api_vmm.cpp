@@ -10,7 +10,6 @@
 #include <sys/mman.h>
 
 #include "aclrt/runtime.h"
-#include "drm/npuipc_drm.h"
 #include "npuipc/ipc.h"
 
 using namespace npuipc;
@@ -24,7 +23,7 @@ constexpr uint64_t kMaxAlign = 1ULL << 30;
 constexpr uint64_t kMaxReservation = 1ULL << 44;
 
 // The page class a memory attribute asks for.
-bool class_of(aclrtMemAttr attr, uint32_t &page_class)
+bool class_of(aclrtMemAttr attr, PageClass &page_class)
 {
     switch (attr) {
     case ACL_DDR_MEM_HUGE:
@@ -33,13 +32,13 @@ bool class_of(aclrtMemAttr attr, uint32_t &page_class)
     case ACL_HBM_MEM_P2P_HUGE:
     case ACL_MEM_HUGE:
     case ACL_MEM_P2P_HUGE:
-        page_class = NPUIPC_PAGE_CLASS_HUGE;
+        page_class = PageClass::Huge;
         return true;
     case ACL_HBM_MEM_HUGE1G:
     case ACL_HBM_MEM_P2P_HUGE1G:
     case ACL_MEM_HUGE1G:
     case ACL_MEM_P2P_HUGE1G:
-        page_class = NPUIPC_PAGE_CLASS_HUGE1G;
+        page_class = PageClass::Huge1G;
         return true;
     case ACL_DDR_MEM:
     case ACL_HBM_MEM:
@@ -49,14 +48,14 @@ bool class_of(aclrtMemAttr attr, uint32_t &page_class)
     case ACL_HBM_MEM_P2P_NORMAL:
     case ACL_MEM_NORMAL:
     case ACL_MEM_P2P_NORMAL:
-        page_class = NPUIPC_PAGE_CLASS_NORMAL;
+        page_class = PageClass::Normal;
         return true;
     default:
         return false;
     }
 }
 
-aclError check_prop(const aclrtPhysicalMemProp *prop, uint32_t &page_class)
+aclError check_prop(const aclrtPhysicalMemProp *prop, PageClass &page_class)
 {
     if (!prop)
         return fail(ACL_ERROR_INVALID_PARAM, "prop is NULL");
@@ -150,10 +149,10 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
         if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
             option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
             return fail(ACL_ERROR_INVALID_PARAM, "unknown option %d", option);
-        uint32_t page_class;
+        PageClass page_class;
         if (aclError err = check_prop(prop, page_class))
             return err;
-        *granularity = page_class_size(page_class);
+        *granularity = page_size(page_class);
         return ACL_SUCCESS;
     });
 }
@@ -166,10 +165,10 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
             return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
         if (flags != 0)
             return fail(ACL_ERROR_INVALID_PARAM, "flags must be 0");
-        uint32_t page_class;
+        PageClass page_class;
         if (aclError err = check_prop(prop, page_class))
             return err;
-        if (size == 0 || size % page_class_size(page_class))
+        if (size == 0 || size % page_size(page_class))
             return fail(ACL_ERROR_INVALID_PARAM,
                         "size %zu is not a non-zero multiple of the granularity", size);
         uint32_t index;
@@ -177,11 +176,10 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
         if (aclError err = device_for(static_cast<int32_t>(prop->location.id), index, dev))
             return err;
         DeviceUse use(index, dev);
-        Result<uint32_t> h = dev->create_buffer(size, page_class);
+        Result<BufferHandle> h = create_buffer(dev, size, page_class);
         if (!h.ok())
             return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
-        return add_physical(std::make_shared<Physical>(index, dev,
-                                                       BufferHandle(dev, h.value()), size,
+        return add_physical(std::make_shared<Physical>(index, dev, std::move(h.value()), size,
                                                        page_class, *prop),
                             handle);
     });
@@ -311,7 +309,7 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle
         if (r == rt.reservations.begin() || (--r, p + size > r->second.base + r->second.size))
             return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one reservation", size,
                         virPtr);
-        if (p % page_class_size(phys->page_class))
+        if (p % page_size(phys->page_class))
             return fail(ACL_ERROR_RT_ADDR_UNALIGNED, "%p is not aligned to the memory's page size", virPtr);
         auto next = rt.allocations.lower_bound(p);
         bool overlaps = (next != rt.allocations.end() && next->first < p + size);
@@ -548,22 +546,22 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
                         "the memory lives on another device (npuipc index %u): enable peer "
                         "access from device %d first",
                         src, deviceId);
-        Result<uint32_t> h = dev->import_buffer(
-            got.value().fd.get(), src != index ? NPUIPC_BO_IMPORT_PEER_ACCESS : 0);
+        Result<BufferHandle> h =
+            import_buffer(dev, got.value().fd.get(), src != index ? Peer::Allow : Peer::Refuse);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing the memory");
-        BufferHandle buffer(dev, h.value());
-        Result<BufferInfo> info = dev->buffer_info(h.value());
+        BufferHandle buffer = std::move(h.value());
+        Result<BufferInfo> info = dev->buffer_info(buffer.get());
         if (!info.ok())
             return fail_errno(info.error(), Op::Generic, "querying the memory");
-        if (info.value().bo_flags & NPUIPC_BO_FOREIGN)
+        if (info.value().foreign)
             return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent memory that is not npuipc's");
         aclrtPhysicalMemProp prop = {};
         prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
         prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-        prop.memAttr = info.value().page_class == NPUIPC_PAGE_CLASS_HUGE     ? ACL_HBM_MEM_HUGE
-                       : info.value().page_class == NPUIPC_PAGE_CLASS_HUGE1G ? ACL_HBM_MEM_HUGE1G
-                                                                             : ACL_HBM_MEM_NORMAL;
+        prop.memAttr = info.value().page_class == PageClass::Huge     ? ACL_HBM_MEM_HUGE
+                       : info.value().page_class == PageClass::Huge1G ? ACL_HBM_MEM_HUGE1G
+                                                                      : ACL_HBM_MEM_NORMAL;
         prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = static_cast<uint32_t>(deviceId);
         return add_physical(std::make_shared<Physical>(index, dev,

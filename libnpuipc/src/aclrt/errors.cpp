@@ -79,7 +79,7 @@ aclError fail_errno(int err, Op op, const char *what)
                : op == Op::CreateNotify ? ACL_ERROR_RT_NO_NOTIFY_RESOURCE
                                         : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
         break;
-    case ENOSPC: // a driver limit; on submit, NPUIPC_MAX_QUEUED_JOBS tasks not yet done
+    case ENOSPC: // a driver limit; on submit, the most tasks a stream may have queued
         code = op == Op::Submit         ? ACL_ERROR_RT_STREAM_TASK_FULL
                : op == Op::CreateStream ? ACL_ERROR_RT_NO_STREAM_RESOURCE
                : op == Op::CreateEvent  ? ACL_ERROR_RT_NO_EVENT_RESOURCE

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "aclrt/runtime.h"
-#include "drm/npuipc_drm.h"
 
 namespace npuipc_rt {
 namespace {
@@ -163,7 +162,7 @@ aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, voi
     std::lock_guard<std::mutex> slock(stream->mu);
     if (!stream->listed.load(std::memory_order_relaxed))
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
-    drm_npuipc_job jobs[2];
+    Job jobs[2];
     if (aclError err = submit(*stream, jobs, point_jobs(copy.point, jobs)))
         return err;
     rt.host_copies.emplace(rt.next_host_copy++, std::move(copy));

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "aclrt/runtime.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <new>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "drm/npuipc_drm.h"
 #include "ipc/internal.h"
 #include "npuipc/ipc.h"
 #include "npuipc/runtime_objects.h"
@@ -255,10 +256,20 @@ void Runtime::release_device(uint32_t index, bool forget_peers)
             ++o;
         }
     }
+    std::vector<LatchGate> gates; // waits whose record can no longer come
     for (auto &obj : dropped)
         if (obj->kind == Kind::Stream) {
             drop_callbacks_locked(*this, static_cast<Stream &>(*obj));
             drop_host_copies_locked(*this, static_cast<Stream &>(*obj));
+            open_recorded_gates(static_cast<Stream &>(*obj));
+        }
+    for (auto &obj : dropped)
+        if (obj->kind == Kind::Event) {
+            auto &ev = static_cast<Event &>(*obj);
+            std::lock_guard<std::mutex> latch(ev.latch_mu);
+            ev.destroyed = true;
+            std::move(ev.gates.begin(), ev.gates.end(), std::back_inserter(gates));
+            ev.gates.clear();
         }
     for (auto &obj : dropped) {
         if (obj->kind == Kind::Physical) {
@@ -277,14 +288,32 @@ void Runtime::release_device(uint32_t index, bool forget_peers)
                 pending_revocations.push_back(std::move(key));
         }
     }
-    // Imports of other devices' objects into this device's file.
+    // Imports of other devices' objects into this device's file; the
+    // waits of this device's streams on other devices' events.
     for (auto &entry : objects) {
+        if (entry.second->kind == Kind::Event) {
+            auto &ev = static_cast<Event &>(*entry.second);
+            std::lock_guard<std::mutex> latch(ev.latch_mu);
+            ev.gates.erase(std::remove_if(ev.gates.begin(), ev.gates.end(),
+                                          [index](const LatchGate &g) {
+                                              return g.notify->device == index;
+                                          }),
+                           ev.gates.end());
+            for (const LatchGate &g : ev.gates) {
+                std::lock_guard<std::mutex> glock(g.notify->mu);
+                g.notify->imports.erase(index);
+            }
+        }
         if (entry.second->kind == Kind::Event || entry.second->kind == Kind::Notify) {
             auto &shared = static_cast<SharedObject &>(*entry.second);
             std::lock_guard<std::mutex> lock(shared.mu);
             shared.imports.erase(index);
         }
     }
+    gates.erase(std::remove_if(gates.begin(), gates.end(),
+                               [index](const LatchGate &g) { return g.notify->device == index; }),
+                gates.end());
+    open_latch_gates(gates);
     for (auto m = memory_imports.begin(); m != memory_imports.end();) {
         if (m->second.alloc->device == index)
             m = memory_imports.erase(m);
@@ -358,10 +387,10 @@ aclError Runtime::resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &ou
             return ACL_SUCCESS;
     }
     const auto &dev = devices.at(ctx->device).dev;
-    Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_STREAM);
+    Result<ObjectHandle> h = create_object(dev, ObjectType::Stream);
     if (!h.ok())
         return fail_errno(h.error(), Op::CreateStream, "creating the default stream");
-    out = std::make_shared<Stream>(ctx->device, dev, ObjectHandle(dev, h.value()), ctx->token);
+    out = std::make_shared<Stream>(ctx->device, dev, std::move(h.value()), ctx->token);
     ctx->default_stream = add_object(out);
     return ACL_SUCCESS;
 }
@@ -373,11 +402,10 @@ aclError Runtime::helper_stream(uint32_t device, std::shared_ptr<Stream> &out)
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "device %u was released", device);
     if (!it->second.helper) {
         const auto &dev = it->second.dev;
-        Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_STREAM);
+        Result<ObjectHandle> h = create_object(dev, ObjectType::Stream);
         if (!h.ok())
             return fail_errno(h.error(), Op::CreateStream, "creating the runtime's stream");
-        it->second.helper =
-            std::make_shared<Stream>(device, dev, ObjectHandle(dev, h.value()), 0);
+        it->second.helper = std::make_shared<Stream>(device, dev, std::move(h.value()), 0);
     }
     out = it->second.helper;
     return ACL_SUCCESS;
@@ -495,13 +523,13 @@ aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out)
     std::lock_guard<std::mutex> lock(obj.mu);
     auto it = obj.imports.find(stream.device);
     if (it == obj.imports.end() || it->second.device() != stream.dev.get()) {
-        Result<UniqueFd> fd = obj.dev->export_object(obj.home.get(), 0);
+        Result<UniqueFd> fd = obj.dev->export_object(obj.home.get());
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting to another device");
-        Result<uint32_t> h = stream.dev->import_object(fd.value().get());
+        Result<ObjectHandle> h = import_object(stream.dev, fd.value().get());
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing into another device");
-        it = obj.imports.insert_or_assign(stream.device, ObjectHandle(stream.dev, h.value())).first;
+        it = obj.imports.insert_or_assign(stream.device, std::move(h.value())).first;
     }
     out = it->second.get();
     return ACL_SUCCESS;
@@ -523,30 +551,29 @@ aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_
     std::lock_guard<std::mutex> lock(alloc.mu);
     auto it = alloc.peer.find(stream.device);
     if (it == alloc.peer.end() || it->second.device() != stream.dev.get()) {
-        Result<UniqueFd> fd = alloc.dev->export_buffer(own, 0, alloc.size, 0);
+        Result<UniqueFd> fd = alloc.dev->export_buffer(own, 0, alloc.size);
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting memory to a peer");
-        Result<uint32_t> h =
-            stream.dev->import_buffer(fd.value().get(), NPUIPC_BO_IMPORT_PEER_ACCESS);
+        Result<BufferHandle> h = import_buffer(stream.dev, fd.value().get(), Peer::Allow);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing peer memory");
-        it = alloc.peer.insert_or_assign(stream.device, BufferHandle(stream.dev, h.value())).first;
+        it = alloc.peer.insert_or_assign(stream.device, std::move(h.value())).first;
     }
     out = it->second.get();
     return ACL_SUCCESS;
 }
 
-aclError create_in_context(Runtime &rt, uint32_t type, Op op, const char *what,
+aclError create_in_context(Runtime &rt, ObjectType type, Op op, const char *what,
                            std::shared_ptr<Context> &ctx, std::shared_ptr<const Device> &dev,
                            ObjectHandle &handle)
 {
     if (aclError err = rt.current_context(ctx))
         return err;
     dev = rt.devices.at(ctx->device).dev;
-    Result<uint32_t> h = dev->create_object(type);
+    Result<ObjectHandle> h = create_object(dev, type);
     if (!h.ok())
         return fail_errno(h.error(), op, what);
-    handle = ObjectHandle(dev, h.value());
+    handle = std::move(h.value());
     return ACL_SUCCESS;
 }
 
@@ -563,7 +590,7 @@ aclError find_stream_locked(aclrtStream handle, std::shared_ptr<Stream> &out)
     return err;
 }
 
-aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count)
+aclError submit(Stream &stream, const Job *jobs, uint32_t count)
 {
     Status st = stream.dev->submit(stream.handle.get(), jobs, count);
     if (!st.ok()) {
@@ -585,12 +612,46 @@ aclError synchronize_failed(Stream &stream, const Result<int> &r)
     }
     if (r.value() == 0)
         return ACL_SUCCESS;
+    open_recorded_gates(stream);
     // Reported once: the stream is recovered and takes work again.
-    Result<int> recovered =
-        stream.dev->wait(stream.handle.get(), 0, NPUIPC_WAIT_RECOVER);
+    Result<int> recovered = stream.dev->wait_and_recover(stream.handle.get(), 0);
     if (!recovered.ok())
         log_warning("stream not recovered: errno %d", recovered.error());
     return task_error(r.value());
+}
+
+void forget_recorded_gates(Stream &stream, size_t count)
+{
+    std::vector<LatchGate> done; // released after the lock
+    std::lock_guard<std::mutex> lock(stream.mu);
+    count = std::min(count, stream.recorded_gates.size());
+    done.assign(std::make_move_iterator(stream.recorded_gates.begin()),
+                std::make_move_iterator(stream.recorded_gates.begin() + count));
+    stream.recorded_gates.erase(stream.recorded_gates.begin(),
+                                stream.recorded_gates.begin() + count);
+    stream.recorded_gate_count.store(stream.recorded_gates.size(), std::memory_order_release);
+}
+
+void open_latch_gates(const std::vector<LatchGate> &gates)
+{
+    // The core's submit, not submit(): this is cleanup, which must not set
+    // the calling thread's last error.
+    for (const LatchGate &gate : gates)
+        if (!gate.opener->dev->submit(gate.opener->handle.get(),
+                                      prep_record_notify(gate.notify->home.get()))
+                 .ok())
+            log_warning("a stream waiting for an event's record could not be released");
+}
+
+void open_recorded_gates(Stream &stream)
+{
+    std::vector<LatchGate> gates;
+    {
+        std::lock_guard<std::mutex> lock(stream.mu);
+        gates.swap(stream.recorded_gates);
+        stream.recorded_gate_count.store(0, std::memory_order_release);
+    }
+    open_latch_gates(gates);
 }
 
 std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device)
@@ -606,12 +667,12 @@ std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device)
         return ev;
     }
     const auto &dev = it->second.dev;
-    Result<uint32_t> h = dev->create_object(NPUIPC_OBJ_EVENT);
+    Result<ObjectHandle> h = create_object(dev, ObjectType::Event);
     if (!h.ok())
         return nullptr;
     auto ev = std::make_unique<PooledEvent>();
-    ev->event = ObjectHandle(dev, h.value());
-    Result<UniqueFd> fd = dev->export_object(h.value(), 0);
+    ev->event = std::move(h.value());
+    Result<UniqueFd> fd = dev->export_object(ev->event.get());
     if (!fd.ok())
         return nullptr;
     ev->fd = std::move(fd.value());
@@ -677,6 +738,24 @@ RuntimeObjects runtime_own_objects(uint32_t device)
         own.events += task.reached ? 1 : 0;
         own.notifies += task.gate ? 1 : 0;
     });
+    auto count_gates = [&own, device](const std::vector<LatchGate> &gates) {
+        for (const LatchGate &gate : gates) {
+            std::lock_guard<std::mutex> glock(gate.notify->mu);
+            own.notifies +=
+                (gate.notify->device == device ? 1 : 0) + gate.notify->imports.count(device);
+        }
+    };
+    for (const auto &entry : rt.objects) {
+        if (entry.second->kind == Kind::Event) {
+            auto &ev = static_cast<Event &>(*entry.second);
+            std::lock_guard<std::mutex> latch(ev.latch_mu);
+            count_gates(ev.gates);
+        } else if (entry.second->kind == Kind::Stream) {
+            auto &stream = static_cast<Stream &>(*entry.second);
+            std::lock_guard<std::mutex> slock(stream.mu);
+            count_gates(stream.recorded_gates);
+        }
+    }
     return own;
 }
 

@@ -84,6 +84,18 @@ struct Context : Object {
     uint64_t default_stream = 0; // made on first use of a NULL stream
 };
 
+struct Notify;
+
+// A stream wait made while an event's flag was clear (api_sync.cpp): the
+// notify the stream waits on, recorded behind the event's next record,
+// and the runtime's stream of the notify's device, taken with the wait,
+// that opens it when that record cannot come (the event destroyed, or the
+// record's stream failed or went away).
+struct LatchGate {
+    std::shared_ptr<Notify> notify;
+    std::shared_ptr<Stream> opener;
+};
+
 struct Stream : Object {
     Stream(uint32_t dev, std::shared_ptr<const Device> d, ObjectHandle h, uint64_t ctx)
         : Object(Kind::Stream, dev), dev(std::move(d)), handle(std::move(h)), context(ctx)
@@ -97,6 +109,11 @@ struct Stream : Object {
     std::mutex mu;
     std::deque<HostTask> callbacks;
     uint64_t subscriber = 0; // pthread_t of the thread running its callbacks
+    // Latch gates recorded behind event records of this stream, oldest
+    // first, until a synchronize sees the stream complete: opened if it
+    // fails or goes away first.
+    std::vector<LatchGate> recorded_gates;
+    std::atomic<size_t> recorded_gate_count{0}; // recorded_gates.size(), read without mu
     // In Runtime::objects. Cleared with Runtime::mu held when it leaves the table,
     // read without mu by find_stream()'s per-thread cache.
     std::atomic<bool> listed{true};
@@ -118,6 +135,9 @@ struct SharedObject : Object {
     bool imported = false; // opened by key: only its exporter shares it
 };
 
+// An event: the driver's EVENT object, whose latest record the host calls
+// observe, plus the flag of CANN's hardware events that stream waits obey
+// (Documentation/library.md, Events).
 struct Event : SharedObject {
     Event(uint32_t dev, std::shared_ptr<const Device> d, ObjectHandle h, uint32_t f, bool t)
         : SharedObject(Kind::Event, dev, std::move(d), std::move(h)), flags(f), timing(t)
@@ -128,8 +148,17 @@ struct Event : SharedObject {
     // Made by aclrtCreateEventExWithFlag: CANN's "new mode" events, which
     // read as complete until recorded and cannot be reset.
     bool ex = false;
-    std::atomic<bool> recorded{false};      // a record stands (reset clears it)
-    std::atomic<bool> ever_recorded{false}; // recorded once at least
+    std::atomic<bool> recorded{false}; // recorded once at least
+    // Protects set, gates and destroyed; held across a record's or wait's
+    // submit, so that records, resets and waits take effect in the order
+    // of the calls. Taken after Runtime::mu, before Stream::mu and
+    // SharedObject::mu.
+    std::mutex latch_mu;
+    // The flag: set by a record, cleared by aclrtResetEvent.
+    bool set = false;
+    // The stream waits made while the flag was clear, for the next record.
+    std::vector<LatchGate> gates;
+    bool destroyed = false; // left the table: no more records or waits
 };
 
 struct Notify : SharedObject {
@@ -144,7 +173,7 @@ struct Notify : SharedObject {
 // handle): a buffer of its device, not mapped until aclrtMapMem.
 struct Physical : Object {
     Physical(uint32_t dev, std::shared_ptr<const Device> d, BufferHandle b, uint64_t s,
-             uint32_t pc, const aclrtPhysicalMemProp &p)
+             PageClass pc, const aclrtPhysicalMemProp &p)
         : Object(Kind::Physical, dev), dev(std::move(d)), buffer(std::move(b)), size(s),
           page_class(pc), prop(p)
     {
@@ -152,7 +181,7 @@ struct Physical : Object {
     const std::shared_ptr<const Device> dev;
     const BufferHandle buffer;
     const uint64_t size;
-    const uint32_t page_class;
+    const PageClass page_class;
     const aclrtPhysicalMemProp prop;
     std::mutex mu;           // protects what follows
     int handle_refs = 1;     // aclrtMallocPhysical/Import + Retain - Free
@@ -169,7 +198,7 @@ struct Physical : Object {
 struct Allocation {
     uintptr_t base = 0;
     uint64_t size = 0;
-    uint32_t page_class = 0;
+    PageClass page_class = PageClass::Normal;
     uint32_t device = 0;
     std::shared_ptr<const Device> dev;
     BufferHandle buffer;
@@ -363,16 +392,32 @@ inline aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
 }
 
 // Stream operations shared by the API files.
-aclError submit(Stream &stream, const drm_npuipc_job *jobs, uint32_t count);
+aclError submit(Stream &stream, const Job *jobs, uint32_t count);
+inline aclError submit(Stream &stream, const Job &job)
+{
+    return submit(stream, &job, 1);
+}
 // The failure (or the task error) of a WAIT that synchronize() made.
 aclError synchronize_failed(Stream &stream, const Result<int> &waited);
+// Forgets the oldest `count` latch gates recorded on the stream: their
+// records are done.
+void forget_recorded_gates(Stream &stream, size_t count);
 inline aclError synchronize(Stream &stream, int64_t timeout_ns)
 {
+    const size_t gates = stream.recorded_gate_count.load(std::memory_order_acquire);
     Result<int> r = stream.dev->wait(stream.handle.get(), timeout_ns);
-    if (r.ok() && r.value() == 0)
+    if (r.ok() && r.value() == 0) {
+        if (gates)
+            forget_recorded_gates(stream, gates);
         return ACL_SUCCESS;
+    }
     return synchronize_failed(stream, r);
 }
+// Records each gate through its opener, letting its stream go on.
+void open_latch_gates(const std::vector<LatchGate> &gates);
+// Opens and forgets every latch gate recorded on the stream: it failed, or
+// is going away, so that its records may never run.
+void open_recorded_gates(Stream &stream);
 // With Runtime::mu held: drops the stream's pending callbacks, opening the
 // gates of BLOCK ones so that the stream never waits for them, and ends its
 // subscription, waking the subscribed thread.
@@ -389,7 +434,7 @@ void open_gate(const HostTask &task);
 aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task);
 // Fills `jobs` (room for two) with the record and (gated) wait that place
 // `task` on its stream; returns how many to submit.
-uint32_t point_jobs(const HostTask &task, drm_npuipc_job *jobs);
+uint32_t point_jobs(const HostTask &task, Job *jobs);
 // Makes the copier thread look at Runtime::host_copies again.
 void wake_copier_locked(Runtime &rt);
 // Queues a copy of `count` bytes from device memory at `src` (inside
@@ -417,10 +462,10 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
 namespace npuipc_rt {
 using namespace npuipc;
 
-// With Runtime::mu held: a new driver object of `type` (NPUIPC_OBJ_*) on
+// With Runtime::mu held: a new driver object of `type` on
 // the device of the calling thread's current context, as the create calls
 // make them; `op` and `what` describe a failure.
-aclError create_in_context(Runtime &rt, uint32_t type, Op op, const char *what,
+aclError create_in_context(Runtime &rt, ObjectType type, Op op, const char *what,
                            std::shared_ptr<Context> &ctx, std::shared_ptr<const Device> &dev,
                            ObjectHandle &handle);
 

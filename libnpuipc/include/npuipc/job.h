@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// The tasks a stream runs, as typed values. Each prep_* function makes one
+// task, in the manner of liburing's io_uring_prep_*; Device::submit queues
+// a batch of them on a stream, where the driver runs them in order.
+#ifndef NPUIPC_JOB_H
+#define NPUIPC_JOB_H
+
+#include <cstdint>
+
+namespace npuipc {
+
+struct Job {
+    enum class Kind : uint32_t {
+        Copy = 1,
+        Fill = 2,
+        WaitEvent = 5,
+        WaitNotify = 6,
+        RecordEvent = 7,
+        RecordNotify = 8,
+        ResetNotify = 9,
+    };
+    Kind kind = Kind::Copy;
+    uint32_t dst = 0; // buffer handles
+    uint32_t src = 0;
+    uint64_t dst_offset = 0;
+    uint64_t src_offset = 0;
+    uint64_t size = 0;
+    uint64_t value = 0;      // a fill's byte
+    uint32_t object = 0;     // an event or notify handle
+    uint64_t timeout_ns = 0; // of a wait; 0 waits without limit
+};
+
+// The most jobs one Device::submit takes.
+constexpr uint32_t kMaxJobsPerSubmit = 256;
+
+// `size` bytes from buffer `src` at `src_offset` to buffer `dst` at
+// `dst_offset`; ranges of one buffer must not overlap.
+Job prep_copy(uint32_t dst, uint64_t dst_offset, uint32_t src, uint64_t src_offset,
+              uint64_t size) noexcept;
+// `size` bytes of buffer `dst` from `offset` on set to `byte`.
+Job prep_fill(uint32_t dst, uint64_t offset, uint64_t size, uint8_t byte) noexcept;
+// The event's record: done when every earlier task of the stream is.
+Job prep_record_event(uint32_t event) noexcept;
+// Holds the stream until the event's record made before this submit is
+// done; a positive timeout fails the stream with ETIME when it passes.
+Job prep_wait_event(uint32_t event, uint64_t timeout_ns = 0) noexcept;
+// Sets the notify when the stream gets there, releasing one waiter.
+Job prep_record_notify(uint32_t notify) noexcept;
+// Holds the stream until the notify is set, and clears it.
+Job prep_wait_notify(uint32_t notify, uint64_t timeout_ns = 0) noexcept;
+// Clears the notify when the stream gets there.
+Job prep_reset_notify(uint32_t notify) noexcept;
+
+} // namespace npuipc
+
+#endif // NPUIPC_JOB_H

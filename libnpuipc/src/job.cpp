@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#include "npuipc/job.h"
+
+#include "drm/npuipc_drm.h"
+
+namespace npuipc {
+
+static_assert(kMaxJobsPerSubmit == NPUIPC_MAX_JOBS_PER_SUBMIT);
+static_assert(static_cast<uint32_t>(Job::Kind::Copy) == NPUIPC_JOB_COPY);
+static_assert(static_cast<uint32_t>(Job::Kind::Fill) == NPUIPC_JOB_FILL);
+static_assert(static_cast<uint32_t>(Job::Kind::WaitEvent) == NPUIPC_JOB_WAIT_EVENT);
+static_assert(static_cast<uint32_t>(Job::Kind::WaitNotify) == NPUIPC_JOB_WAIT_NOTIFY);
+static_assert(static_cast<uint32_t>(Job::Kind::RecordEvent) == NPUIPC_JOB_RECORD_EVENT);
+static_assert(static_cast<uint32_t>(Job::Kind::RecordNotify) == NPUIPC_JOB_RECORD_NOTIFY);
+static_assert(static_cast<uint32_t>(Job::Kind::ResetNotify) == NPUIPC_JOB_RESET_NOTIFY);
+
+namespace {
+
+Job on_object(Job::Kind kind, uint32_t object, uint64_t timeout_ns = 0) noexcept
+{
+    Job job;
+    job.kind = kind;
+    job.object = object;
+    job.timeout_ns = timeout_ns;
+    return job;
+}
+
+} // namespace
+
+Job prep_copy(uint32_t dst, uint64_t dst_offset, uint32_t src, uint64_t src_offset,
+              uint64_t size) noexcept
+{
+    Job job;
+    job.kind = Job::Kind::Copy;
+    job.dst = dst;
+    job.dst_offset = dst_offset;
+    job.src = src;
+    job.src_offset = src_offset;
+    job.size = size;
+    return job;
+}
+
+Job prep_fill(uint32_t dst, uint64_t offset, uint64_t size, uint8_t byte) noexcept
+{
+    Job job;
+    job.kind = Job::Kind::Fill;
+    job.dst = dst;
+    job.dst_offset = offset;
+    job.size = size;
+    job.value = byte;
+    return job;
+}
+
+Job prep_record_event(uint32_t event) noexcept
+{
+    return on_object(Job::Kind::RecordEvent, event);
+}
+
+Job prep_wait_event(uint32_t event, uint64_t timeout_ns) noexcept
+{
+    return on_object(Job::Kind::WaitEvent, event, timeout_ns);
+}
+
+Job prep_record_notify(uint32_t notify) noexcept
+{
+    return on_object(Job::Kind::RecordNotify, notify);
+}
+
+Job prep_wait_notify(uint32_t notify, uint64_t timeout_ns) noexcept
+{
+    return on_object(Job::Kind::WaitNotify, notify, timeout_ns);
+}
+
+Job prep_reset_notify(uint32_t notify) noexcept
+{
+    return on_object(Job::Kind::ResetNotify, notify);
+}
+
+} // namespace npuipc
