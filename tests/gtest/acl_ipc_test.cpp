@@ -22,6 +22,17 @@ using namespace acltest;
 
 namespace {
 
+// Keys served by the exporting process itself, whether or not a broker
+// runs here: this suite specifies that path, its timeouts and refusals;
+// acl_broker_gtest specifies the broker's.
+class PeerToPeerEnvironment : public ::testing::Environment {
+public:
+    void SetUp() override { ASSERT_EQ(0, ::setenv("NPUIPC_BROKER_SOCKET", "", 1)); }
+};
+
+::testing::Environment *const g_peer_to_peer =
+    ::testing::AddGlobalTestEnvironment(new PeerToPeerEnvironment);
+
 class AclIpcTest : public AclTest {
 protected:
     void SetUp() override
@@ -346,6 +357,48 @@ TEST_F(AclIpcTest, KeyFailuresHaveTheirDocumentedCodes)
     EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtIpcMemSetImportPid(forged.c_str(), &pid, 1));
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+}
+
+// One key per range and flags, as one shareable handle per physical
+// allocation: a loop that exports grows no table; a closed key is replaced.
+TEST_F(AclIpcTest, ExportingTheSameThingAgainGivesTheSameKeyUntilItIsClosed)
+{
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 8 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    char first[65], again[65], other[65], whole[65], after[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, first, sizeof(first), 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, again, sizeof(again), 0));
+    EXPECT_STREQ(first, again);
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, other, sizeof(other),
+                                                   ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    EXPECT_STRNE(first, other);
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 8 * kKiB, whole, sizeof(whole), 0));
+    EXPECT_STRNE(first, whole);
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(first));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, 4 * kKiB, after, sizeof(after), 0));
+    EXPECT_STRNE(first, after);
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemClose(first));
+    for (const char *key : {after, other, whole})
+        EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, first, sizeof(first), 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, again, sizeof(again), 0));
+    EXPECT_STREQ(first, again);
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, other, sizeof(other),
+                                                   ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    EXPECT_STRNE(first, other);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+
+    aclrtEvent event = nullptr;
+    aclrtIpcEventHandle h1 = {}, h2 = {};
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcGetEventHandle(event, &h1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcGetEventHandle(event, &h2));
+    EXPECT_EQ(0, memcmp(&h1, &h2, sizeof(h1)));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
 }
 
 TEST_F(AclIpcTest, AnotherProcessWaitsForAnIpcEventUntilItsRecordCompletes)

@@ -433,6 +433,9 @@ public:
         ipc::set_log_hook(capture_log);
         g_process_dir = MakeTempDir();
         setenv("NPUIPC_IPC_DIR", g_process_dir.c_str(), 1);
+        // The exporter's own socket: this suite is that path's (a broker's
+        // is acl_broker_gtest's).
+        setenv("NPUIPC_BROKER_SOCKET", "", 1);
         // Start the exporter: its socket, epoll fd and thread live until exit.
         auto key = ipc::publish(ipc::Kind::Memory, Memfd("npuipc-start"), false);
         ASSERT_TRUE(key.ok()) << strerror(key.error());
@@ -564,7 +567,7 @@ TEST_F(IpcTransport, MalformedKeysAreEinval)
         "npk1.1f3a-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAAA",     // 23 characters
         "npk1.1f3a-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAB",      // padding bits set
         "npk1.1f3aAAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA",       // no dash
-        "npk1.0-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA",         // pid 0
+        "npk1.00-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA",        // pid 0 spelt twice
         "npk1.01f3a-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA",     // leading zero
         "npk1.1F3A-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA",      // uppercase pid
         "npk1.123456789-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA", // 9 digits
@@ -584,6 +587,11 @@ TEST_F(IpcTransport, MalformedKeysAreEinval)
     ipc::Key evil = Parse(good);
     evil.endpoint = "../../etc/x";
     EXPECT_EQ(EINVAL, ipc::fetch(evil, ipc::Kind::Memory).error());
+    // PID 0 names a broker; with none here (this suite sets
+    // NPUIPC_BROKER_SOCKET empty) its key is that of a gone exporter.
+    const char *broker_key = "npk1.0-AAAAAAAAAAA.2a.AAAAAAAAAAAAAAAAAAAAAA";
+    ASSERT_TRUE(ipc::parse_key(broker_key).ok());
+    EXPECT_EQ(ECONNREFUSED, ipc::fetch(Parse(broker_key), ipc::Kind::Memory).error());
 }
 
 TEST_F(IpcTransport, EventLoopIsIoUringWhereAllowed)

@@ -138,6 +138,12 @@ bool published_here(const std::string &key_text);
 // DISABLE_PID_VALIDATION"). Default true; may be called at any time.
 void set_pid_namespace_ok(bool ok);
 
+// Whether keys published now go to the broker (Documentation/ipc.md, The
+// broker): one listens on NPUIPC_BROKER_SOCKET, or on
+// /run/npuipc/broker.sock when that variable is not set. The broker judges
+// allowlists itself, by host PIDs, wherever the exporter runs.
+bool publishes_to_broker();
+
 // How long this process's exporter lets a connection take to send its
 // request before closing it (default 2000 ms), for connections accepted
 // after the call: longer where importers may be stopped in a debugger
@@ -184,13 +190,16 @@ Result<Fetched> fetch(const Key &key, Kind kind, int timeout_ms = 5000);
 
 // For APIs that pass a 64-bit number instead of a key (VMM shareable
 // handles): name_key() gives a published key a random non-zero 64-bit
-// name, kept as a file of the key in the user's private directory;
-// resolve_name() reads it back in any process of the same user (ESRCH:
-// no such name; EACCES: the file is not the user's own regular file;
-// EPROTO: its content is not a key); unname() removes the name (in the
-// process that made it; the key itself lives on until revoked).
+// name: the broker's, for a key it serves, else a file of the key in the
+// user's private directory; resolve_name() reads such a file back in any
+// process of the same user (ESRCH: no such name; EACCES: the file is not
+// the user's own regular file; EPROTO: its content is not a key);
+// unname() removes the file (in the process that made it; the key itself
+// lives on until revoked). fetch_named() fetches a name's object: from the
+// broker when one runs here, else through the file; fetch()'s errors.
 Result<uint64_t> name_key(const std::string &key_text);
 Result<std::string> resolve_name(uint64_t name);
+Result<Fetched> fetch_named(uint64_t name, Kind kind, int timeout_ms = 5000);
 void unname(uint64_t name);
 
 // ---- logging ----

@@ -31,25 +31,29 @@ void revoke_keys(const std::vector<std::string> &keys)
         rt.exported_keys.erase(key);
 }
 
-// Validation by PID needs the exporter in the initial PID namespace: the
-// PIDs importers list come from aclrtDeviceGetBareTgid. The kernel gives
+// Validation by PID needs the exporter, or the broker serving its keys, in
+// the initial PID namespace: the PIDs importers list come from
+// aclrtDeviceGetBareTgid. The kernel gives
 // that namespace a fixed inode number (PROC_PID_INIT_INO).
 void note_pid_namespace()
 {
     constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
     struct stat st;
     bool initial = ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
-    if (!initial)
+    // A broker, in the initial namespace, checks the importers itself.
+    if (!initial && !ipc::publishes_to_broker())
         log_warning("this process is not in the initial PID namespace: keys exported with PID "
                     "validation refuse every importer (use DISABLE_PID_VALIDATION)");
     ipc::set_pid_namespace_ok(initial);
 }
 
-std::vector<std::string> take_keys_of_dead(std::vector<std::string> &keys, bool &dead)
+std::vector<std::string> take_keys_of_dead(ExportKeys &keys, bool &dead)
 {
     dead = true;
     std::vector<std::string> taken;
-    taken.swap(keys);
+    for (auto &entry : keys)
+        taken.push_back(std::move(entry.second));
+    keys.clear();
     return taken;
 }
 
@@ -60,16 +64,44 @@ namespace {
 constexpr int kFetchTimeoutMs = 5000;
 constexpr size_t kKeyLen = 65; // 64 characters and the NUL
 
-// Records a key published for `owner` (an Allocation or SharedObject,
-// whose mutex is `mu`), unless the owner died meanwhile: then the key is
-// revoked at once and the export fails as if it came after.
-aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu,
-                  std::vector<std::string> &keys, const bool &dead)
+// Whether this process exported `key` as an object of `kind`, still open.
+bool exported_as(const std::string &key, ipc::Kind kind)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.exported_keys.find(key);
+    return it != rt.exported_keys.end() && it->second == static_cast<uint8_t>(kind);
+}
+
+// The open key the owner (an Allocation or SharedObject, whose mutex is
+// `mu`) is already exported under with these parameters, or "".
+std::string open_key(std::mutex &mu, const ExportKeys &keys, const std::string &params,
+                     ipc::Kind kind)
+{
+    std::string key;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = keys.find(params);
+        if (it != keys.end())
+            key = it->second;
+    }
+    // Closed by the exporter (aclrtIpcMemClose), or gone with the broker
+    // that served it: a new key replaces it.
+    return !key.empty() && exported_as(key, kind) && ipc::published_here(key) ? key
+                                                                             : std::string();
+}
+
+// Records a key published for `owner` with these parameters (replacing a
+// closed one: the caller holds the owner's export_mu), unless the owner
+// died meanwhile: then the key is revoked at once and the export fails as
+// if it came after.
+aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu, ExportKeys &keys,
+                  const std::string &params, const bool &dead)
 {
     {
         std::lock_guard<std::mutex> lock(mu);
         if (!dead) {
-            keys.push_back(key);
+            keys[params] = key;
             // The runtime's table is updated after dropping the owner's
             // lock (Runtime::mu comes first).
         } else {
@@ -81,15 +113,6 @@ aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu,
     std::lock_guard<std::mutex> lock(rt.mu);
     rt.exported_keys[key] = static_cast<uint8_t>(kind);
     return ACL_SUCCESS;
-}
-
-// Whether this process exported `key` as an object of `kind`, still open.
-bool exported_as(const std::string &key, ipc::Kind kind)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    auto it = rt.exported_keys.find(key);
-    return it != rt.exported_keys.end() && it->second == static_cast<uint8_t>(kind);
 }
 
 aclError copy_key(const std::string &text, char *key, size_t len)
@@ -140,9 +163,14 @@ aclError check_import_peer(uint32_t to, uint32_t from, bool enable)
 }
 
 // Publishes an event or notify: its fd is made by each fetch, for as long
-// as the object lives here.
+// as the object lives here. Once per object and flags: again, the same key.
 aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::string &text)
 {
+    const std::string params = validate ? "validated" : "any";
+    std::lock_guard<std::mutex> export_lock(obj.export_mu);
+    text = open_key(obj.mu, obj.export_keys, params, kind);
+    if (!text.empty())
+        return ACL_SUCCESS;
     std::weak_ptr<Object> weak;
     {
         Runtime &rt = Runtime::get();
@@ -166,7 +194,7 @@ aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::s
     Result<std::string> key = ipc::publish(kind, make_fd, validate, obj.device);
     if (!key.ok())
         return fail_ipc(key.error(), "publishing the key");
-    if (aclError err = keep_key(key.value(), kind, obj.mu, obj.export_keys, obj.dead))
+    if (aclError err = keep_key(key.value(), kind, obj.mu, obj.export_keys, params, obj.dead))
         return err;
     text = key.value();
     return ACL_SUCCESS;
@@ -232,6 +260,13 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
                         "devPtr and size must be multiples of the memory's page size (%llu bytes)",
                         static_cast<unsigned long long>(page));
         bool validate = !(flags & ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        // Once per range and flags: again, the same key while it is open.
+        const std::string params =
+            std::to_string(offset) + "+" + std::to_string(size) + (validate ? "/validated" : "/any");
+        std::lock_guard<std::mutex> export_lock(alloc->export_mu);
+        std::string open = open_key(alloc->mu, alloc->export_keys, params, ipc::Kind::Memory);
+        if (!open.empty())
+            return copy_key(open, key, len);
         if (validate)
             note_pid_namespace();
         std::weak_ptr<Allocation> weak = alloc;
@@ -245,7 +280,7 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         if (!text.ok())
             return fail_ipc(text.error(), "publishing the key");
         if (aclError err = keep_key(text.value(), ipc::Kind::Memory, alloc->mu, alloc->export_keys,
-                                    alloc->dead))
+                                    params, alloc->dead))
             return err;
         return copy_key(text.value(), key, len);
     });
@@ -471,7 +506,8 @@ aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
         std::vector<std::string> keys;
         {
             std::lock_guard<std::mutex> lock(n->mu);
-            keys = n->export_keys;
+            for (const auto &entry : n->export_keys)
+                keys.push_back(entry.second);
         }
         if (keys.empty())
             return fail(ACL_ERROR_RT_INVALID_HANDLE,

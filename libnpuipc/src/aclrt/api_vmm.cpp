@@ -526,18 +526,14 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
             return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
         if (deviceId < 0)
             return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
-        Result<std::string> text = ipc::resolve_name(shareableHandle);
-        if (!text.ok())
-            return fail_handle(text.error(), "reading the shareable handle");
-        Result<ipc::Key> key = ipc::parse_key(text.value().c_str());
-        if (!key.ok())
-            return fail_handle(key.error(), "reading the shareable handle");
+        if (shareableHandle == 0)
+            return fail_handle(ESRCH, "reading the shareable handle");
         uint32_t index;
         std::shared_ptr<const Device> dev;
         if (aclError err = device_for(deviceId, index, dev))
             return err;
         DeviceUse use(index, dev);
-        Result<ipc::Fetched> got = ipc::fetch(key.value(), ipc::Kind::Memory, 5000);
+        Result<ipc::Fetched> got = ipc::fetch_named(shareableHandle, ipc::Kind::Memory, 5000);
         if (!got.ok())
             return fail_handle(got.error(), "importing the shareable handle");
         uint32_t src = got.value().tag; // the npuipc index of the memory's device

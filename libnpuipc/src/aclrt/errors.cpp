@@ -132,6 +132,11 @@ aclError fail_ipc(int err, const char *what)
         return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter's answer broke the protocol", what);
     case EAGAIN:
         return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter is overloaded; try again", what);
+    case EDQUOT:
+        return fail(ACL_ERROR_RT_OVER_LIMIT,
+                    "%s: the broker holds as many objects or bytes for this user as it allows "
+                    "(npuipc-broker --max-fds-per-uid, --max-bytes-per-uid)",
+                    what);
     default:
         return fail_errno(err, Op::Generic, what);
     }

@@ -119,6 +119,11 @@ struct Stream : Object {
     std::atomic<bool> listed{true};
 };
 
+// The keys an object is exported under: one per export's parameters (a
+// memory range and its flags, a notify's flags), so that exporting the
+// same thing again gives the same key while it is open.
+using ExportKeys = std::map<std::string, std::string>; // parameters -> key
+
 // A stream, event or notify object reachable from several devices' files:
 // the home handle, and imports into other devices' files made on demand.
 struct SharedObject : Object {
@@ -130,8 +135,11 @@ struct SharedObject : Object {
     const ObjectHandle home;
     std::mutex mu; // protects imports, export_keys and dead
     std::map<uint32_t, ObjectHandle> imports;
-    std::vector<std::string> export_keys; // revoked when it is destroyed
-    bool dead = false;                    // destroyed: no new keys
+    // Held across an export, so that one export at a time decides whether
+    // an open key can be given again; taken before every other lock.
+    std::mutex export_mu;
+    ExportKeys export_keys; // revoked when it is destroyed
+    bool dead = false;      // destroyed: no new keys
     bool imported = false; // opened by key: only its exporter shares it
 };
 
@@ -208,7 +216,8 @@ struct Allocation {
     std::string import_key;
     std::mutex mu; // protects peer, export_keys and dead
     std::map<uint32_t, BufferHandle> peer; // imports into other devices' files
-    std::vector<std::string> export_keys;   // revoked when it is freed
+    std::mutex export_mu;                   // as SharedObject's
+    ExportKeys export_keys;                 // revoked when it is freed
     bool dead = false;                      // freed: no new keys
     // VMM: mapped by aclrtMapMem into a reservation (aclrtUnmapMem undoes
     // it; aclrtFree refuses it), from this physical memory.
@@ -354,7 +363,7 @@ void note_pid_namespace();
 // (aclrtFree, destroy, device release). Without Runtime::mu held.
 void revoke_keys(const std::vector<std::string> &keys);
 // With the object's own lock held: marks it dead and hands over its keys.
-std::vector<std::string> take_keys_of_dead(std::vector<std::string> &keys, bool &dead);
+std::vector<std::string> take_keys_of_dead(ExportKeys &keys, bool &dead);
 
 // Looks a handle up, taking Runtime::mu: NULL is ACL_ERROR_INVALID_PARAM,
 // anything but a live object of `kind` ACL_ERROR_RT_INVALID_HANDLE.

@@ -121,8 +121,10 @@ bool parse_endpoint(const char *s, size_t len)
     const char *dash = static_cast<const char *>(std::memchr(s, '-', len));
     if (!dash)
         return false;
+    // PID 0 names a broker (new_broker_endpoint).
     uint64_t pid = 0;
-    if (!parse_hex(s, static_cast<size_t>(dash - s), 8, &pid))
+    const bool broker = dash - s == 1 && s[0] == '0';
+    if (!broker && !parse_hex(s, static_cast<size_t>(dash - s), 8, &pid))
         return false;
     uint8_t random[kEndpointRandomBytes];
     return b64_decode(dash + 1, len - static_cast<size_t>(dash - s) - 1, random, sizeof(random));
@@ -189,6 +191,28 @@ Result<std::string> new_endpoint()
     if (!st.ok())
         return st;
     return hex(static_cast<uint64_t>(getpid())) + "-" + b64_encode(random, sizeof(random));
+}
+
+Result<std::string> new_broker_endpoint()
+{
+    uint8_t random[kEndpointRandomBytes];
+    Status st = fill_random(random, sizeof(random));
+    if (!st.ok())
+        return st;
+    return "0-" + b64_encode(random, sizeof(random));
+}
+
+bool is_broker_endpoint(const std::string &endpoint)
+{
+    return endpoint.compare(0, 2, "0-") == 0;
+}
+
+std::string broker_socket_path(bool *explicit_path)
+{
+    const char *env = std::getenv("NPUIPC_BROKER_SOCKET");
+    if (explicit_path)
+        *explicit_path = env != nullptr;
+    return env ? env : "/run/npuipc/broker.sock";
 }
 
 bool valid_endpoint(const std::string &endpoint)

@@ -39,10 +39,6 @@
 #include <unordered_map>
 #include <vector>
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
 namespace npuipc::ipc {
 namespace {
 
@@ -53,11 +49,9 @@ struct Source {
     std::function<Result<UniqueFd>()> make_fd; // made on each fetch
 };
 
-struct AllowedPid {
-    int32_t pid = 0;
-    uint64_t start_time = 0;
-    bool never = false; // not alive when allowed
-};
+using detail::AllowedPid;
+using detail::judge_peer;
+using detail::read_start_time;
 
 struct Entry {
     Kind kind = Kind::Memory;
@@ -103,96 +97,6 @@ std::mutex g_mutex;
 Exporter *g_exporter = nullptr; // never freed: the thread uses it until exit
 std::atomic<bool> g_pid_ns_ok{true};
 std::atomic<int> g_request_deadline_ms{detail::kRequestDeadlineMs};
-
-// ---- process identity ----
-
-// Field 22 of /proc/<pid>/stat: the process's start time in clock ticks
-// since boot. ESRCH if there is no such process.
-Result<uint64_t> read_start_time(int32_t pid)
-{
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-    if (!fd)
-        return Status::from_errno(errno == ENOENT ? ESRCH : errno);
-    char buf[1024];
-    ssize_t n;
-    do
-        n = ::read(fd.get(), buf, sizeof(buf) - 1);
-    while (n < 0 && errno == EINTR);
-    if (n <= 0)
-        return Status::from_errno(n < 0 && errno != ESRCH ? errno : ESRCH);
-    buf[n] = '\0';
-    // comm (field 2) may hold anything, ')' included: the fields go on
-    // after the last ')'.
-    char *p = std::strrchr(buf, ')');
-    if (!p)
-        return Status::from_errno(EIO);
-    p++;
-    // p is at " <field 3> <field 4> ...": field 22 is the 20th.
-    for (int field = 3; field < 22; field++) {
-        while (*p == ' ')
-            p++;
-        while (*p && *p != ' ')
-            p++;
-        if (!*p)
-            return Status::from_errno(EIO);
-    }
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(p, &end, 10);
-    if (end == p || errno)
-        return Status::from_errno(EIO);
-    return static_cast<uint64_t>(v);
-}
-
-int pidfd_open_(pid_t pid)
-{
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-}
-
-int pidfd_signal_(int pidfd, int sig)
-{
-    return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
-}
-
-// Judges the connecting process against an allowlist, by the PID the kernel
-// attests (SO_PEERCRED at connect time), never by what the client says.
-// The process must be alive, and be the very process that had the PID when
-// allow() listed it: same start time, checked while a pidfd pins it.
-uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &allowed)
-{
-    if (pid <= 0)
-        return detail::kDetailPeerNoPid;
-    auto it = std::find_if(allowed.begin(), allowed.end(),
-                           [pid](const AllowedPid &a) { return a.pid == pid; });
-    if (it == allowed.end())
-        return detail::kDetailNotListed;
-    if (it->never)
-        return detail::kDetailNotAlive;
-    // A pidfd of the connecting process itself where the kernel offers one
-    // (SO_PEERPIDFD, Linux 6.5); else of whoever has the PID now.
-    int raw = -1;
-    socklen_t len = sizeof(raw);
-    if (::getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &raw, &len) != 0) {
-        if (errno != ENOPROTOOPT)
-            return detail::kDetailPeerGone; // the connecting process has exited
-        raw = pidfd_open_(pid);
-    }
-    UniqueFd pidfd(raw);
-    if (!pidfd)
-        return detail::kDetailPeerGone;
-    auto start = read_start_time(pid);
-    if (!start.ok())
-        return detail::kDetailPeerGone;
-    // Still alive after the read: the PID was not reused in between, so the
-    // start time read is that of the pidfd's process.
-    if (pidfd_signal_(pidfd.get(), 0) != 0)
-        return detail::kDetailPeerGone;
-    if (start.value() != it->start_time)
-        return detail::kDetailReused;
-    return detail::kDetailNone;
-}
 
 // ---- the event loop: io_uring or epoll ----
 //
@@ -758,13 +662,17 @@ void *serve(void *arg)
 
 // ---- starting, fork, exit ----
 
+// The broker client's lock is taken here too, so that both follow the
+// runtime's (registered after these, its prepare handler runs first).
 void atfork_prepare()
 {
     g_mutex.lock();
+    detail::broker_atfork_prepare();
 }
 
 void atfork_parent()
 {
+    detail::broker_atfork_parent();
     g_mutex.unlock();
 }
 
@@ -786,6 +694,7 @@ void atfork_child()
                 ::close(e.second.source->fd.release());
         g_exporter = nullptr;
     }
+    detail::broker_atfork_child();
     g_mutex.unlock();
 }
 
@@ -983,6 +892,14 @@ Result<std::string> publish(Kind kind, UniqueFd fd, bool validate_pid, uint32_t 
 {
     if (!fd)
         return Status::from_errno(EBADF);
+    if (!detail::valid_kind(kind))
+        return Status::from_errno(EINVAL);
+    if (int err = detail::broker_connect()) {
+        if (err != ENOENT)
+            return Status::from_errno(err);
+    } else {
+        return detail::broker_publish(kind, fd.get(), validate_pid, tag);
+    }
     try {
         auto source = std::make_shared<Source>();
         source->fd = std::move(fd);
@@ -995,8 +912,18 @@ Result<std::string> publish(Kind kind, UniqueFd fd, bool validate_pid, uint32_t 
 Result<std::string> publish(Kind kind, std::function<Result<UniqueFd>()> make_fd,
                             bool validate_pid, uint32_t tag)
 {
-    if (!make_fd)
+    if (!make_fd || !detail::valid_kind(kind))
         return Status::from_errno(EINVAL);
+    if (int err = detail::broker_connect()) {
+        if (err != ENOENT)
+            return Status::from_errno(err);
+    } else {
+        // The broker holds one fd for every fetch.
+        Result<UniqueFd> fd = make_fd();
+        if (!fd.ok())
+            return fd.status();
+        return detail::broker_publish(kind, fd.value().get(), validate_pid, tag);
+    }
     std::shared_ptr<Source> source;
     try {
         source = std::make_shared<Source>();
@@ -1015,6 +942,11 @@ Status allow(const std::string &key_text, const int32_t *pids, size_t count)
     for (size_t i = 0; i < count; i++)
         if (pids[i] <= 0)
             return Status::from_errno(EINVAL);
+    auto key = parse_key(key_text.c_str(), key_text.size() + 1);
+    if (!key.ok())
+        return key.status();
+    if (detail::is_broker_endpoint(key.value().endpoint))
+        return detail::broker_allow(key.value(), pids, count);
     try {
         std::vector<AllowedPid> listed;
         listed.reserve(count);
@@ -1049,6 +981,11 @@ Status allow(const std::string &key_text, const int32_t *pids, size_t count)
 
 Status revoke(const std::string &key_text)
 {
+    auto key = parse_key(key_text.c_str(), key_text.size() + 1);
+    if (!key.ok())
+        return key.status();
+    if (detail::is_broker_endpoint(key.value().endpoint))
+        return detail::broker_revoke(key.value());
     std::shared_ptr<Source> source; // released after the lock
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = find_ours(key_text);
@@ -1061,8 +998,16 @@ Status revoke(const std::string &key_text)
 
 bool published_here(const std::string &key_text)
 {
+    auto key = parse_key(key_text.c_str(), key_text.size() + 1);
+    if (key.ok() && detail::is_broker_endpoint(key.value().endpoint))
+        return detail::broker_published(key.value());
     std::lock_guard<std::mutex> lock(g_mutex);
     return find_ours(key_text).ok();
+}
+
+bool publishes_to_broker()
+{
+    return detail::broker_connect() == 0;
 }
 
 void set_pid_namespace_ok(bool ok)
@@ -1088,10 +1033,13 @@ const char *exporter_loop_name()
 
 std::vector<int> exporter_fds()
 {
+    std::vector<int> fds = detail::broker_fds();
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (!g_exporter)
-        return {};
-    return {g_exporter->listen_fd, g_exporter->uring ? g_exporter->ring.ring_fd : g_exporter->epoll_fd};
+    if (g_exporter) {
+        fds.push_back(g_exporter->listen_fd);
+        fds.push_back(g_exporter->uring ? g_exporter->ring.ring_fd : g_exporter->epoll_fd);
+    }
+    return fds;
 }
 
 } // namespace npuipc::ipc

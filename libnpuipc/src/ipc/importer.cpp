@@ -236,9 +236,11 @@ bool exporter_exited(int s, pid_t pid, int wait_ms)
     return n == 1 && (p.revents & POLLIN);
 }
 
-bool known_refusal(int status)
+bool known_refusal(int status, bool broker)
 {
     switch (status) {
+    case ECONNREFUSED: // the broker: the key's exporter is gone
+        return broker;
     case ESRCH:
     case EACCES:
     case EPROTOTYPE:
@@ -254,17 +256,20 @@ bool known_refusal(int status)
     }
 }
 
-Result<Fetched> fetch_from(const std::string &path, const std::string &name, const Key &key,
-                            Kind kind, int64_t deadline_ms)
+// From the exporter's socket, or from the broker's (`broker`), which is
+// another user's and outlives exporters.
+Result<Fetched> fetch_from(const std::string &path, const std::string &name,
+                            const detail::WireRequest &req, int64_t deadline_ms, bool broker)
 {
+    const char *server = broker ? "the broker" : "the exporter";
     UniqueFd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!s)
         return Status::from_errno(errno);
     int err = connect_socket(s.get(), path, deadline_ms);
     if (err) {
         if (err == ECONNREFUSED)
-            log(LogLevel::Warning, "importer: %s: the exporter is gone (nobody listens on %s)",
-                name.c_str(), path.c_str());
+            log(LogLevel::Warning, "importer: %s: %s is gone (nobody listens on %s)",
+                name.c_str(), server, path.c_str());
         else
             log(LogLevel::Warning, "importer: %s: connect to %s: %s", name.c_str(), path.c_str(),
                 std::strerror(err));
@@ -274,25 +279,18 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name, con
     socklen_t len = sizeof(cred);
     if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
         return Status::from_errno(errno);
-    if (cred.uid != geteuid()) {
+    if (!broker && cred.uid != geteuid()) {
         log(LogLevel::Error, "importer: %s: refused: %s is served by uid %u, not by uid %u",
             name.c_str(), path.c_str(), static_cast<unsigned>(cred.uid),
             static_cast<unsigned>(geteuid()));
         return Status::from_errno(EACCES);
     }
 
-    detail::WireRequest req{};
-    req.magic = detail::kRequestMagic;
-    req.version = detail::kWireVersion;
-    req.kind = static_cast<uint8_t>(kind);
-    req.flags = 0;
-    req.object = key.object;
-    std::memcpy(req.secret, key.secret.data(), kSecretBytes);
     err = send_request(s.get(), req, deadline_ms);
     if (!err) {
         Reply reply;
         err = receive_reply(s.get(), deadline_ms, &reply);
-        if ((err == ECONNRESET || (!err && reply.size == 0 && reply.fds.empty())) &&
+        if (!broker && (err == ECONNRESET || (!err && reply.size == 0 && reply.fds.empty())) &&
             exporter_exited(s.get(), cred.pid, exit_wait_ms(deadline_ms))) {
             log(LogLevel::Warning,
                 "importer: %s: the exporter is gone (it exited before answering on %s)",
@@ -319,7 +317,7 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name, con
                 bad = "an invalid fd";
             else if (r.status != 0 && !reply.fds.empty())
                 bad = "a refusal with an fd";
-            else if (r.status != 0 && !known_refusal(r.status))
+            else if (r.status != 0 && !known_refusal(r.status, broker))
                 bad = "an unknown status";
             if (bad) {
                 log(LogLevel::Error, "importer: %s: protocol error from %s: %s (%zu fds closed)",
@@ -334,7 +332,7 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name, con
                 return got;
             }
             log(r.status == EACCES || r.status == EPROTO ? LogLevel::Error : LogLevel::Warning,
-                "importer: %s: refused by the exporter: %s (%s)", name.c_str(),
+                "importer: %s: refused by %s: %s (%s)", name.c_str(), server,
                 detail::detail_text(r.detail), std::strerror(r.status));
             return Status::from_errno(r.status);
         }
@@ -342,6 +340,22 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name, con
     log(LogLevel::Warning, "importer: %s: %s", name.c_str(),
         err == ETIMEDOUT ? "the exporter did not answer in time" : std::strerror(err));
     return Status::from_errno(err);
+}
+
+detail::WireRequest request_for(Kind kind, uint64_t object)
+{
+    detail::WireRequest req{};
+    req.magic = detail::kRequestMagic;
+    req.version = detail::kWireVersion;
+    req.kind = static_cast<uint8_t>(kind);
+    req.object = object;
+    return req;
+}
+
+bool broker_runs_here(std::string &path)
+{
+    path = detail::broker_socket_path();
+    return !path.empty() && ::access(path.c_str(), F_OK) == 0;
 }
 
 } // namespace
@@ -353,6 +367,17 @@ Result<Fetched> fetch(const Key &key, Kind kind, int timeout_ms)
     const int64_t deadline_ms = npuipc_clock::deadline_ms(timeout_ms);
     try {
         const std::string name = detail::redacted(key.endpoint, key.object);
+        detail::WireRequest req = request_for(kind, key.object);
+        std::memcpy(req.secret, key.secret.data(), kSecretBytes);
+        if (detail::is_broker_endpoint(key.endpoint)) {
+            std::string broker = detail::broker_socket_path();
+            if (broker.empty()) {
+                log(LogLevel::Warning, "importer: %s: a broker's key, and no broker is set",
+                    name.c_str());
+                return Status::from_errno(ECONNREFUSED);
+            }
+            return fetch_from(broker, name, req, deadline_ms, true);
+        }
         auto path = find_socket(key.endpoint);
         if (!path.ok()) {
             if (path.error() == ECONNREFUSED)
@@ -360,7 +385,38 @@ Result<Fetched> fetch(const Key &key, Kind kind, int timeout_ms)
                     name.c_str());
             return path.status();
         }
-        return fetch_from(path.value(), name, key, kind, deadline_ms);
+        return fetch_from(path.value(), name, req, deadline_ms, false);
+    } catch (const std::bad_alloc &) {
+        return Status::from_errno(ENOMEM);
+    }
+}
+
+Result<Fetched> fetch_named(uint64_t name, Kind kind, int timeout_ms)
+{
+    if (name == 0 || !detail::valid_kind(kind))
+        return Status::from_errno(EINVAL);
+    const int64_t deadline_ms = npuipc_clock::deadline_ms(timeout_ms);
+    try {
+        // A broker's name first; ESRCH there: perhaps one of a process
+        // that published without the broker.
+        std::string broker;
+        if (broker_runs_here(broker)) {
+            detail::WireRequest req = request_for(kind, name);
+            req.flags = detail::kFetchByName;
+            Result<Fetched> got = fetch_from(broker, "a named key", req, deadline_ms, true);
+            if (got.ok() || got.error() != ESRCH)
+                return got;
+        }
+        Result<std::string> text = resolve_name(name);
+        if (!text.ok())
+            return text.status();
+        Result<Key> key = parse_key(text.value().c_str());
+        if (!key.ok())
+            return key.status();
+        const int64_t left = deadline_ms - npuipc_clock::now_ms();
+        if (timeout_ms >= 0 && left <= 0)
+            return Status::from_errno(ETIMEDOUT);
+        return fetch(key.value(), kind, timeout_ms < 0 ? timeout_ms : static_cast<int>(left));
     } catch (const std::bad_alloc &) {
         return Status::from_errno(ENOMEM);
     }

@@ -34,11 +34,14 @@ struct WireRequest {
     uint32_t magic;   // kRequestMagic
     uint16_t version; // kWireVersion
     uint8_t kind;     // Kind
-    uint8_t flags;    // 0
-    uint64_t object;
+    uint8_t flags;    // 0, or kFetchByName (to a broker only)
+    uint64_t object;  // the object's id; with kFetchByName, its 64-bit name
     uint8_t secret[kSecretBytes];
 };
 static_assert(sizeof(WireRequest) == 32, "request layout");
+// The request names the object by the 64-bit name a broker gave it
+// (kBrokerName); the secret is all zero.
+constexpr uint8_t kFetchByName = 1u << 0;
 
 struct WireReply {
     uint32_t magic;   // kReplyMagic
@@ -74,6 +77,74 @@ const char *detail_text(uint16_t detail);
 constexpr int kRequestDeadlineMs = 2000;
 constexpr size_t kMaxConnections = 256;
 
+// ---- the broker's protocol (Documentation/ipc.md, The broker) ----
+//
+// An importer asks the broker as it asks an exporter (WireRequest, one per
+// connection). An exporter keeps one connection open and sends
+// BrokerRequests on it, each answered by a BrokerReply; a DEPOSIT carries
+// the object's fd. The broker drops the objects of a connection when it
+// closes.
+
+constexpr uint32_t kBrokerMagic = 0x6270706eu;      // "nppb"
+constexpr uint32_t kBrokerReplyMagic = 0x6370706eu; // "nppc"
+// NAME gives an object a 64-bit name (BrokerReply::object) for the APIs that
+// pass a number (VMM shareable handles); importers fetch by it.
+enum BrokerOp : uint8_t { kBrokerDeposit = 1, kBrokerAllow = 2, kBrokerRevoke = 3, kBrokerName = 4 };
+constexpr uint32_t kBrokerValidatePid = 1u << 0; // DEPOSIT flags
+constexpr size_t kBrokerPidsPerRequest = 64;
+
+struct BrokerRequest {
+    uint32_t magic;   // kBrokerMagic
+    uint16_t version; // kWireVersion
+    uint8_t op;       // BrokerOp
+    uint8_t kind;     // DEPOSIT: Kind
+    uint32_t flags;   // DEPOSIT: kBrokerValidatePid
+    uint32_t tag;     // DEPOSIT: handed to importers
+    uint64_t object;  // ALLOW, REVOKE, NAME
+    uint8_t secret[kSecretBytes]; // ALLOW, REVOKE, NAME
+    uint32_t count;   // ALLOW: pids used
+    uint32_t pad;
+    int32_t pids[kBrokerPidsPerRequest]; // ALLOW: PIDs of the broker's (initial) namespace
+};
+static_assert(sizeof(BrokerRequest) == 48 + 4 * kBrokerPidsPerRequest, "broker request layout");
+
+struct BrokerReply {
+    uint32_t magic;   // kBrokerReplyMagic
+    uint16_t version; // kWireVersion
+    uint16_t pad;
+    int32_t status;   // 0, or a positive errno
+    uint32_t pad2;
+    uint64_t object;  // DEPOSIT: the object's id; NAME: its name
+    uint8_t secret[kSecretBytes]; // DEPOSIT: its secret
+    char endpoint[32];            // DEPOSIT: the broker's endpoint, NUL-terminated
+};
+static_assert(sizeof(BrokerReply) == 72, "broker reply layout");
+
+// The broker's socket: NPUIPC_BROKER_SOCKET when set (empty: no broker),
+// else /run/npuipc/broker.sock. `explicit_path` tells which.
+std::string broker_socket_path(bool *explicit_path = nullptr);
+// A broker's endpoint: "0-<8 random bytes, base64url>" (PID 0 is no
+// exporter's), new each time a broker starts.
+Result<std::string> new_broker_endpoint();
+bool is_broker_endpoint(const std::string &endpoint);
+
+// The exporter's side of the broker (broker_client.cpp). broker_connect:
+// 0 when a broker serves this process's keys; ENOENT when none is set up
+// (keys are served peer-to-peer); another errno when the broker that
+// NPUIPC_BROKER_SOCKET names does not answer.
+int broker_connect();
+Result<std::string> broker_publish(Kind kind, int fd, bool validate_pid, uint32_t tag);
+Status broker_allow(const npuipc::ipc::Key &key, const int32_t *pids, size_t count);
+Status broker_revoke(const npuipc::ipc::Key &key);
+Result<uint64_t> broker_name(const npuipc::ipc::Key &key);
+bool broker_published(const npuipc::ipc::Key &key);
+std::vector<int> broker_fds();
+// Run by the transport's fork handlers (register_fork_handlers): the
+// child drops the connection, and with it nothing of the parent's keys.
+void broker_atfork_prepare();
+void broker_atfork_parent();
+void broker_atfork_child();
+
 // ---- keys ----
 
 constexpr char kKeyPrefix[] = "npk1.";
@@ -105,6 +176,23 @@ std::vector<std::string> importer_dirs();
 Status check_dir(const std::string &dir, bool create);
 // dir + "/" + name; ENAMETOOLONG when it does not fit in sun_path.
 Result<std::string> socket_path(const std::string &dir, const std::string &name);
+
+// ---- who a peer is ----
+
+// A PID of an allowlist, with the start time of the process that had it
+// when it was listed.
+struct AllowedPid {
+    int32_t pid = 0;
+    uint64_t start_time = 0;
+    bool never = false; // not alive when allowed
+};
+// Field 22 of /proc/<pid>/stat: the process's start time in clock ticks
+// since boot. ESRCH if there is no such process.
+Result<uint64_t> read_start_time(int32_t pid);
+// Judges the process connected on conn_fd, whose PID the kernel attests
+// as `pid` (SO_PEERCRED), against `allowed`: kDetailNone when it is the
+// very process listed, else why not.
+uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &allowed);
 
 // ---- misc ----
 

@@ -33,6 +33,9 @@ Result<uint64_t> name_key(const std::string &key_text)
     Result<Key> key = parse_key(key_text.c_str());
     if (!key.ok())
         return key.status();
+    // The broker names what it serves: no file.
+    if (detail::is_broker_endpoint(key.value().endpoint))
+        return detail::broker_name(key.value());
     const std::string dir = detail::exporter_dir();
     if (Status st = detail::check_dir(dir, true); !st.ok())
         return st;

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: MIT
+// IPC keys through the broker (tools/npuipc-broker, Documentation/ipc.md):
+// where users run. Each test starts a broker of its own, as an
+// unprivileged user, and runs the exporter and the importer as separate
+// processes that only use the aclrt API: with the exporter stopped, as
+// another user, in one container and in two (new PID, mount, IPC, UTS and
+// network namespaces with a private /tmp). Every import is checked by its
+// data; keys are made with PID validation on. Runs in the VM.
+#include <acl/acl.h>
+
+#include "ipc/internal.h" // the broker's protocol, for the hostile clients
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr size_t kSize = 8192;
+constexpr uid_t kOtherUid = 65534; // nobody
+
+uint8_t Pattern(size_t i)
+{
+    return static_cast<uint8_t>(i * 7 + 3);
+}
+
+// A pipe carrying fixed-size values from one process to another. Every
+// process of a test holds both ends, so a read is bounded instead: a
+// process that failed early must not leave its peers waiting.
+constexpr int kReceiveTimeoutMs = 30000;
+
+struct Channel {
+    int fds[2] = {-1, -1};
+    Channel() { EXPECT_EQ(0, ::pipe2(fds, O_CLOEXEC)); }
+    ~Channel()
+    {
+        for (int fd : fds)
+            if (fd >= 0)
+                ::close(fd);
+    }
+    template <typename T> bool Send(const T &v) const
+    {
+        return ::write(fds[1], &v, sizeof(v)) == static_cast<ssize_t>(sizeof(v));
+    }
+    template <typename T> bool Receive(T &v) const
+    {
+        size_t got = 0;
+        while (got < sizeof(v)) {
+            struct pollfd p = {fds[0], POLLIN, 0};
+            if (::poll(&p, 1, kReceiveTimeoutMs) != 1)
+                return false;
+            ssize_t n = ::read(fds[0], reinterpret_cast<char *>(&v) + got, sizeof(v) - got);
+            if (n <= 0)
+                return false;
+            got += static_cast<size_t>(n);
+        }
+        return true;
+    }
+};
+
+// What is shared: device memory by key, a notify by key, or physical
+// memory by a VMM shareable handle.
+enum class What { Memory, Notify, Shareable };
+
+struct KeyText {
+    char text[65] = {};
+    uint64_t shareable = 0;
+};
+
+aclrtPhysicalMemProp PhysicalProp()
+{
+    aclrtPhysicalMemProp prop = {};
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_NORMAL;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    return prop;
+}
+
+// Device memory of kSize bytes holding Pattern, as `what` needs it: from
+// aclrtMalloc, or physical memory mapped at a reserved address.
+aclError MakePatternedMemory(What what, void **dev, aclrtDrvMemHandle *physical)
+{
+    aclError rc;
+    if (what == What::Shareable) {
+        aclrtPhysicalMemProp prop = PhysicalProp();
+        rc = aclrtMallocPhysical(physical, kSize, &prop, 0);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtReserveMemAddress(dev, kSize, 0, nullptr, 0);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtMapMem(*dev, kSize, 0, *physical, 0);
+    } else {
+        rc = aclrtMalloc(dev, kSize, ACL_MEM_MALLOC_NORMAL_ONLY);
+    }
+    std::vector<uint8_t> host(kSize);
+    for (size_t i = 0; i < kSize; i++)
+        host[i] = Pattern(i);
+    if (rc == ACL_SUCCESS)
+        rc = aclrtMemcpy(*dev, kSize, host.data(), kSize, ACL_MEMCPY_HOST_TO_DEVICE);
+    return rc;
+}
+
+// -1 when the kSize bytes at dev are not Pattern.
+aclError CheckPattern(void *dev)
+{
+    std::vector<uint8_t> host(kSize);
+    aclError rc = aclrtMemcpy(host.data(), kSize, dev, kSize, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (size_t i = 0; rc == ACL_SUCCESS && i < kSize; i++)
+        if (host[i] != Pattern(i))
+            rc = -1; // the data is not the exporter's
+    return rc;
+}
+
+// Runs fn in a child process; its exit status is fn's result (0-255).
+pid_t Spawn(const std::function<int()> &fn)
+{
+    std::fflush(stdout); // or the child writes the parent's buffer again
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int rc = fn();
+        std::fflush(stdout);
+        ::_exit(rc);
+    }
+    return pid;
+}
+
+// fn in a new container: new PID, mount, IPC, UTS and network namespaces
+// and a private /tmp, as `docker run` gives; fn runs as PID 1's child.
+int InContainer(const std::function<int()> &fn)
+{
+    if (::unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET) != 0)
+        return 90;
+    pid_t child = ::fork();
+    if (child == 0) {
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::mount("tmpfs", "/tmp", "tmpfs", 0, nullptr) != 0)
+            ::_exit(91);
+        int rc = fn();
+        std::fflush(stdout);
+        ::_exit(rc);
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child || !WIFEXITED(status))
+        return 92;
+    return WEXITSTATUS(status);
+}
+
+// Becomes the other user. The device is set first: the guest has no udev
+// to give a render group the render nodes, as a host does.
+bool BecomeOtherUser()
+{
+    return ::setgroups(0, nullptr) == 0 && ::setresgid(kOtherUid, kOtherUid, kOtherUid) == 0 &&
+           ::setresuid(kOtherUid, kOtherUid, kOtherUid) == 0;
+}
+
+// The exporter: publishes `what` (memory holding Pattern, or a notify),
+// allowlists the PID the importer sends, sends the key, then waits for
+// `done` (or stops itself). A notify's exporter then waits for the
+// importer's record.
+int Export(What what, const Channel &pids, const Channel &keys, const Channel &done, bool stop)
+{
+    if (aclrtSetDevice(0) != ACL_SUCCESS)
+        return 10;
+    void *dev = nullptr;
+    aclrtDrvMemHandle physical = nullptr;
+    aclrtNotify notify = nullptr;
+    KeyText key;
+    if (what == What::Notify) {
+        if (aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT) != ACL_SUCCESS ||
+            aclrtNotifyGetExportKey(notify, key.text, sizeof(key.text), 0) != ACL_SUCCESS)
+            return 11;
+    } else {
+        if (MakePatternedMemory(what, &dev, &physical) != ACL_SUCCESS)
+            return 12;
+        if (what == What::Memory
+                ? aclrtIpcMemGetExportKey(dev, kSize, key.text, sizeof(key.text), 0) != ACL_SUCCESS
+                : aclrtMemExportToShareableHandle(physical, ACL_MEM_HANDLE_TYPE_NONE, 0,
+                                                  &key.shareable) != ACL_SUCCESS)
+            return 13;
+    }
+    int32_t pid = 0;
+    if (!pids.Receive(pid))
+        return 14;
+    aclError listed = what == What::Memory   ? aclrtIpcMemSetImportPid(key.text, &pid, 1)
+                      : what == What::Notify ? aclrtNotifySetImportPid(notify, &pid, 1)
+                                             : aclrtMemSetPidToShareableHandle(key.shareable, &pid, 1);
+    if (listed != ACL_SUCCESS)
+        return 15;
+    if (!keys.Send(key))
+        return 16;
+    if (stop)
+        ::raise(SIGSTOP);
+    if (what == What::Notify) {
+        aclrtStream stream = nullptr;
+        if (aclrtCreateStream(&stream) != ACL_SUCCESS ||
+            aclrtWaitAndResetNotify(notify, stream, 30) != ACL_SUCCESS ||
+            aclrtSynchronizeStream(stream) != ACL_SUCCESS)
+            return 17; // the importer's record never arrived
+    }
+    char byte;
+    (void)done.Receive(byte);
+    return 0;
+}
+
+aclError ImportShared(What what, const KeyText &key)
+{
+    if (what == What::Notify) {
+        aclrtNotify notify = nullptr;
+        aclrtStream stream = nullptr;
+        aclError rc = aclrtNotifyImportByKey(&notify, key.text, 0);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtCreateStream(&stream);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtRecordNotify(notify, stream);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtSynchronizeStream(stream);
+        return rc;
+    }
+    if (what == What::Memory) {
+        void *dev = nullptr;
+        aclError rc = aclrtIpcMemImportByKey(&dev, key.text, 0);
+        if (rc == ACL_SUCCESS) {
+            rc = CheckPattern(dev);
+            (void)aclrtIpcMemClose(key.text);
+        }
+        return rc;
+    }
+    aclrtDrvMemHandle physical = nullptr;
+    aclError rc = aclrtMemImportFromShareableHandle(key.shareable, 0, &physical);
+    if (rc != ACL_SUCCESS)
+        return rc;
+    void *va = nullptr;
+    rc = aclrtReserveMemAddress(&va, kSize, 0, nullptr, 0);
+    if (rc == ACL_SUCCESS)
+        rc = aclrtMapMem(va, kSize, 0, physical, 0);
+    if (rc == ACL_SUCCESS) {
+        rc = CheckPattern(va);
+        (void)aclrtUnmapMem(va);
+    }
+    (void)aclrtFreePhysical(physical);
+    return rc;
+}
+
+// The importer: sends its bare PID, imports what it gets and checks it (the
+// data, or a notify's record); sends the aclError of the import (or of what
+// failed first).
+int Import(What what, const Channel &pids, const Channel &keys, const Channel &results,
+           bool as_other_user = false)
+{
+    aclError rc = aclrtSetDevice(0);
+    if (rc == ACL_SUCCESS && as_other_user && !BecomeOtherUser())
+        rc = -3;
+    int32_t pid = 0;
+    if (rc == ACL_SUCCESS)
+        rc = aclrtDeviceGetBareTgid(&pid);
+    if (rc != ACL_SUCCESS || !pids.Send(pid))
+        return results.Send(rc) ? 20 : 21;
+    KeyText key;
+    if (!keys.Receive(key))
+        return 22;
+    rc = ImportShared(what, key);
+    return results.Send(rc) ? 0 : 23;
+}
+
+int Wait(pid_t pid)
+{
+    int status = 0;
+    if (pid <= 0 || ::waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+class AclBrokerTest : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        dir_ = "/run/npuipc-test-" + std::to_string(::getpid());
+        ASSERT_EQ(0, ::mkdir(dir_.c_str(), 0755)) << std::strerror(errno);
+        socket_ = dir_ + "/broker.sock";
+        ASSERT_NO_FATAL_FAILURE(StartBroker());
+        ASSERT_EQ(0, ::setenv("NPUIPC_BROKER_SOCKET", socket_.c_str(), 1));
+    }
+
+    void TearDown() override
+    {
+        ::unsetenv("NPUIPC_BROKER_SOCKET");
+        if (broker_ > 0) {
+            ::kill(broker_, SIGTERM);
+            EXPECT_EQ(0, Wait(broker_)) << "the broker did not end cleanly";
+        }
+        ::unlink(socket_.c_str());
+        ::rmdir(dir_.c_str());
+    }
+
+    // A broker of this test's own, as nobody, with `extra` options.
+    void StartBroker(const std::vector<std::string> &extra = {})
+    {
+        ::unlink(socket_.c_str());
+        std::vector<std::string> args = {"npuipc-broker", "--socket", socket_, "--user", "nobody"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::fflush(stdout);
+        broker_ = ::fork();
+        if (broker_ == 0) {
+            std::vector<char *> argv;
+            for (std::string &a : args)
+                argv.push_back(a.data());
+            argv.push_back(nullptr);
+            ::execv(NPUIPC_BROKER_PATH, argv.data());
+            ::_exit(127);
+        }
+        ASSERT_GT(broker_, 0);
+        for (int i = 0; i < 500 && ::access(socket_.c_str(), F_OK) != 0; i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ASSERT_EQ(0, ::access(socket_.c_str(), F_OK)) << "the broker did not start";
+    }
+
+    // The broker's open fds: what it holds.
+    int BrokerFds() const
+    {
+        std::string path = "/proc/" + std::to_string(broker_) + "/fd";
+        DIR *d = ::opendir(path.c_str());
+        if (!d)
+            return -1;
+        int n = 0;
+        while (struct dirent *e = ::readdir(d))
+            if (e->d_name[0] != '.')
+                n++;
+        ::closedir(d);
+        return n;
+    }
+
+    // A connection to the broker, as a hostile client makes it.
+    int Connect() const
+    {
+        int s = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        struct sockaddr_un addr {};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
+        if (s >= 0 && ::connect(s, reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0) {
+            ::close(s);
+            return -1;
+        }
+        struct timeval tv = {5, 0};
+        ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        return s;
+    }
+
+    // Runs an exporter and an importer (each through `wrap`), and returns
+    // the importer's result.
+    aclError Share(const std::function<int(const std::function<int()> &)> &export_wrap,
+                   const std::function<int(const std::function<int()> &)> &import_wrap,
+                   bool stop_exporter = false, bool import_as_other_user = false,
+                   What what = What::Memory)
+    {
+        Channel pids, keys, done, results;
+        pid_t exporter = Spawn([&] {
+            return export_wrap([&] { return Export(what, pids, keys, done, stop_exporter); });
+        });
+        pid_t importer = Spawn([&] {
+            return import_wrap(
+                [&] { return Import(what, pids, keys, results, import_as_other_user); });
+        });
+        aclError rc = -2;
+        if (stop_exporter) {
+            int status = 0;
+            EXPECT_EQ(exporter, ::waitpid(exporter, &status, WUNTRACED));
+            EXPECT_TRUE(WIFSTOPPED(status)) << "the exporter did not stop";
+        }
+        EXPECT_TRUE(results.Receive(rc)) << "the importer sent no result";
+        EXPECT_EQ(0, Wait(importer));
+        if (stop_exporter)
+            ::kill(exporter, SIGCONT);
+        char byte = 0;
+        EXPECT_TRUE(done.Send(byte));
+        EXPECT_EQ(0, Wait(exporter));
+        return rc;
+    }
+
+    static int Plain(const std::function<int()> &fn) { return fn(); }
+
+    std::string dir_, socket_;
+    pid_t broker_ = -1;
+};
+
+TEST_F(AclBrokerTest, AnImportSucceedsBetweenTwoPlainProcesses)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+}
+
+// CANN's import needs nothing of the exporter: nor does the broker's.
+TEST_F(AclBrokerTest, AnImportSucceedsWhileTheExporterIsStopped)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain, true));
+}
+
+TEST_F(AclBrokerTest, AProcessOfAnotherUserImportsWhenListed)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain, false, true));
+}
+
+TEST_F(AclBrokerTest, TwoProcessesInOneContainerShareWithPidValidation)
+{
+    Channel pids, keys, done, results;
+    pid_t container = Spawn([&] {
+        return InContainer([&] {
+            pid_t exporter = Spawn([&] { return Export(What::Memory, pids, keys, done, false); });
+            pid_t importer = Spawn([&] { return Import(What::Memory, pids, keys, results); });
+            int imported = Wait(importer);
+            char byte = 0;
+            (void)done.Send(byte);
+            int exported = Wait(exporter);
+            return imported ? imported : exported;
+        });
+    });
+    EXPECT_EQ(0, Wait(container));
+    aclError result = -2;
+    ASSERT_TRUE(results.Receive(result));
+    EXPECT_EQ(ACL_SUCCESS, result);
+}
+
+TEST_F(AclBrokerTest, ProcessesInTwoContainersShareWithPidValidation)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(InContainer, InContainer));
+}
+
+TEST_F(AclBrokerTest, ProcessesInTwoContainersShareANotify)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(InContainer, InContainer, false, false, What::Notify));
+}
+
+TEST_F(AclBrokerTest, ProcessesInTwoContainersShareAShareableHandle)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(InContainer, InContainer, false, false, What::Shareable));
+}
+
+TEST_F(AclBrokerTest, AShareableHandleImportsWhileItsExporterIsStopped)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain, true, false, What::Shareable));
+}
+
+TEST_F(AclBrokerTest, AProcessOfAnotherUserImportsANotifyWhenListed)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain, false, true, What::Notify));
+}
+
+namespace wire = npuipc_ipc;
+
+// Sends `len` bytes with `fd` attached (-1: none).
+bool SendWith(int s, const void *buf, size_t len, int fd)
+{
+    struct iovec iov = {const_cast<void *>(buf), len};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    return ::sendmsg(s, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(len);
+}
+
+// A deposit of `fd` as `kind`; the broker's status.
+int Deposit(int s, wire::Kind kind, int fd)
+{
+    wire::BrokerRequest req = {};
+    req.magic = wire::kBrokerMagic;
+    req.version = wire::kWireVersion;
+    req.op = wire::kBrokerDeposit;
+    req.kind = static_cast<uint8_t>(kind);
+    if (!SendWith(s, &req, sizeof(req), fd))
+        return -1;
+    wire::BrokerReply reply = {};
+    if (::recv(s, &reply, sizeof(reply), 0) != static_cast<ssize_t>(sizeof(reply)) ||
+        reply.magic != wire::kBrokerReplyMagic)
+        return -2;
+    return reply.status;
+}
+
+// Every fd the broker gets is checked for what it claims to be and closed
+// when it is not; an fd attached to a fetch or to garbage is closed too.
+TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
+{
+    const int before = BrokerFds();
+    ASSERT_GT(before, 0);
+    int memfd = ::memfd_create("not-a-dmabuf", MFD_CLOEXEC);
+    ASSERT_GE(memfd, 0);
+    ASSERT_EQ(0, ::ftruncate(memfd, 4096));
+    int s = Connect();
+    ASSERT_GE(s, 0);
+    EXPECT_EQ(EBADF, Deposit(s, wire::Kind::Memory, memfd));
+    EXPECT_EQ(EBADF, Deposit(s, wire::Kind::Event, memfd));
+    EXPECT_EQ(EINVAL, Deposit(s, wire::Kind::Notify, -1));
+    ::close(s);
+    // A fetch with an fd attached, and garbage with one.
+    s = Connect();
+    ASSERT_GE(s, 0);
+    wire::WireRequest fetch = {};
+    fetch.magic = wire::kRequestMagic;
+    fetch.version = wire::kWireVersion;
+    fetch.kind = static_cast<uint8_t>(wire::Kind::Memory);
+    fetch.object = 1;
+    EXPECT_TRUE(SendWith(s, &fetch, sizeof(fetch), memfd));
+    char byte;
+    EXPECT_EQ(0, ::recv(s, &byte, 1, 0)) << "the connection was not closed";
+    ::close(s);
+    s = Connect();
+    ASSERT_GE(s, 0);
+    char garbage[100];
+    std::memset(garbage, 0xA5, sizeof(garbage));
+    EXPECT_TRUE(SendWith(s, garbage, sizeof(garbage), memfd));
+    EXPECT_EQ(0, ::recv(s, &byte, 1, 0)) << "the connection was not closed";
+    ::close(s);
+    ::close(memfd);
+    for (int i = 0; i < 100 && BrokerFds() != before; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(before, BrokerFds()) << "the broker kept an fd";
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+}
+
+// Clients that connect and say nothing, or ask and never read, cost the
+// broker a slot each until their deadline: others are served meanwhile.
+TEST_F(AclBrokerTest, SilentAndStoppedClientsDoNotStopOthers)
+{
+    std::vector<int> silent;
+    for (int i = 0; i < 200; i++) {
+        int s = Connect();
+        ASSERT_GE(s, 0);
+        silent.push_back(s);
+    }
+    pid_t stopped = Spawn([this] {
+        int s = Connect();
+        wire::WireRequest fetch = {};
+        fetch.magic = wire::kRequestMagic;
+        fetch.version = wire::kWireVersion;
+        fetch.kind = static_cast<uint8_t>(wire::Kind::Memory);
+        fetch.object = 1;
+        (void)SendWith(s, &fetch, sizeof(fetch), -1);
+        ::raise(SIGSTOP); // never reads the reply
+        return 0;
+    });
+    int status = 0;
+    ASSERT_EQ(stopped, ::waitpid(stopped, &status, WUNTRACED));
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+    ::kill(stopped, SIGKILL);
+    EXPECT_EQ(128 + SIGKILL, Wait(stopped));
+    for (int s : silent)
+        ::close(s);
+}
+
+// The broker holds at most --max-fds-per-uid objects for one uid.
+TEST_F(AclBrokerTest, AUserPastItsQuotaIsRefusedAndOthersAreNot)
+{
+    ::kill(broker_, SIGTERM);
+    ASSERT_EQ(0, Wait(broker_));
+    ASSERT_NO_FATAL_FAILURE(StartBroker({"--max-fds-per-uid", "1"}));
+    pid_t exporter = Spawn([] {
+        void *a = nullptr, *b = nullptr;
+        char key[65];
+        if (aclrtSetDevice(0) != ACL_SUCCESS ||
+            aclrtMalloc(&a, kSize, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS ||
+            aclrtMalloc(&b, kSize, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS)
+            return 10;
+        if (aclrtIpcMemGetExportKey(a, kSize, key, sizeof(key), 0) != ACL_SUCCESS)
+            return 11;
+        aclError second = aclrtIpcMemGetExportKey(b, kSize, key, sizeof(key), 0);
+        return second == ACL_ERROR_RT_OVER_LIMIT ? 0 : 12;
+    });
+    EXPECT_EQ(0, Wait(exporter)) << "the second export was not refused as OVER_LIMIT";
+    // The quota is freed with the exporter; another user has its own.
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+}
+
+// A broker that restarts held the fds: its keys are gone (IPC_ERROR, as an
+// exporter's that exited), and exports reconnect to the new one.
+TEST_F(AclBrokerTest, KeysOfABrokerThatRestartedAreGoneAndExportsReconnect)
+{
+    Channel keys, restarted, results;
+    pid_t exporter = Spawn([&] {
+        void *dev = nullptr;
+        KeyText key;
+        if (aclrtSetDevice(0) != ACL_SUCCESS ||
+            MakePatternedMemory(What::Memory, &dev, nullptr) != ACL_SUCCESS)
+            return 10;
+        if (aclrtIpcMemGetExportKey(dev, kSize, key.text, sizeof(key.text),
+                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION) != ACL_SUCCESS ||
+            !keys.Send(key))
+            return 11;
+        char byte;
+        if (!restarted.Receive(byte))
+            return 12;
+        // The old key is gone with the broker; the same memory exports anew.
+        KeyText fresh;
+        if (aclrtIpcMemGetExportKey(dev, kSize, fresh.text, sizeof(fresh.text),
+                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION) != ACL_SUCCESS)
+            return 13;
+        if (!keys.Send(fresh) || !restarted.Receive(byte))
+            return 14;
+        return 0;
+    });
+    KeyText old_key, new_key;
+    ASSERT_TRUE(keys.Receive(old_key));
+    ::kill(broker_, SIGKILL);
+    EXPECT_EQ(128 + SIGKILL, Wait(broker_));
+    ASSERT_NO_FATAL_FAILURE(StartBroker());
+    pid_t importer = Spawn([&] {
+        void *dev = nullptr;
+        aclError rc = aclrtSetDevice(0);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtIpcMemImportByKey(&dev, old_key.text, 0);
+        return results.Send(rc) ? 0 : 20;
+    });
+    aclError rc = -2;
+    EXPECT_TRUE(results.Receive(rc));
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, rc);
+    EXPECT_EQ(0, Wait(importer));
+    char byte = 0;
+    ASSERT_TRUE(restarted.Send(byte));
+    ASSERT_TRUE(keys.Receive(new_key));
+    EXPECT_STRNE(old_key.text, new_key.text);
+    importer = Spawn([&] {
+        KeyText key = new_key;
+        aclError result = aclrtSetDevice(0);
+        if (result == ACL_SUCCESS)
+            result = ImportShared(What::Memory, key);
+        return results.Send(result) ? 0 : 21;
+    });
+    EXPECT_TRUE(results.Receive(rc));
+    EXPECT_EQ(ACL_SUCCESS, rc);
+    EXPECT_EQ(0, Wait(importer));
+    EXPECT_TRUE(restarted.Send(byte));
+    EXPECT_EQ(0, Wait(exporter));
+}
+
+TEST_F(AclBrokerTest, AnUnlistedProcessIsRefused)
+{
+    Channel pids, keys, done, results;
+    pid_t exporter = Spawn([&] { return Export(What::Memory, pids, keys, done, false); });
+    // Lists a PID that is not the importer's: its own.
+    int32_t other = static_cast<int32_t>(::getpid());
+    ASSERT_TRUE(pids.Send(other));
+    pid_t importer = Spawn([&] {
+        Channel ignored;
+        return Import(What::Memory, ignored, keys, results);
+    });
+    aclError rc = -2;
+    EXPECT_TRUE(results.Receive(rc));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, rc);
+    EXPECT_EQ(0, Wait(importer));
+    char byte = 0;
+    EXPECT_TRUE(done.Send(byte));
+    EXPECT_EQ(0, Wait(exporter));
+}
+
+// The broker drops an exporter's keys when it exits; an import then says
+// that the exporter is gone, as it does between two plain processes.
+TEST_F(AclBrokerTest, KeysDieWithTheirExporter)
+{
+    Channel pids, keys, done, results;
+    pid_t exporter = Spawn([&] { return Export(What::Memory, pids, keys, done, false); });
+    int32_t pid = static_cast<int32_t>(::getpid());
+    ASSERT_TRUE(pids.Send(pid));
+    KeyText key;
+    ASSERT_TRUE(keys.Receive(key));
+    char byte = 0;
+    ASSERT_TRUE(done.Send(byte));
+    ASSERT_EQ(0, Wait(exporter));
+    pid_t importer = Spawn([&] {
+        Channel mine;
+        if (!mine.Send(key))
+            return 30;
+        Channel ignored;
+        return Import(What::Memory, ignored, mine, results);
+    });
+    aclError rc = -2;
+    EXPECT_TRUE(results.Receive(rc));
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, rc);
+    EXPECT_EQ(0, Wait(importer));
+}
+
+} // namespace
