@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -38,7 +39,8 @@
 namespace {
 
 constexpr size_t kSize = 8192;
-constexpr uid_t kOtherUid = 65534; // nobody
+// Neither root nor the broker's nobody.
+constexpr uid_t kOtherUid = 4242;
 
 uint8_t Pattern(size_t i)
 {
@@ -266,8 +268,9 @@ aclError ImportShared(What what, const KeyText &key)
 // The importer: sends its bare PID, imports what it gets and checks it (the
 // data, or a notify's record); sends the aclError of the import (or of what
 // failed first).
+// With `go`, it imports only once told (after the exporter has stopped).
 int Import(What what, const Channel &pids, const Channel &keys, const Channel &results,
-           bool as_other_user = false)
+           bool as_other_user = false, const Channel *go = nullptr)
 {
     aclError rc = aclrtSetDevice(0);
     if (rc == ACL_SUCCESS && as_other_user && !BecomeOtherUser())
@@ -280,6 +283,9 @@ int Import(What what, const Channel &pids, const Channel &keys, const Channel &r
     KeyText key;
     if (!keys.Receive(key))
         return 22;
+    char byte;
+    if (go && !go->Receive(byte))
+        return 24;
     rc = ImportShared(what, key);
     return results.Send(rc) ? 0 : 23;
 }
@@ -323,6 +329,9 @@ protected:
         std::fflush(stdout);
         broker_ = ::fork();
         if (broker_ == 0) {
+            // A known fd limit, hence known connection limits.
+            struct rlimit rl = {1024, 1024};
+            ::setrlimit(RLIMIT_NOFILE, &rl);
             std::vector<char *> argv;
             for (std::string &a : args)
                 argv.push_back(a.data());
@@ -351,10 +360,26 @@ protected:
         return n;
     }
 
+    // The broker's fds once the connections of exited processes are closed:
+    // the same count over 300 ms.
+    int SettledBrokerFds() const
+    {
+        int last = BrokerFds(), same_for = 0;
+        for (int i = 0; i < 100 && same_for < 6; i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            int now = BrokerFds();
+            same_for = now == last ? same_for + 1 : 0;
+            last = now;
+        }
+        return last;
+    }
+
     // A connection to the broker, as a hostile client makes it.
     int Connect() const
     {
         int s = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        struct timeval tv = {5, 0};
+        ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)); // bounds the connect
         struct sockaddr_un addr {};
         addr.sun_family = AF_UNIX;
         std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
@@ -362,7 +387,6 @@ protected:
             ::close(s);
             return -1;
         }
-        struct timeval tv = {5, 0};
         ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         return s;
     }
@@ -374,13 +398,13 @@ protected:
                    bool stop_exporter = false, bool import_as_other_user = false,
                    What what = What::Memory)
     {
-        Channel pids, keys, done, results;
+        Channel pids, keys, done, results, go;
         pid_t exporter = Spawn([&] {
             return export_wrap([&] { return Export(what, pids, keys, done, stop_exporter); });
         });
         pid_t importer = Spawn([&] {
             return import_wrap(
-                [&] { return Import(what, pids, keys, results, import_as_other_user); });
+                [&] { return Import(what, pids, keys, results, import_as_other_user, &go); });
         });
         aclError rc = -2;
         if (stop_exporter) {
@@ -388,11 +412,12 @@ protected:
             EXPECT_EQ(exporter, ::waitpid(exporter, &status, WUNTRACED));
             EXPECT_TRUE(WIFSTOPPED(status)) << "the exporter did not stop";
         }
+        char byte = 0;
+        EXPECT_TRUE(go.Send(byte));
         EXPECT_TRUE(results.Receive(rc)) << "the importer sent no result";
         EXPECT_EQ(0, Wait(importer));
         if (stop_exporter)
             ::kill(exporter, SIGCONT);
-        char byte = 0;
         EXPECT_TRUE(done.Send(byte));
         EXPECT_EQ(0, Wait(exporter));
         return rc;
@@ -508,7 +533,9 @@ int Deposit(int s, wire::Kind kind, int fd)
 // when it is not; an fd attached to a fetch or to garbage is closed too.
 TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
 {
-    const int before = BrokerFds();
+    // Once it has served: whatever it opens for good is open by then.
+    ASSERT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+    const int before = SettledBrokerFds();
     ASSERT_GT(before, 0);
     int memfd = ::memfd_create("not-a-dmabuf", MFD_CLOEXEC);
     ASSERT_GE(memfd, 0);
@@ -528,8 +555,10 @@ TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
     fetch.kind = static_cast<uint8_t>(wire::Kind::Memory);
     fetch.object = 1;
     EXPECT_TRUE(SendWith(s, &fetch, sizeof(fetch), memfd));
+    wire::WireReply reply = {};
+    EXPECT_EQ(static_cast<ssize_t>(sizeof(reply)), ::recv(s, &reply, sizeof(reply), 0));
+    EXPECT_EQ(ECONNREFUSED, reply.status); // no object of this broker; the fd was dropped
     char byte;
-    EXPECT_EQ(0, ::recv(s, &byte, 1, 0)) << "the connection was not closed";
     ::close(s);
     s = Connect();
     ASSERT_GE(s, 0);
@@ -539,9 +568,7 @@ TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
     EXPECT_EQ(0, ::recv(s, &byte, 1, 0)) << "the connection was not closed";
     ::close(s);
     ::close(memfd);
-    for (int i = 0; i < 100 && BrokerFds() != before; i++)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(before, BrokerFds()) << "the broker kept an fd";
+    EXPECT_EQ(before, SettledBrokerFds()) << "the broker kept an fd";
     EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
 }
 
@@ -549,8 +576,9 @@ TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
 // broker a slot each until their deadline: others are served meanwhile.
 TEST_F(AclBrokerTest, SilentAndStoppedClientsDoNotStopOthers)
 {
+    // 100: within one uid's 128 connections, with room for the test's own.
     std::vector<int> silent;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 100; i++) {
         int s = Connect();
         ASSERT_GE(s, 0);
         silent.push_back(s);
@@ -577,6 +605,84 @@ TEST_F(AclBrokerTest, SilentAndStoppedClientsDoNotStopOthers)
         ::close(s);
 }
 
+// One uid's flood of connections fills its own share of the broker's slots
+// (a quarter of half its fd limit: 128 of 1024), never another uid's: the
+// flooder's surplus is told the broker is busy, and others are served.
+TEST_F(AclBrokerTest, OneUsersFloodOfConnectionsLeavesOthersServed)
+{
+    constexpr int kFlood = 200, kPerUid = 128;
+    Channel counts, done;
+    pid_t flooder = Spawn([&] {
+        if (::setresgid(kOtherUid + 1, kOtherUid + 1, kOtherUid + 1) != 0 ||
+            ::setresuid(kOtherUid + 1, kOtherUid + 1, kOtherUid + 1) != 0)
+            return 30;
+        std::vector<int> flood;
+        for (int i = 0; i < kFlood; i++)
+            flood.push_back(Connect());
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        int busy = 0;
+        for (int s : flood) {
+            wire::WireReply reply = {};
+            if (s >= 0 && ::recv(s, &reply, sizeof(reply), MSG_DONTWAIT) ==
+                              static_cast<ssize_t>(sizeof(reply)) &&
+                reply.status == EAGAIN && reply.detail == wire::kDetailBusy)
+                busy++;
+        }
+        char byte;
+        if (!counts.Send(busy) || !done.Receive(byte))
+            return 31;
+        return 0;
+    });
+    int busy = -1;
+    ASSERT_TRUE(counts.Receive(busy));
+    EXPECT_EQ(kFlood - kPerUid, busy);
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+    char byte = 0;
+    EXPECT_TRUE(done.Send(byte));
+    EXPECT_EQ(0, Wait(flooder));
+}
+
+// A shareable handle's 64-bit name is no secret: without an allowlist it
+// serves only the exporter's uid.
+TEST_F(AclBrokerTest, AnUnvalidatedShareableHandleIsRefusedToAnotherUser)
+{
+    Channel keys, done, results;
+    pid_t exporter = Spawn([&] {
+        void *dev = nullptr;
+        aclrtDrvMemHandle physical = nullptr;
+        KeyText key;
+        if (aclrtSetDevice(0) != ACL_SUCCESS ||
+            MakePatternedMemory(What::Shareable, &dev, &physical) != ACL_SUCCESS ||
+            aclrtMemExportToShareableHandle(physical, ACL_MEM_HANDLE_TYPE_NONE,
+                                            ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+                                            &key.shareable) != ACL_SUCCESS ||
+            !keys.Send(key) || !keys.Send(key))
+            return 10;
+        char byte;
+        (void)done.Receive(byte);
+        return 0;
+    });
+    KeyText key;
+    ASSERT_TRUE(keys.Receive(key));
+    for (bool other : {true, false}) {
+        pid_t importer = Spawn([&] {
+            aclError rc = aclrtSetDevice(0);
+            if (rc == ACL_SUCCESS && other && !BecomeOtherUser())
+                rc = -3;
+            if (rc == ACL_SUCCESS)
+                rc = ImportShared(What::Shareable, key);
+            return results.Send(rc) ? 0 : 20;
+        });
+        aclError rc = -2;
+        EXPECT_TRUE(results.Receive(rc));
+        EXPECT_EQ(other ? ACL_ERROR_RT_INVALID_HANDLE : ACL_SUCCESS, rc) << "other user: " << other;
+        EXPECT_EQ(0, Wait(importer));
+    }
+    char byte = 0;
+    EXPECT_TRUE(done.Send(byte));
+    EXPECT_EQ(0, Wait(exporter));
+}
+
 // The broker holds at most --max-fds-per-uid objects for one uid.
 TEST_F(AclBrokerTest, AUserPastItsQuotaIsRefusedAndOthersAreNot)
 {
@@ -596,7 +702,7 @@ TEST_F(AclBrokerTest, AUserPastItsQuotaIsRefusedAndOthersAreNot)
         return second == ACL_ERROR_RT_OVER_LIMIT ? 0 : 12;
     });
     EXPECT_EQ(0, Wait(exporter)) << "the second export was not refused as OVER_LIMIT";
-    // The quota is freed with the exporter; another user has its own.
+    // The quota is freed with the exporter.
     EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
 }
 

@@ -12,17 +12,24 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -45,26 +52,33 @@ struct Object {
     uint32_t tag = 0;
     UniqueFd fd;
     uint64_t bytes = 0;
-    int owner = -1; // the exporter's connection
-    uid_t uid = 0;  // the exporter's
-    uint64_t name = 0; // kBrokerName's, or 0
+    uint64_t owner = 0; // the exporter's connection (Conn::id)
+    uid_t uid = 0;      // the exporter's
+    uint64_t name = 0;  // kBrokerName's, or 0
     std::vector<AllowedPid> allowed;
 };
 
 struct Conn {
+    uint64_t id = 0;
     UniqueFd fd;
     struct ucred cred {};
-    int64_t deadline_ms = 0; // for an importer's one request
-    bool exporter = false;   // sent a broker request: kept open
+    int64_t deadline_ms = 0; // until it deposits: an importer's one request
+    bool exporter = false;   // deposited: kept open, its objects with it
+    std::set<uint64_t> objects;
 };
 
 struct Usage {
-    uint64_t fds = 0;
+    uint64_t fds = 0;   // objects held
     uint64_t bytes = 0;
+    uint64_t conns = 0; // connections open
+    uint64_t closing = 0; // refused fds the closer has not closed yet
 };
 
 constexpr int kRequestDeadlineMs = 2000;
-constexpr size_t kMaxConns = 1024;
+constexpr size_t kMaxAllowedPerObject = 1024;
+constexpr size_t kMaxClosingPerUid = 16;
+constexpr int kAcceptsPerRound = 64;
+constexpr int kAcceptPauseMs = 100;
 // Objects dropped with their exporter's connection, remembered (by id and
 // secret) so that an importer learns that the exporter is gone, as it
 // would from the exporter's own socket; the oldest are forgotten first.
@@ -80,6 +94,11 @@ std::unordered_map<uid_t, Usage> g_usage;
 // that a key of a broker that restarted is told from an unknown one.
 uint64_t g_instance = 0;
 uint64_t g_next_object = 0;
+uint64_t g_next_conn = 1;
+// Set from RLIMIT_NOFILE: connections at most, per uid, and objects held.
+size_t g_max_conns = 0;
+size_t g_max_conns_per_uid = 0;
+size_t g_max_objects = 0;
 Options g_options;
 volatile sig_atomic_t g_stop = 0;
 
@@ -92,25 +111,108 @@ void log_stderr(LogLevel level, const char *message)
     std::fprintf(stderr, "npuipc-broker: %s: %s\n", names[static_cast<int>(level)], message);
 }
 
-// What an fd is, as /proc tells: a dma-buf, an npuipc event or notify.
-bool fd_is(int fd, Kind kind)
+// ---- closing what clients sent ----
+//
+// close() of a file may wait for its file system (a FUSE server's flush
+// never answered), so fds the broker refuses are closed on a thread of
+// their own, never in the loop; fds of messages that are not deposits are
+// never received at all (the kernel drops them without a flush).
+
+struct Closer {
+    std::mutex mu; // Protects queue
+    std::condition_variable cv;
+    std::deque<std::pair<int, uid_t>> queue;
+    std::mutex done_mu; // Protects done
+    std::vector<uid_t> done;
+};
+
+// Never destroyed: the detached closer waits on it until the process ends
+// (destroying a condition variable with a waiter blocks exit).
+Closer &g_closer = *new Closer;
+
+void closer_loop()
 {
-    char path[64], link[128];
-    std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    ssize_t n = ::readlink(path, link, sizeof(link) - 1);
-    if (n <= 0)
-        return false;
-    link[n] = '\0';
+    for (;;) {
+        std::pair<int, uid_t> item;
+        {
+            std::unique_lock<std::mutex> lock(g_closer.mu);
+            g_closer.cv.wait(lock, [] { return !g_closer.queue.empty(); });
+            item = g_closer.queue.front();
+            g_closer.queue.pop_front();
+        }
+        ::close(item.first);
+        std::lock_guard<std::mutex> lock(g_closer.done_mu);
+        g_closer.done.push_back(item.second);
+    }
+}
+
+void close_later(UniqueFd fd, uid_t uid)
+{
+    if (!fd)
+        return;
+    g_usage[uid].closing++;
+    std::lock_guard<std::mutex> lock(g_closer.mu);
+    g_closer.queue.emplace_back(fd.release(), uid);
+    g_closer.cv.notify_one();
+}
+
+void collect_closed()
+{
+    std::vector<uid_t> done;
+    {
+        std::lock_guard<std::mutex> lock(g_closer.done_mu);
+        done.swap(g_closer.done);
+    }
+    for (uid_t uid : done)
+        g_usage[uid].closing--;
+}
+
+// ---- what an fd is ----
+
+// The text of /proc/self/<dir>/<fd> (a link or a small file), or "".
+std::string proc_fd(const char *dir, int fd, bool link)
+{
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/self/%s/%d", dir, fd);
+    char buf[1024];
+    ssize_t n;
+    if (link) {
+        n = ::readlink(path, buf, sizeof(buf) - 1);
+    } else {
+        UniqueFd f(::open(path, O_RDONLY | O_CLOEXEC));
+        if (!f)
+            return "";
+        n = ::read(f.get(), buf, sizeof(buf) - 1);
+    }
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// Whether `fd` is a `kind`: a dma-buf (its fdinfo has dma-buf's exp_name
+// and size lines; `bytes` is its size), or an npuipc event or notify (the
+// driver's anonymous inodes). procfs only: no file system is asked.
+bool fd_is(int fd, Kind kind, uint64_t &bytes)
+{
+    const std::string link = proc_fd("fd", fd, true);
     switch (kind) {
-    case Kind::Memory:
-        return std::strncmp(link, "/dmabuf:", 8) == 0 || std::strcmp(link, "anon_inode:dmabuf") == 0;
+    case Kind::Memory: {
+        if (link.compare(0, 8, "/dmabuf:") != 0 && link != "anon_inode:dmabuf")
+            return false;
+        const std::string info = proc_fd("fdinfo", fd, false);
+        const size_t size = info.find("\nsize:\t"), exp = info.find("\nexp_name:\t");
+        if (size == std::string::npos || exp == std::string::npos)
+            return false;
+        bytes = std::strtoull(info.c_str() + size + 7, nullptr, 10);
+        return true;
+    }
     case Kind::Event:
-        return std::strcmp(link, "anon_inode:[npuipc_event]") == 0;
+        return link == "anon_inode:[npuipc_event]";
     case Kind::Notify:
-        return std::strcmp(link, "anon_inode:[npuipc_notify]") == 0;
+        return link == "anon_inode:[npuipc_notify]";
     }
     return false;
 }
+
+// ---- objects ----
 
 void drop_object(std::map<uint64_t, Object>::iterator it)
 {
@@ -121,6 +223,16 @@ void drop_object(std::map<uint64_t, Object>::iterator it)
     u.bytes -= it->second.bytes;
     g_objects.erase(it);
 }
+
+bool dead_name(uint64_t name)
+{
+    for (const auto &entry : g_dead_names)
+        if (entry.second == name)
+            return true;
+    return false;
+}
+
+// ---- replies ----
 
 void send_broker_reply(int fd, const BrokerReply &reply)
 {
@@ -158,16 +270,12 @@ void send_fetch_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t
     while (n < 0 && errno == EINTR);
 }
 
-// An importer's request: the fd, if its key is right and the allowlist
-// (when the key has one) names the very process asking.
-bool dead_name(uint64_t name)
-{
-    for (const auto &entry : g_dead_names)
-        if (entry.second == name)
-            return true;
-    return false;
-}
+// ---- importers ----
 
+// An importer's request: the fd, if its key is right and the allowlist
+// (when the key has one) names the very process asking. A 64-bit name
+// (kFetchByName) is no secret: it serves only keys with an allowlist, or
+// the exporter's own uid.
 void serve_fetch(const Conn &conn, const WireRequest &req)
 {
     if (req.version != kWireVersion || (req.flags & ~kFetchByName))
@@ -185,6 +293,8 @@ void serve_fetch(const Conn &conn, const WireRequest &req)
         auto named = g_names.find(req.object);
         if (req.object != 0 && named != g_names.end())
             it = g_objects.find(named->second);
+        if (it != g_objects.end() && !it->second.validate_pid && it->second.uid != conn.cred.uid)
+            it = g_objects.end();
     } else {
         it = g_objects.find(req.object);
         if (it != g_objects.end() && !secrets_equal(it->second.secret.data(), req.secret))
@@ -209,45 +319,54 @@ void serve_fetch(const Conn &conn, const WireRequest &req)
     send_fetch_reply(conn.fd.get(), 0, kDetailNone, obj.fd.get(), obj.tag);
 }
 
-int deposit(const Conn &conn, const BrokerRequest &req, UniqueFd fd, BrokerReply &reply)
+// ---- exporters ----
+
+int deposit(Conn &conn, const BrokerRequest &req, UniqueFd fd, BrokerReply &reply)
 {
+    const uid_t uid = conn.cred.uid;
     Kind kind = static_cast<Kind>(req.kind);
-    if (!valid_kind(kind) || (req.flags & ~kBrokerValidatePid) || !fd)
+    if (!valid_kind(kind) || (req.flags & ~kBrokerValidatePid) || !fd) {
+        close_later(std::move(fd), uid);
         return EINVAL;
-    if (!fd_is(fd.get(), kind)) {
-        log(LogLevel::Warning, "pid %d deposited an fd that is not a %s", conn.cred.pid,
-            kind_name(kind));
-        return EBADF;
     }
     uint64_t bytes = 0;
-    if (kind == Kind::Memory) {
-        off_t end = ::lseek(fd.get(), 0, SEEK_END);
-        bytes = end > 0 ? static_cast<uint64_t>(end) : 0;
+    if (!fd_is(fd.get(), kind, bytes)) {
+        log(LogLevel::Warning, "pid %d deposited an fd that is not a %s", conn.cred.pid,
+            kind_name(kind));
+        close_later(std::move(fd), uid);
+        return EBADF;
     }
-    Usage &u = g_usage[conn.cred.uid];
-    if (u.fds + 1 > g_options.max_fds_per_uid || u.bytes + bytes > g_options.max_bytes_per_uid) {
-        log(LogLevel::Warning, "uid %u is at its quota (%llu fds, %llu bytes)", conn.cred.uid,
+    Usage &u = g_usage[uid];
+    if (u.fds >= g_options.max_fds_per_uid || bytes > g_options.max_bytes_per_uid - u.bytes) {
+        log(LogLevel::Warning, "uid %u is at its quota (%llu fds, %llu bytes)", uid,
             static_cast<unsigned long long>(u.fds), static_cast<unsigned long long>(u.bytes));
         return EDQUOT;
     }
+    if (g_objects.size() >= g_max_objects) {
+        log(LogLevel::Warning, "holding %zu objects, as many as its fd limit allows",
+            g_objects.size());
+        return EMFILE;
+    }
+    if ((g_next_object & 0xffffffffULL) == 0)
+        return ENOSPC; // 2^32 deposits: ids are not reused
     Object obj;
     obj.kind = kind;
     obj.validate_pid = req.flags & kBrokerValidatePid;
     obj.tag = req.tag;
     obj.fd = std::move(fd);
     obj.bytes = bytes;
-    obj.owner = conn.fd.get();
-    obj.uid = conn.cred.uid;
+    obj.owner = conn.id;
+    obj.uid = uid;
     Status st = fill_random(obj.secret.data(), obj.secret.size());
     if (!st.ok())
         return st.error();
-    if ((g_next_object & 0xffffffffULL) == 0)
-        return ENOSPC; // 2^32 deposits: ids are not reused
     const uint64_t object = g_next_object++;
     std::memcpy(reply.secret, obj.secret.data(), kSecretBytes);
     reply.object = object;
     std::snprintf(reply.endpoint, sizeof(reply.endpoint), "%s", g_endpoint.c_str());
     g_objects.emplace(object, std::move(obj));
+    conn.objects.insert(object);
+    conn.exporter = true;
     u.fds++;
     u.bytes += bytes;
     return 0;
@@ -257,7 +376,7 @@ int deposit(const Conn &conn, const BrokerRequest &req, UniqueFd fd, BrokerReply
 std::map<uint64_t, Object>::iterator owned(const Conn &conn, const BrokerRequest &req)
 {
     auto it = g_objects.find(req.object);
-    if (it == g_objects.end() || it->second.owner != conn.fd.get() ||
+    if (it == g_objects.end() || it->second.owner != conn.id ||
         !secrets_equal(it->second.secret.data(), req.secret))
         return g_objects.end();
     return it;
@@ -286,13 +405,14 @@ int allow(const Conn &conn, const BrokerRequest &req)
 {
     if (req.count == 0 || req.count > kBrokerPidsPerRequest)
         return EINVAL;
+    for (uint32_t i = 0; i < req.count; i++)
+        if (req.pids[i] <= 0)
+            return EINVAL;
     auto it = owned(conn, req);
     if (it == g_objects.end())
         return ENOENT;
     std::vector<AllowedPid> &allowed = it->second.allowed;
     for (uint32_t i = 0; i < req.count; i++) {
-        if (req.pids[i] <= 0)
-            return EINVAL;
         AllowedPid a;
         a.pid = req.pids[i];
         auto start = read_start_time(a.pid);
@@ -304,6 +424,8 @@ int allow(const Conn &conn, const BrokerRequest &req)
                                  [&a](const AllowedPid &b) { return b.pid == a.pid; });
         if (same != allowed.end())
             *same = a;
+        else if (allowed.size() >= kMaxAllowedPerObject)
+            return ENOSPC;
         else
             allowed.push_back(a);
     }
@@ -315,13 +437,10 @@ void serve_broker(Conn &conn, const BrokerRequest &req, UniqueFd fd)
     BrokerReply reply = {};
     reply.magic = kBrokerReplyMagic;
     reply.version = kWireVersion;
-    conn.exporter = true;
     if (req.version != kWireVersion || req.pad != 0) {
         reply.status = EPROTO;
     } else if (req.op == kBrokerDeposit) {
         reply.status = deposit(conn, req, std::move(fd), reply);
-    } else if (fd) {
-        reply.status = EPROTO;
     } else if (req.op == kBrokerAllow) {
         reply.status = allow(conn, req);
     } else if (req.op == kBrokerName) {
@@ -329,109 +448,156 @@ void serve_broker(Conn &conn, const BrokerRequest &req, UniqueFd fd)
     } else if (req.op == kBrokerRevoke) {
         auto it = owned(conn, req);
         reply.status = it == g_objects.end() ? ENOENT : 0;
-        if (it != g_objects.end())
+        if (it != g_objects.end()) {
+            conn.objects.erase(it->first);
             drop_object(it);
+        }
     } else {
         reply.status = EPROTO;
     }
     send_broker_reply(conn.fd.get(), reply);
 }
 
-// Reads one message; false when the connection is to be closed.
+// ---- connections ----
+
+// Reads one message; false when the connection is to be closed. Only a
+// deposit's fd is ever received: the header is peeked first, and any
+// other message is read without room for fds, which the kernel then drops.
 bool handle(Conn &conn)
 {
     union {
         BrokerRequest broker;
         WireRequest fetch;
     } req;
+    ssize_t n;
+    do
+        n = ::recv(conn.fd.get(), &req, sizeof(req), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return errno == EAGAIN;
+    const bool deposit = static_cast<size_t>(n) == sizeof(BrokerRequest) &&
+                         req.broker.magic == kBrokerMagic && req.broker.op == kBrokerDeposit &&
+                         g_usage[conn.cred.uid].closing < kMaxClosingPerUid;
     struct iovec iov = {&req, sizeof(req)};
     struct msghdr msg = {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    ssize_t n = ::recvmsg(conn.fd.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    if (n < 0)
-        return errno == EAGAIN || errno == EINTR;
-    // Every fd received is owned here, whatever the message.
-    std::vector<UniqueFd> fds;
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    if (deposit) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+    }
+    do
+        n = ::recvmsg(conn.fd.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return n < 0 && errno == EAGAIN;
+    UniqueFd fd;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                int fd;
-                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                fds.emplace_back(fd);
-            }
-    if (n == 0)
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int))) {
+            int raw;
+            std::memcpy(&raw, CMSG_DATA(c), sizeof(int));
+            fd.reset(raw);
+        }
+    if (msg.msg_flags & MSG_TRUNC) {
+        log(LogLevel::Warning, "pid %d sent an oversized message", conn.cred.pid);
+        close_later(std::move(fd), conn.cred.uid);
         return false;
+    }
     if (static_cast<size_t>(n) == sizeof(WireRequest) && req.fetch.magic == kRequestMagic &&
-        !conn.exporter && fds.empty() && !(msg.msg_flags & MSG_CTRUNC)) {
+        !conn.exporter) {
         serve_fetch(conn, req.fetch);
         return false; // one request per importer connection
     }
-    if (static_cast<size_t>(n) == sizeof(BrokerRequest) && req.broker.magic == kBrokerMagic &&
-        fds.size() <= 1 && !(msg.msg_flags & MSG_CTRUNC)) {
-        serve_broker(conn, req.broker, fds.empty() ? UniqueFd() : std::move(fds[0]));
+    if (static_cast<size_t>(n) == sizeof(BrokerRequest) && req.broker.magic == kBrokerMagic) {
+        if (req.broker.op == kBrokerDeposit && !deposit) {
+            // Its fd, if any, was dropped unreceived.
+            BrokerReply reply = {};
+            reply.magic = kBrokerReplyMagic;
+            reply.version = kWireVersion;
+            reply.status = EAGAIN; // this uid's refused fds are still being closed
+            send_broker_reply(conn.fd.get(), reply);
+            return true;
+        }
+        if (deposit && (msg.msg_flags & MSG_CTRUNC)) {
+            BrokerReply reply = {};
+            reply.magic = kBrokerReplyMagic;
+            reply.version = kWireVersion;
+            reply.status = EMFILE; // the broker could not take the fd
+            send_broker_reply(conn.fd.get(), reply);
+            return true;
+        }
+        serve_broker(conn, req.broker, std::move(fd));
         return true;
     }
     log(LogLevel::Warning, "pid %d sent a malformed request", conn.cred.pid);
+    close_later(std::move(fd), conn.cred.uid);
     return false;
 }
 
 void close_conn(std::vector<Conn> &conns, size_t i)
 {
-    const int fd = conns[i].fd.get();
-    if (conns[i].exporter) {
-        for (auto it = g_objects.begin(); it != g_objects.end();) {
-            if (it->second.owner != fd) {
-                ++it;
-                continue;
-            }
-            g_tombstones[it->first] = it->second.secret;
-            if (g_tombstones.size() > kMaxTombstones)
-                g_tombstones.erase(g_tombstones.begin()); // ids grow: the oldest
-            if (it->second.name) {
-                g_dead_names[it->first] = it->second.name;
-                if (g_dead_names.size() > kMaxTombstones)
-                    g_dead_names.erase(g_dead_names.begin());
-            }
-            drop_object(it++);
+    Conn &conn = conns[i];
+    for (uint64_t object : conn.objects) {
+        auto it = g_objects.find(object);
+        if (it == g_objects.end())
+            continue;
+        g_tombstones[it->first] = it->second.secret;
+        if (g_tombstones.size() > kMaxTombstones)
+            g_tombstones.erase(g_tombstones.begin()); // ids grow: the oldest
+        if (it->second.name) {
+            g_dead_names[it->first] = it->second.name;
+            if (g_dead_names.size() > kMaxTombstones)
+                g_dead_names.erase(g_dead_names.begin());
         }
+        drop_object(it);
     }
+    g_usage[conn.cred.uid].conns--;
     conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-void accept_conns(int listen_fd, std::vector<Conn> &conns)
+// False when accepting failed for want of fds: pause, as the listener
+// stays readable.
+bool accept_conns(int listen_fd, std::vector<Conn> &conns)
 {
-    for (;;) {
+    for (int round = 0; round < kAcceptsPerRound; round++) {
         UniqueFd fd(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!fd)
-            return;
+            return !(errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM);
         Conn conn;
         socklen_t len = sizeof(conn.cred);
         if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &conn.cred, &len) != 0)
             continue;
-        if (conns.size() >= kMaxConns) {
-            log(LogLevel::Warning, "%zu connections open: refusing pid %d", conns.size(),
+        Usage &u = g_usage[conn.cred.uid];
+        if (conns.size() >= g_max_conns || u.conns >= g_max_conns_per_uid) {
+            log(LogLevel::Warning, "%zu connections open, %llu of uid %u: refusing pid %d",
+                conns.size(), static_cast<unsigned long long>(u.conns), conn.cred.uid,
                 conn.cred.pid);
+            send_fetch_reply(fd.get(), EAGAIN, kDetailBusy, -1, 0);
             continue;
         }
+        u.conns++;
+        conn.id = g_next_conn++;
         conn.fd = std::move(fd);
         conn.deadline_ms = now_ms() + kRequestDeadlineMs;
         conns.push_back(std::move(conn));
     }
+    return true;
 }
 
 int serve(int listen_fd)
 {
     std::vector<Conn> conns;
+    int64_t accept_paused_until = 0;
     while (!g_stop) {
+        collect_closed();
         std::vector<struct pollfd> polls;
-        polls.push_back({listen_fd, POLLIN, 0});
+        const bool accepting = now_ms() >= accept_paused_until;
+        polls.push_back({accepting ? listen_fd : -1, POLLIN, 0});
         for (const Conn &c : conns)
             polls.push_back({c.fd.get(), POLLIN, 0});
-        int n = ::poll(polls.data(), polls.size(), 500);
+        int n = ::poll(polls.data(), polls.size(), accepting ? 500 : kAcceptPauseMs);
         if (n < 0 && errno != EINTR) {
             log(LogLevel::Error, "poll: %s", std::strerror(errno));
             return 1;
@@ -450,11 +616,15 @@ int serve(int listen_fd)
             if (!keep)
                 close_conn(conns, i);
         }
-        if (polls[0].revents & POLLIN)
-            accept_conns(listen_fd, conns);
+        if ((polls[0].revents & POLLIN) && !accept_conns(listen_fd, conns)) {
+            log(LogLevel::Warning, "out of fds: not accepting for %d ms", kAcceptPauseMs);
+            accept_paused_until = now_ms() + kAcceptPauseMs;
+        }
     }
     return 0;
 }
+
+// ---- starting ----
 
 // The listening socket systemd passes (LISTEN_FDS, sd_listen_fds(3)), or -1.
 int socket_from_systemd()
@@ -467,26 +637,46 @@ int socket_from_systemd()
     return 3;
 }
 
+bool fill_sockaddr(const std::string &path, struct sockaddr_un &addr)
+{
+    if (path.size() >= sizeof(addr.sun_path))
+        return false;
+    addr = {};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    return true;
+}
+
+// Listens on `path`: bound under a temporary name and renamed once it
+// listens, so that the socket never exists without a listener; refused
+// while another broker answers there.
 int listen_on(const std::string &path)
 {
-    if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    const std::string tmp = path + ".tmp";
+    struct sockaddr_un addr, tmp_addr;
+    if (!fill_sockaddr(path, addr) || !fill_sockaddr(tmp, tmp_addr)) {
         std::fprintf(stderr, "npuipc-broker: %s: path too long\n", path.c_str());
         return -1;
     }
-    int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_un addr {};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    ::unlink(path.c_str());
-    if (::bind(fd, reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        ::chmod(path.c_str(), 0666) != 0 || ::listen(fd, 128) != 0) {
-        std::fprintf(stderr, "npuipc-broker: %s: %s\n", path.c_str(), std::strerror(errno));
-        ::close(fd);
+    UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (probe && ::connect(probe.get(), reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) == 0) {
+        std::fprintf(stderr, "npuipc-broker: %s: another broker serves there\n", path.c_str());
         return -1;
     }
-    return fd;
+    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd)
+        return -1;
+    ::unlink(tmp.c_str());
+    // Any local process may connect; each request is checked.
+    mode_t old = ::umask(0);
+    int rc = ::bind(fd.get(), reinterpret_cast<struct sockaddr *>(&tmp_addr), sizeof(tmp_addr));
+    ::umask(old);
+    if (rc != 0 || ::listen(fd.get(), 128) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "npuipc-broker: %s: %s\n", path.c_str(), std::strerror(errno));
+        ::unlink(tmp.c_str());
+        return -1;
+    }
+    return fd.release();
 }
 
 bool drop_privileges(const std::string &user)
@@ -501,6 +691,50 @@ bool drop_privileges(const std::string &user)
                      std::strerror(errno));
         return false;
     }
+    return true;
+}
+
+// Allowlists name host PIDs: SO_PEERCRED and /proc must give them.
+bool in_initial_pid_namespace()
+{
+    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
+    struct stat st;
+    return ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
+}
+
+// The limits that follow from the fd limit, raised to its hard value:
+// connections take at most half, one uid a quarter of those, and objects
+// what is left but a margin.
+bool set_limits()
+{
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return false;
+    rl.rlim_cur = rl.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &rl);
+    (void)::getrlimit(RLIMIT_NOFILE, &rl);
+    const uint64_t nofile = std::min<uint64_t>(rl.rlim_cur, 1u << 20);
+    if (nofile < 256) {
+        std::fprintf(stderr, "npuipc-broker: RLIMIT_NOFILE %llu is too small\n",
+                     static_cast<unsigned long long>(nofile));
+        return false;
+    }
+    g_max_conns = std::min<uint64_t>(nofile / 2, 8192);
+    g_max_conns_per_uid = std::max<size_t>(g_max_conns / 4, 16);
+    g_max_objects = nofile - g_max_conns - 64;
+    return true;
+}
+
+bool parse_count(const char *text, uint64_t &value)
+{
+    char *end = nullptr;
+    errno = 0;
+    if (!*text || *text == '-')
+        return false;
+    unsigned long long v = std::strtoull(text, &end, 0);
+    if (errno || *end || v == 0)
+        return false;
+    value = v;
     return true;
 }
 
@@ -530,10 +764,12 @@ int main(int argc, char **argv)
             g_options.socket = value;
         else if (arg == "--user")
             g_options.user = value;
-        else if (arg == "--max-fds-per-uid")
-            g_options.max_fds_per_uid = std::strtoull(value.c_str(), nullptr, 0);
-        else if (arg == "--max-bytes-per-uid")
-            g_options.max_bytes_per_uid = std::strtoull(value.c_str(), nullptr, 0);
+        else if (arg == "--max-fds-per-uid" &&
+                 parse_count(value.c_str(), g_options.max_fds_per_uid))
+            continue;
+        else if (arg == "--max-bytes-per-uid" &&
+                 parse_count(value.c_str(), g_options.max_bytes_per_uid))
+            continue;
         else {
             usage();
             return 2;
@@ -546,6 +782,13 @@ int main(int argc, char **argv)
     ::sigaction(SIGINT, &sa, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
     npuipc::ipc::set_log_hook(log_stderr);
+    if (!in_initial_pid_namespace()) {
+        std::fprintf(stderr, "npuipc-broker: not in the host's PID namespace: it could not "
+                             "check allowlists of host PIDs\n");
+        return 1;
+    }
+    if (!set_limits())
+        return 1;
     auto endpoint = new_broker_endpoint();
     if (!endpoint.ok())
         return 1;
@@ -563,6 +806,12 @@ int main(int argc, char **argv)
         return 1;
     if (!g_options.user.empty() && !drop_privileges(g_options.user))
         return 1;
+    // The closer takes no signal: they are the loop's.
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    std::thread(closer_loop).detach();
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     log(LogLevel::Info, "serving as %s", g_endpoint.c_str());
     return serve(listen_fd);
 }

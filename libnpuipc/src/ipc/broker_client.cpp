@@ -81,6 +81,15 @@ int connect_locked()
         log(LogLevel::Error, "broker: %s: %s", path.c_str(), std::strerror(err));
         return err == ENOENT ? ECONNREFUSED : err;
     }
+    struct ucred cred {};
+    socklen_t len = sizeof(cred);
+    if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return errno;
+    if (!trusted_broker(cred.uid)) {
+        log(LogLevel::Error, "broker: refusing %s: it is served by uid %u, not by root or uid %u",
+            path.c_str(), static_cast<unsigned>(cred.uid), static_cast<unsigned>(::geteuid()));
+        return EACCES;
+    }
     g_conn = std::move(s);
     return 0;
 }

@@ -202,6 +202,11 @@ Result<std::string> new_broker_endpoint()
     return "0-" + b64_encode(random, sizeof(random));
 }
 
+bool trusted_broker(uid_t listener_uid)
+{
+    return listener_uid == 0 || listener_uid == ::geteuid();
+}
+
 bool is_broker_endpoint(const std::string &endpoint)
 {
     return endpoint.compare(0, 2, "0-") == 0;

@@ -95,6 +95,8 @@ Result<std::string> find_socket(const std::string &endpoint)
 int connect_socket(int s, const std::string &path, int64_t deadline_ms)
 {
     struct sockaddr_un addr {};
+    if (path.size() >= sizeof(addr.sun_path))
+        return ENAMETOOLONG; // NPUIPC_BROKER_SOCKET is the user's
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     for (;;) {
@@ -279,6 +281,12 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name,
     socklen_t len = sizeof(cred);
     if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
         return Status::from_errno(errno);
+    if (broker && !detail::trusted_broker(cred.uid)) {
+        log(LogLevel::Error, "importer: %s: refused: %s is served by uid %u, not by root or uid %u",
+            name.c_str(), path.c_str(), static_cast<unsigned>(cred.uid),
+            static_cast<unsigned>(geteuid()));
+        return Status::from_errno(EACCES);
+    }
     if (!broker && cred.uid != geteuid()) {
         log(LogLevel::Error, "importer: %s: refused: %s is served by uid %u, not by uid %u",
             name.c_str(), path.c_str(), static_cast<unsigned>(cred.uid),

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "clock.h"
@@ -127,6 +128,11 @@ std::string broker_socket_path(bool *explicit_path = nullptr);
 // exporter's), new each time a broker starts.
 Result<std::string> new_broker_endpoint();
 bool is_broker_endpoint(const std::string &endpoint);
+// Whether a broker's listener (SO_PEERCRED: who created the socket) may
+// be trusted with this process's fds: root's (systemd's, or a broker
+// started as root that dropped privileges after listening), or the user's
+// own.
+bool trusted_broker(uid_t listener_uid);
 
 // The exporter's side of the broker (broker_client.cpp). broker_connect:
 // 0 when a broker serves this process's keys; ENOENT when none is set up
