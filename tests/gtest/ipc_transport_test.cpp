@@ -849,6 +849,54 @@ TEST_F(IpcTransport, AllowlistAdmitsListedChildrenOnly)
     EXPECT_TRUE(ipc::revoke(text.value()).ok());
 }
 
+// A key's 64-bit name is a file its user's processes open by name but
+// cannot list (mode 0300: no secret is readable by listing); the name of
+// an exporter that died without removing it goes at its first import.
+// Run as another user, for whom the mode is not overridden.
+TEST_F(IpcTransport, NamesCannotBeListedAndADeadExportersNameGoesAtItsImport)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "needs root, to run children as another user";
+    char tmpl[] = "/tmp/npuipc-names.XXXXXX";
+    ASSERT_NE(nullptr, mkdtemp(tmpl));
+    const std::string dir = tmpl;
+    ASSERT_EQ(0, chown(dir.c_str(), 65534, 65534));
+    Pipe names;
+    auto as_nobody = [&dir] {
+        return setgroups(0, nullptr) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+               setresuid(65534, 65534, 65534) == 0 && setenv("NPUIPC_IPC_DIR", dir.c_str(), 1) == 0;
+    };
+    pid_t exporter = ForkChild([&] {
+        CHILD_CHECK(as_nobody());
+        auto text = ipc::publish(ipc::Kind::Memory, Memfd("npuipc-named"), false);
+        CHILD_CHECK(text.ok());
+        auto name = ipc::name_key(text.value());
+        CHILD_CHECK(name.ok());
+        struct stat st;
+        CHILD_CHECK(lstat((dir + "/names").c_str(), &st) == 0 && (st.st_mode & 0777) == 0300);
+        CHILD_CHECK(opendir((dir + "/names").c_str()) == nullptr && errno == EACCES);
+        auto resolved = ipc::resolve_name(name.value());
+        CHILD_CHECK(resolved.ok() && resolved.value() == text.value());
+        auto got = ipc::fetch_named(name.value(), ipc::Kind::Memory);
+        CHILD_CHECK(got.ok());
+        uint64_t n = name.value();
+        CHILD_CHECK(write(names.w, &n, sizeof(n)) == sizeof(n));
+        _exit(0); // as if killed: the name file stays
+    });
+    EXPECT_EQ(0, WaitChild(exporter));
+    uint64_t name = 0;
+    ASSERT_EQ(static_cast<ssize_t>(sizeof(name)), read(names.r, &name, sizeof(name)));
+    pid_t importer = ForkChild([&] {
+        CHILD_CHECK(as_nobody());
+        CHILD_CHECK(ipc::resolve_name(name).ok());
+        CHILD_CHECK(ipc::fetch_named(name, ipc::Kind::Memory, 2000).error() == ECONNREFUSED);
+        CHILD_CHECK(ipc::resolve_name(name).error() == ESRCH);
+        return 0;
+    });
+    EXPECT_EQ(0, WaitChild(importer));
+    RemoveTree(dir);
+}
+
 TEST_F(IpcTransport, AnotherUserIsRefused)
 {
     if (geteuid() != 0)

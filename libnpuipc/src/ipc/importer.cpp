@@ -424,7 +424,11 @@ Result<Fetched> fetch_named(uint64_t name, Kind kind, int timeout_ms)
         const int64_t left = deadline_ms - npuipc_clock::now_ms();
         if (timeout_ms >= 0 && left <= 0)
             return Status::from_errno(ETIMEDOUT);
-        return fetch(key.value(), kind, timeout_ms < 0 ? timeout_ms : static_cast<int>(left));
+        Result<Fetched> got =
+            fetch(key.value(), kind, timeout_ms < 0 ? timeout_ms : static_cast<int>(left));
+        if (got.error() == ECONNREFUSED)
+            detail::forget_dead_name(name);
+        return got;
     } catch (const std::bad_alloc &) {
         return Status::from_errno(ENOMEM);
     }

@@ -143,6 +143,9 @@ Result<std::string> broker_publish(Kind kind, int fd, bool validate_pid, uint32_
 Status broker_allow(const npuipc::ipc::Key &key, const int32_t *pids, size_t count);
 Status broker_revoke(const npuipc::ipc::Key &key);
 Result<uint64_t> broker_name(const npuipc::ipc::Key &key);
+// Removes the name file of a key whose exporter is gone (a killed
+// exporter never removed it), in the importer's directories.
+void forget_dead_name(uint64_t name);
 bool broker_published(const npuipc::ipc::Key &key);
 std::vector<int> broker_fds();
 // Run by the transport's fork handlers (register_fork_handlers): the
