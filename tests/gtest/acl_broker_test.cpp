@@ -81,9 +81,10 @@ struct Channel {
     }
 };
 
-// What is shared: device memory by key, a notify by key, or physical
-// memory by a VMM shareable handle.
-enum class What { Memory, Notify, Shareable };
+// What is shared: device memory by key, a notify by key, physical memory
+// by a VMM shareable handle, or an IPC event by handle (CANN's event
+// handles have no allowlist).
+enum class What { Memory, Notify, Shareable, Event };
 
 struct KeyText {
     char text[65] = {};
@@ -193,6 +194,19 @@ int Export(What what, const Channel &pids, const Channel &keys, const Channel &d
         if (aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT) != ACL_SUCCESS ||
             aclrtNotifyGetExportKey(notify, key.text, sizeof(key.text), 0) != ACL_SUCCESS)
             return 11;
+    } else if (what == What::Event) {
+        // Recorded before the handle leaves: the importer's wait sees it.
+        aclrtEvent event = nullptr;
+        aclrtStream stream = nullptr;
+        aclrtIpcEventHandle handle = {};
+        if (aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC) != ACL_SUCCESS ||
+            aclrtCreateStream(&stream) != ACL_SUCCESS ||
+            aclrtIpcGetEventHandle(event, &handle) != ACL_SUCCESS ||
+            aclrtRecordEvent(event, stream) != ACL_SUCCESS ||
+            aclrtSynchronizeStream(stream) != ACL_SUCCESS)
+            return 18;
+        static_assert(sizeof(handle.reserved) <= sizeof(key.text), "a handle fits");
+        std::memcpy(key.text, handle.reserved, sizeof(handle.reserved));
     } else {
         if (MakePatternedMemory(what, &dev, &physical) != ACL_SUCCESS)
             return 12;
@@ -207,6 +221,7 @@ int Export(What what, const Channel &pids, const Channel &keys, const Channel &d
         return 14;
     aclError listed = what == What::Memory   ? aclrtIpcMemSetImportPid(key.text, &pid, 1)
                       : what == What::Notify ? aclrtNotifySetImportPid(notify, &pid, 1)
+                      : what == What::Event  ? ACL_SUCCESS
                                              : aclrtMemSetPidToShareableHandle(key.shareable, &pid, 1);
     if (listed != ACL_SUCCESS)
         return 15;
@@ -228,6 +243,25 @@ int Export(What what, const Channel &pids, const Channel &keys, const Channel &d
 
 aclError ImportShared(What what, const KeyText &key)
 {
+    if (what == What::Event) {
+        aclrtIpcEventHandle handle = {};
+        std::memcpy(handle.reserved, key.text, sizeof(handle.reserved));
+        aclrtEvent event = nullptr;
+        aclrtStream stream = nullptr;
+        aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        aclError rc = aclrtIpcOpenEventHandle(handle, &event);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtCreateStream(&stream);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtStreamWaitEvent(stream, event);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtSynchronizeStream(stream);
+        if (rc == ACL_SUCCESS)
+            rc = aclrtQueryEventStatus(event, &status);
+        if (rc == ACL_SUCCESS && status != ACL_EVENT_RECORDED_STATUS_COMPLETE)
+            rc = -4; // not the exporter's recorded event
+        return rc;
+    }
     if (what == What::Notify) {
         aclrtNotify notify = nullptr;
         aclrtStream stream = nullptr;
@@ -478,6 +512,16 @@ TEST_F(AclBrokerTest, ProcessesInTwoContainersShareANotify)
 TEST_F(AclBrokerTest, ProcessesInTwoContainersShareAShareableHandle)
 {
     EXPECT_EQ(ACL_SUCCESS, Share(InContainer, InContainer, false, false, What::Shareable));
+}
+
+TEST_F(AclBrokerTest, ProcessesInTwoContainersShareAnIpcEvent)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(InContainer, InContainer, false, false, What::Event));
+}
+
+TEST_F(AclBrokerTest, AnIpcEventOpensWhileItsExporterIsStoppedAndForAnotherUser)
+{
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain, true, true, What::Event));
 }
 
 TEST_F(AclBrokerTest, AShareableHandleImportsWhileItsExporterIsStopped)
