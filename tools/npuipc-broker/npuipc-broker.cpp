@@ -76,7 +76,11 @@ struct Usage {
 
 constexpr int kRequestDeadlineMs = 2000;
 constexpr size_t kMaxAllowedPerObject = 1024;
+// Refused fds and closed connections are closed by these threads; a uid
+// with this many closes pending is not served until they are done.
+constexpr int kClosers = 4;
 constexpr size_t kMaxClosingPerUid = 16;
+constexpr size_t kMaxFdsPerMessage = 253; // SCM_MAX_FD
 constexpr int kAcceptsPerRound = 64;
 constexpr int kAcceptPauseMs = 100;
 // Objects dropped with their exporter's connection, remembered (by id and
@@ -105,8 +109,7 @@ volatile sig_atomic_t g_stop = 0;
 void log_stderr(LogLevel level, const char *message)
 {
     static const char *const names[] = {"debug", "info", "warning", "error"};
-    const char *env = std::getenv("NPUIPC_BROKER_DEBUG");
-    if (level == LogLevel::Debug && !(env && *env))
+    if (level == LogLevel::Debug)
         return;
     std::fprintf(stderr, "npuipc-broker: %s: %s\n", names[static_cast<int>(level)], message);
 }
@@ -114,14 +117,14 @@ void log_stderr(LogLevel level, const char *message)
 // ---- closing what clients sent ----
 //
 // close() of a file may wait for its file system (a FUSE server's flush
-// never answered), so fds the broker refuses are closed on a thread of
-// their own, never in the loop; fds of messages that are not deposits are
-// never received at all (the kernel drops them without a flush).
+// never answered) or its protocol (a lingering TCP socket), and so may the
+// close of a connection whose queue holds fds, so the loop closes nothing a
+// client gave it: refused fds and connections go to kClosers threads.
 
 struct Closer {
     std::mutex mu; // Protects queue
     std::condition_variable cv;
-    std::deque<std::pair<int, uid_t>> queue;
+    std::deque<std::pair<int, uid_t>> queue; // fd, and the uid it came from
     std::mutex done_mu; // Protects done
     std::vector<uid_t> done;
 };
@@ -268,6 +271,10 @@ void send_fetch_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t
     do
         n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
+    // ETOOMANYREFS: more of the broker's fds are in flight, unread by their
+    // importers, than its fd limit. This importer hears "busy", not silence.
+    if (n < 0 && pass_fd >= 0 && errno != EPIPE && errno != ECONNRESET)
+        send_fetch_reply(fd, EAGAIN, kDetailBusy, -1, 0);
 }
 
 // ---- importers ----
@@ -276,7 +283,9 @@ void send_fetch_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t
 // (when the key has one) names the very process asking. A 64-bit name
 // (kFetchByName) is no secret: it serves only keys with an allowlist, or
 // the exporter's own uid.
-void serve_fetch(const Conn &conn, const WireRequest &req)
+// `sender`: the PID the kernel attached to the request (SCM_CREDENTIALS,
+// SO_PASSCRED), 0 if none.
+void serve_fetch(const Conn &conn, const WireRequest &req, pid_t sender)
 {
     if (req.version != kWireVersion || (req.flags & ~kFetchByName))
         return send_fetch_reply(conn.fd.get(), EPROTO, kDetailBadRequest, -1, 0);
@@ -309,7 +318,13 @@ void serve_fetch(const Conn &conn, const WireRequest &req)
     if (static_cast<Kind>(req.kind) != obj.kind)
         return send_fetch_reply(conn.fd.get(), EPROTOTYPE, kDetailKind, -1, 0);
     if (obj.validate_pid) {
-        uint16_t why = judge_peer(conn.fd.get(), conn.cred.pid, obj.allowed);
+        // The request must come from the process that connected: a socket
+        // passed on to another process (which could then wait for the
+        // connector's PID to go to a listed process, where the kernel has
+        // no SO_PEERPIDFD to pin it) is refused.
+        uint16_t why = sender != conn.cred.pid
+                           ? static_cast<uint16_t>(kDetailPeerGone)
+                           : judge_peer(conn.fd.get(), conn.cred.pid, obj.allowed);
         if (why != kDetailNone) {
             log(LogLevel::Info, "refused pid %d uid %u: %s", conn.cred.pid, conn.cred.uid,
                 detail_text(why));
@@ -321,19 +336,17 @@ void serve_fetch(const Conn &conn, const WireRequest &req)
 
 // ---- exporters ----
 
-int deposit(Conn &conn, const BrokerRequest &req, UniqueFd fd, BrokerReply &reply)
+// Takes `fd` only when it succeeds; the caller closes what is left.
+int deposit(Conn &conn, const BrokerRequest &req, UniqueFd &fd, BrokerReply &reply)
 {
     const uid_t uid = conn.cred.uid;
     Kind kind = static_cast<Kind>(req.kind);
-    if (!valid_kind(kind) || (req.flags & ~kBrokerValidatePid) || !fd) {
-        close_later(std::move(fd), uid);
+    if (!valid_kind(kind) || (req.flags & ~kBrokerValidatePid) || !fd)
         return EINVAL;
-    }
     uint64_t bytes = 0;
     if (!fd_is(fd.get(), kind, bytes)) {
         log(LogLevel::Warning, "pid %d deposited an fd that is not a %s", conn.cred.pid,
             kind_name(kind));
-        close_later(std::move(fd), uid);
         return EBADF;
     }
     Usage &u = g_usage[uid];
@@ -432,7 +445,7 @@ int allow(const Conn &conn, const BrokerRequest &req)
     return 0;
 }
 
-void serve_broker(Conn &conn, const BrokerRequest &req, UniqueFd fd)
+void serve_broker(Conn &conn, const BrokerRequest &req, UniqueFd &fd)
 {
     BrokerReply reply = {};
     reply.magic = kBrokerReplyMagic;
@@ -440,7 +453,7 @@ void serve_broker(Conn &conn, const BrokerRequest &req, UniqueFd fd)
     if (req.version != kWireVersion || req.pad != 0) {
         reply.status = EPROTO;
     } else if (req.op == kBrokerDeposit) {
-        reply.status = deposit(conn, req, std::move(fd), reply);
+        reply.status = deposit(conn, req, fd, reply);
     } else if (req.op == kBrokerAllow) {
         reply.status = allow(conn, req);
     } else if (req.op == kBrokerName) {
@@ -460,80 +473,68 @@ void serve_broker(Conn &conn, const BrokerRequest &req, UniqueFd fd)
 
 // ---- connections ----
 
-// Reads one message; false when the connection is to be closed. Only a
-// deposit's fd is ever received: the header is peeked first, and any
-// other message is read without room for fds, which the kernel then drops.
+// Reads one message; false when the connection is to be closed. Every fd
+// a message carries is received (at most the kernel's 253 per message), so
+// that none is released on this thread: a deposit's one fd is kept if it
+// passes, and every other goes to the closers.
 bool handle(Conn &conn)
 {
     union {
         BrokerRequest broker;
         WireRequest fetch;
+        char bytes[sizeof(BrokerRequest) + 1]; // one more: an oversized message shows
     } req;
-    ssize_t n;
-    do
-        n = ::recv(conn.fd.get(), &req, sizeof(req), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return errno == EAGAIN;
-    const bool deposit = static_cast<size_t>(n) == sizeof(BrokerRequest) &&
-                         req.broker.magic == kBrokerMagic && req.broker.op == kBrokerDeposit &&
-                         g_usage[conn.cred.uid].closing < kMaxClosingPerUid;
     struct iovec iov = {&req, sizeof(req)};
     struct msghdr msg = {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (deposit) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-    }
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage) +
+                                         CMSG_SPACE(sizeof(struct ucred))];
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t n;
     do
         n = ::recvmsg(conn.fd.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
     if (n <= 0)
         return n < 0 && errno == EAGAIN;
-    UniqueFd fd;
+    std::vector<UniqueFd> fds;
+    pid_t sender = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-            c->cmsg_len == CMSG_LEN(sizeof(int))) {
-            int raw;
-            std::memcpy(&raw, CMSG_DATA(c), sizeof(int));
-            fd.reset(raw);
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred cred;
+            std::memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+            sender = cred.pid;
+        } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+                int raw;
+                std::memcpy(&raw, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+                fds.emplace_back(raw);
+            }
+    bool keep = false;
+    const bool whole = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+    if (whole && static_cast<size_t>(n) == sizeof(WireRequest) &&
+        req.fetch.magic == kRequestMagic && !conn.exporter) {
+        serve_fetch(conn, req.fetch, sender);
+        keep = false; // one request per importer connection
+    } else if (whole && static_cast<size_t>(n) == sizeof(BrokerRequest) &&
+               req.broker.magic == kBrokerMagic && fds.size() <= 1) {
+        UniqueFd fd = fds.empty() ? UniqueFd() : std::move(fds[0]);
+        if (fd && req.broker.op != kBrokerDeposit) {
+            log(LogLevel::Warning, "pid %d attached an fd to a request that takes none",
+                conn.cred.pid);
+        } else {
+            serve_broker(conn, req.broker, fd); // takes the fd of a deposit it accepts
+            keep = true;
         }
-    if (msg.msg_flags & MSG_TRUNC) {
-        log(LogLevel::Warning, "pid %d sent an oversized message", conn.cred.pid);
         close_later(std::move(fd), conn.cred.uid);
-        return false;
+    } else {
+        log(LogLevel::Warning, "pid %d sent a malformed request", conn.cred.pid);
     }
-    if (static_cast<size_t>(n) == sizeof(WireRequest) && req.fetch.magic == kRequestMagic &&
-        !conn.exporter) {
-        serve_fetch(conn, req.fetch);
-        return false; // one request per importer connection
-    }
-    if (static_cast<size_t>(n) == sizeof(BrokerRequest) && req.broker.magic == kBrokerMagic) {
-        if (req.broker.op == kBrokerDeposit && !deposit) {
-            // Its fd, if any, was dropped unreceived.
-            BrokerReply reply = {};
-            reply.magic = kBrokerReplyMagic;
-            reply.version = kWireVersion;
-            reply.status = EAGAIN; // this uid's refused fds are still being closed
-            send_broker_reply(conn.fd.get(), reply);
-            return true;
-        }
-        if (deposit && (msg.msg_flags & MSG_CTRUNC)) {
-            BrokerReply reply = {};
-            reply.magic = kBrokerReplyMagic;
-            reply.version = kWireVersion;
-            reply.status = EMFILE; // the broker could not take the fd
-            send_broker_reply(conn.fd.get(), reply);
-            return true;
-        }
-        serve_broker(conn, req.broker, std::move(fd));
-        return true;
-    }
-    log(LogLevel::Warning, "pid %d sent a malformed request", conn.cred.pid);
-    close_later(std::move(fd), conn.cred.uid);
-    return false;
+    for (UniqueFd &fd : fds)
+        close_later(std::move(fd), conn.cred.uid);
+    return keep;
 }
 
 void close_conn(std::vector<Conn> &conns, size_t i)
@@ -554,6 +555,8 @@ void close_conn(std::vector<Conn> &conns, size_t i)
         drop_object(it);
     }
     g_usage[conn.cred.uid].conns--;
+    // Its queue may hold messages with fds, released when it closes.
+    close_later(std::move(conn.fd), conn.cred.uid);
     conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
@@ -575,6 +578,7 @@ bool accept_conns(int listen_fd, std::vector<Conn> &conns)
                 conns.size(), static_cast<unsigned long long>(u.conns), conn.cred.uid,
                 conn.cred.pid);
             send_fetch_reply(fd.get(), EAGAIN, kDetailBusy, -1, 0);
+            close_later(std::move(fd), conn.cred.uid);
             continue;
         }
         u.conns++;
@@ -595,8 +599,10 @@ int serve(int listen_fd)
         std::vector<struct pollfd> polls;
         const bool accepting = now_ms() >= accept_paused_until;
         polls.push_back({accepting ? listen_fd : -1, POLLIN, 0});
+        // A uid whose closes are backed up waits (its fd -1: not polled).
         for (const Conn &c : conns)
-            polls.push_back({c.fd.get(), POLLIN, 0});
+            polls.push_back({g_usage[c.cred.uid].closing < kMaxClosingPerUid ? c.fd.get() : -1,
+                             POLLIN, 0});
         int n = ::poll(polls.data(), polls.size(), accepting ? 500 : kAcceptPauseMs);
         if (n < 0 && errno != EINTR) {
             log(LogLevel::Error, "poll: %s", std::strerror(errno));
@@ -607,11 +613,11 @@ int serve(int listen_fd)
         for (size_t i = conns.size(); i-- > 0;) {
             short ev = polls[i + 1].revents;
             bool keep = true;
-            if (ev & POLLIN)
+            if (!conns[i].exporter && now > conns[i].deadline_ms)
+                keep = false; // first: a client that keeps talking has no more time
+            else if (ev & POLLIN)
                 keep = handle(conns[i]);
             else if (ev & (POLLHUP | POLLERR))
-                keep = false;
-            else if (!conns[i].exporter && now > conns[i].deadline_ms)
                 keep = false;
             if (!keep)
                 close_conn(conns, i);
@@ -652,7 +658,7 @@ bool fill_sockaddr(const std::string &path, struct sockaddr_un &addr)
 // while another broker answers there.
 int listen_on(const std::string &path)
 {
-    const std::string tmp = path + ".tmp";
+    const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";
     struct sockaddr_un addr, tmp_addr;
     if (!fill_sockaddr(path, addr) || !fill_sockaddr(tmp, tmp_addr)) {
         std::fprintf(stderr, "npuipc-broker: %s: path too long\n", path.c_str());
@@ -800,18 +806,30 @@ int main(int argc, char **argv)
     g_instance = static_cast<uint64_t>(instance) << 32;
     g_next_object = g_instance | 1;
     int listen_fd = socket_from_systemd();
-    if (listen_fd < 0)
+    const bool bound_here = listen_fd < 0;
+    if (bound_here)
         listen_fd = listen_on(g_options.socket);
     if (listen_fd < 0)
         return 1;
+    // Connections inherit it from the listener (before they are accepted,
+    // too): every request carries the PID of the process that sent it.
+    int on = 1;
+    if (::setsockopt(listen_fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0) {
+        std::fprintf(stderr, "npuipc-broker: SO_PASSCRED: %s\n", std::strerror(errno));
+        return 1;
+    }
     if (!g_options.user.empty() && !drop_privileges(g_options.user))
         return 1;
     // The closer takes no signal: they are the loop's.
     sigset_t all, old;
     sigfillset(&all);
     ::pthread_sigmask(SIG_BLOCK, &all, &old);
-    std::thread(closer_loop).detach();
+    for (int k = 0; k < kClosers; k++)
+        std::thread(closer_loop).detach();
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     log(LogLevel::Info, "serving as %s", g_endpoint.c_str());
-    return serve(listen_fd);
+    int rc = serve(listen_fd);
+    if (bound_here)
+        ::unlink(g_options.socket.c_str()); // systemd's socket is systemd's
+    return rc;
 }

@@ -98,19 +98,29 @@ std::string open_key(std::mutex &mu, const ExportKeys &keys, const std::string &
 aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu, ExportKeys &keys,
                   const std::string &params, const bool &dead)
 {
+    bool died = false;
+    std::string replaced;
     {
         std::lock_guard<std::mutex> lock(mu);
-        if (!dead) {
-            keys[params] = key;
-            // The runtime's table is updated after dropping the owner's
-            // lock (Runtime::mu comes first).
-        } else {
-            (void)ipc::revoke(key);
-            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the object was released while being exported");
+        died = dead;
+        if (!died) {
+            std::string &slot = keys[params];
+            replaced.swap(slot);
+            slot = key;
         }
     }
+    // The transport and the runtime's table after dropping the owner's
+    // lock (Runtime::mu comes first; a revoke may wait for the broker).
+    if (died) {
+        (void)ipc::revoke(key);
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "the object was released while being exported");
+    }
+    if (!replaced.empty())
+        (void)ipc::revoke(replaced); // closed, or gone with its broker
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
+    if (!replaced.empty())
+        rt.exported_keys.erase(replaced);
     rt.exported_keys[key] = static_cast<uint8_t>(kind);
     return ACL_SUCCESS;
 }
@@ -512,10 +522,12 @@ aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
         if (keys.empty())
             return fail(ACL_ERROR_RT_INVALID_HANDLE,
                         "the notify has no export key (aclrtNotifyGetExportKey)");
-        // Every key of the notify lists them.
+        // Every open key of the notify lists them (one gone with its
+        // broker is replaced at the next export).
         for (const std::string &key : keys)
-            if (aclError err = allow_pids(key, pid, num))
-                return err;
+            if (ipc::published_here(key))
+                if (aclError err = allow_pids(key, pid, num))
+                    return err;
         return ACL_SUCCESS;
     });
 }

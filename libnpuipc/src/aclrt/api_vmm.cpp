@@ -454,12 +454,25 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
         std::shared_ptr<Physical> phys;
         if (aclError err = find_physical(handle, phys))
             return err;
-        // One shareable handle per physical allocation and process: made
-        // under the allocation's lock (publishing takes no runtime lock).
-        std::lock_guard<std::mutex> plock(phys->mu);
-        if (phys->shareable) {
-            *shareableHandle = phys->shareable;
+        // One shareable handle per physical allocation and process while
+        // its key is open: made under the export lock, not phys->mu, which
+        // the runtime takes under its own lock (publishing may wait for the
+        // broker).
+        std::lock_guard<std::mutex> elock(phys->export_mu);
+        uint64_t old_name = 0;
+        std::string old_key;
+        {
+            std::lock_guard<std::mutex> plock(phys->mu);
+            old_name = phys->shareable;
+            old_key = phys->shared_key;
+        }
+        if (old_name && ipc::published_here(old_key)) {
+            *shareableHandle = old_name;
             return ACL_SUCCESS;
+        }
+        if (old_name) { // gone with the broker that served it: a new one
+            ipc::unname(old_name);
+            (void)ipc::revoke(old_key);
         }
         std::weak_ptr<Physical> weak = phys;
         auto make_fd = [weak]() -> Result<UniqueFd> {
@@ -479,8 +492,20 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
             (void)ipc::revoke(key.value());
             return fail_handle(name.error(), "naming the key");
         }
-        phys->shareable = name.value();
-        phys->shared_key = key.value();
+        bool kept = false;
+        {
+            std::lock_guard<std::mutex> plock(phys->mu);
+            if (phys->handle_refs > 0) {
+                phys->shareable = name.value();
+                phys->shared_key = key.value();
+                kept = true;
+            }
+        }
+        if (!kept) { // freed meanwhile
+            ipc::unname(name.value());
+            (void)ipc::revoke(key.value());
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the memory was freed while being exported");
+        }
         *shareableHandle = name.value();
         return ACL_SUCCESS;
     });

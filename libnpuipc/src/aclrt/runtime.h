@@ -191,6 +191,8 @@ struct Physical : Object {
     const uint64_t size;
     const PageClass page_class;
     const aclrtPhysicalMemProp prop;
+    // Held across an export (which may wait for the broker), before mu.
+    std::mutex export_mu;
     std::mutex mu;           // protects what follows
     int handle_refs = 1;     // aclrtMallocPhysical/Import + Retain - Free
     // The runtime's own mapping of the memory, made by the first copy into

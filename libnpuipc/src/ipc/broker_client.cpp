@@ -37,6 +37,10 @@ bool g_warned_fallback = false;
 
 void disconnect_locked()
 {
+    if (!g_keys.empty())
+        log(LogLevel::Warning, "broker: the connection is gone, and with it %zu key(s) of this "
+                               "process: export again for new keys",
+            g_keys.size());
     g_conn.reset();
     g_keys.clear(); // the broker dropped them with the connection
     g_endpoint.clear();
@@ -70,7 +74,9 @@ int connect_locked()
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     if (::connect(s.get(), reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0) {
         int err = errno;
-        if (!explicit_path) {
+        // Only a broker that is not there is fallen back from: a busy
+        // one (EAGAIN: its backlog is full) is an error to retry.
+        if (!explicit_path && (err == ECONNREFUSED || err == ENOENT)) {
             if (!g_warned_fallback)
                 log(LogLevel::Warning,
                     "broker: %s does not answer (%s): keys are served by this process",
@@ -124,6 +130,14 @@ int exchange_locked(const BrokerRequest &req, int fd, BrokerReply &reply)
     do
         n = ::recv(g_conn.get(), &reply, sizeof(reply), 0);
     while (n < 0 && errno == EINTR);
+    // A broker at its connection limit answers as it answers importers.
+    if (n >= static_cast<ssize_t>(sizeof(WireReply)) && reply.magic == kReplyMagic) {
+        WireReply busy;
+        std::memcpy(&busy, &reply, sizeof(busy));
+        log(LogLevel::Error, "broker: busy (%s)", detail_text(busy.detail));
+        disconnect_locked();
+        return busy.status == EAGAIN ? EAGAIN : EPROTO;
+    }
     if (n != static_cast<ssize_t>(sizeof(reply)) || reply.magic != kBrokerReplyMagic ||
         reply.version != kWireVersion) {
         int err = n < 0 ? (errno == EAGAIN ? ETIMEDOUT : errno) : (n == 0 ? ECONNREFUSED : EPROTO);

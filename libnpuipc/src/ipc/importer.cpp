@@ -405,19 +405,23 @@ Result<Fetched> fetch_named(uint64_t name, Kind kind, int timeout_ms)
         return Status::from_errno(EINVAL);
     const int64_t deadline_ms = npuipc_clock::deadline_ms(timeout_ms);
     try {
-        // A broker's name first; ESRCH there: perhaps one of a process
-        // that published without the broker.
+        // A broker's name first. Unknown there, or no broker answering
+        // (a stale socket): perhaps one of a process that published
+        // without the broker.
         std::string broker;
+        int broker_err = 0;
         if (broker_runs_here(broker)) {
             detail::WireRequest req = request_for(kind, name);
             req.flags = detail::kFetchByName;
             Result<Fetched> got = fetch_from(broker, "a named key", req, deadline_ms, true);
-            if (got.ok() || got.error() != ESRCH)
+            if (got.ok() || (got.error() != ESRCH && got.error() != ECONNREFUSED))
                 return got;
+            broker_err = got.error();
         }
         Result<std::string> text = resolve_name(name);
+        // No file either: the broker's answer ("gone": its exporter died).
         if (!text.ok())
-            return text.status();
+            return broker_err == ECONNREFUSED ? Status::from_errno(ECONNREFUSED) : text.status();
         Result<Key> key = parse_key(text.value().c_str());
         if (!key.ok())
             return key.status();
