@@ -253,24 +253,7 @@ void send_fetch_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t
     reply.detail = detail;
     reply.status = status;
     reply.tag = status == 0 ? tag : 0;
-    struct iovec iov = {&reply, sizeof(reply)};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (pass_fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    ssize_t n;
-    do
-        n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = send_with_fd(fd, &reply, sizeof(reply), pass_fd, MSG_DONTWAIT);
     // ETOOMANYREFS: more of the broker's fds are in flight, unread by their
     // importers, than its fd limit. This importer hears "busy", not silence.
     if (n < 0 && pass_fd >= 0 && errno != EPIPE && errno != ECONNRESET)

@@ -103,24 +103,7 @@ int connect_locked()
 // One request and its reply; the connection is dropped when it broke.
 int exchange_locked(const BrokerRequest &req, int fd, BrokerReply &reply)
 {
-    struct iovec iov = {const_cast<BrokerRequest *>(&req), sizeof(req)};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    ssize_t n;
-    do
-        n = ::sendmsg(g_conn.get(), &msg, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = send_with_fd(g_conn.get(), &req, sizeof(req), fd, 0);
     if (n != static_cast<ssize_t>(sizeof(req))) {
         int err = n < 0 ? errno : EPROTO;
         log(LogLevel::Error, "broker: sending a request: %s", std::strerror(err));

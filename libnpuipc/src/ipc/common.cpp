@@ -202,6 +202,29 @@ Result<std::string> new_broker_endpoint()
     return "0-" + b64_encode(random, sizeof(random));
 }
 
+ssize_t send_with_fd(int sock, const void *buf, size_t len, int fd, int flags)
+{
+    struct iovec iov = {const_cast<void *>(buf), len};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ssize_t n;
+    do
+        n = ::sendmsg(sock, &msg, flags | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
 bool trusted_broker(uid_t listener_uid)
 {
     return listener_uid == 0 || listener_uid == ::geteuid();

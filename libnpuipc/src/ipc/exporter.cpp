@@ -335,28 +335,7 @@ void send_reply(int fd, int status, uint16_t detail, int pass_fd, uint32_t tag =
     reply.detail = detail;
     reply.status = status;
     reply.tag = status == 0 ? tag : 0;
-    struct iovec iov = {&reply, sizeof(reply)};
-    struct msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    if (pass_fd >= 0) {
-        std::memset(&control, 0, sizeof(control));
-        msg.msg_control = control.buf;
-        msg.msg_controllen = sizeof(control.buf);
-        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
-    }
-    ssize_t n;
-    do
-        n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = detail::send_with_fd(fd, &reply, sizeof(reply), pass_fd, MSG_DONTWAIT);
     if (n < 0)
         log(LogLevel::Debug, "exporter: reply not sent: %s", std::strerror(errno));
 }

@@ -205,6 +205,11 @@ uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &all
 
 // ---- misc ----
 
+// sendmsg of `len` bytes with `fd` attached in SCM_RIGHTS (none when -1),
+// retried on EINTR, MSG_NOSIGNAL added to `flags`: bytes sent, or -1 and
+// errno.
+ssize_t send_with_fd(int sock, const void *buf, size_t len, int fd, int flags);
+
 Status fill_random(void *buf, size_t len);
 using npuipc_clock::now_ms;
 // Registers the transport's fork handlers (once), which take its lock
