@@ -658,6 +658,12 @@ TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
     EXPECT_TRUE(SendWith(s, garbage, sizeof(garbage), memfd));
     EXPECT_EQ(0, ::recv(s, &byte, 1, 0)) << "the connection was not closed";
     ::close(s);
+    // An empty message with an fd: received, closed, the connection too.
+    s = Connect();
+    ASSERT_GE(s, 0);
+    EXPECT_TRUE(SendWith(s, garbage, 0, memfd));
+    EXPECT_EQ(0, ::recv(s, &byte, 1, 0)) << "the connection was not closed";
+    ::close(s);
     ::close(memfd);
     EXPECT_EQ(before, SettledBrokerFds()) << "the broker kept an fd";
     EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));

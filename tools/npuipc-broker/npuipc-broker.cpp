@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -132,6 +133,7 @@ struct Closer {
 // Never destroyed: the detached closer waits on it until the process ends
 // (destroying a condition variable with a waiter blocks exit).
 Closer &g_closer = *new Closer;
+int g_closed_wake = -1; // an eventfd the closers signal, polled by the loop
 
 void closer_loop()
 {
@@ -144,8 +146,12 @@ void closer_loop()
             g_closer.queue.pop_front();
         }
         ::close(item.first);
-        std::lock_guard<std::mutex> lock(g_closer.done_mu);
-        g_closer.done.push_back(item.second);
+        {
+            std::lock_guard<std::mutex> lock(g_closer.done_mu);
+            g_closer.done.push_back(item.second);
+        }
+        const uint64_t one = 1;
+        (void)!::write(g_closed_wake, &one, sizeof(one));
     }
 }
 
@@ -161,6 +167,8 @@ void close_later(UniqueFd fd, uid_t uid)
 
 void collect_closed()
 {
+    uint64_t count;
+    (void)!::read(g_closed_wake, &count, sizeof(count));
     std::vector<uid_t> done;
     {
         std::lock_guard<std::mutex> lock(g_closer.done_mu);
@@ -349,13 +357,13 @@ int deposit(Conn &conn, const BrokerRequest &req, UniqueFd &fd, BrokerReply &rep
     obj.kind = kind;
     obj.validate_pid = req.flags & kBrokerValidatePid;
     obj.tag = req.tag;
-    obj.fd = std::move(fd);
     obj.bytes = bytes;
     obj.owner = conn.id;
     obj.uid = uid;
     Status st = fill_random(obj.secret.data(), obj.secret.size());
     if (!st.ok())
         return st.error();
+    obj.fd = std::move(fd);
     const uint64_t object = g_next_object++;
     std::memcpy(reply.secret, obj.secret.data(), kSecretBytes);
     reply.object = object;
@@ -479,9 +487,9 @@ bool handle(Conn &conn)
     do
         n = ::recvmsg(conn.fd.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
-    if (n <= 0)
-        return n < 0 && errno == EAGAIN;
-    std::vector<UniqueFd> fds;
+    if (n < 0)
+        return errno == EAGAIN;
+    std::vector<UniqueFd> fds; // an empty message may carry fds too
     pid_t sender = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
@@ -496,7 +504,7 @@ bool handle(Conn &conn)
                 fds.emplace_back(raw);
             }
     bool keep = false;
-    const bool whole = !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+    const bool whole = n > 0 && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
     if (whole && static_cast<size_t>(n) == sizeof(WireRequest) &&
         req.fetch.magic == kRequestMagic && !conn.exporter) {
         serve_fetch(conn, req.fetch, sender);
@@ -512,7 +520,7 @@ bool handle(Conn &conn)
             keep = true;
         }
         close_later(std::move(fd), conn.cred.uid);
-    } else {
+    } else if (n > 0) {
         log(LogLevel::Warning, "pid %d sent a malformed request", conn.cred.pid);
     }
     for (UniqueFd &fd : fds)
@@ -586,6 +594,7 @@ int serve(int listen_fd)
         for (const Conn &c : conns)
             polls.push_back({g_usage[c.cred.uid].closing < kMaxClosingPerUid ? c.fd.get() : -1,
                              POLLIN, 0});
+        polls.push_back({g_closed_wake, POLLIN, 0}); // last: the others keep their indices
         int n = ::poll(polls.data(), polls.size(), accepting ? 500 : kAcceptPauseMs);
         if (n < 0 && errno != EINTR) {
             log(LogLevel::Error, "poll: %s", std::strerror(errno));
@@ -598,8 +607,8 @@ int serve(int listen_fd)
             bool keep = true;
             if (!conns[i].exporter && now > conns[i].deadline_ms)
                 keep = false; // first: a client that keeps talking has no more time
-            else if (ev & POLLIN)
-                keep = handle(conns[i]);
+            else if ((ev & POLLIN) && g_usage[conns[i].cred.uid].closing < kMaxClosingPerUid)
+                keep = handle(conns[i]); // re-checked: this round may have reached the cap
             else if (ev & (POLLHUP | POLLERR))
                 keep = false;
             if (!keep)
@@ -807,6 +816,9 @@ int main(int argc, char **argv)
     sigset_t all, old;
     sigfillset(&all);
     ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    g_closed_wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (g_closed_wake < 0)
+        return 1;
     for (int k = 0; k < kClosers; k++)
         std::thread(closer_loop).detach();
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);

@@ -524,10 +524,17 @@ aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
                         "the notify has no export key (aclrtNotifyGetExportKey)");
         // Every open key of the notify lists them (one gone with its
         // broker is replaced at the next export).
+        std::vector<std::string> open;
         for (const std::string &key : keys)
             if (ipc::published_here(key))
-                if (aclError err = allow_pids(key, pid, num))
-                    return err;
+                open.push_back(key);
+        if (open.empty())
+            return fail(ACL_ERROR_RT_INVALID_HANDLE,
+                        "the notify's export keys are gone with the broker that served them: "
+                        "export it again (aclrtNotifyGetExportKey)");
+        for (const std::string &key : open)
+            if (aclError err = allow_pids(key, pid, num))
+                return err;
         return ACL_SUCCESS;
     });
 }

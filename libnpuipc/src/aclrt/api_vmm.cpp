@@ -471,6 +471,13 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
             return ACL_SUCCESS;
         }
         if (old_name) { // gone with the broker that served it: a new one
+            {
+                std::lock_guard<std::mutex> plock(phys->mu);
+                if (phys->shareable == old_name) {
+                    phys->shareable = 0;
+                    phys->shared_key.clear();
+                }
+            }
             ipc::unname(old_name);
             (void)ipc::revoke(old_key);
         }
@@ -494,8 +501,12 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandl
         }
         bool kept = false;
         {
+            // Still the runtime's: neither freed nor dropped by a device
+            // reset meanwhile (which would never revoke this key).
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
             std::lock_guard<std::mutex> plock(phys->mu);
-            if (phys->handle_refs > 0) {
+            if (phys->handle_refs > 0 && rt.objects.count(phys->token)) {
                 phys->shareable = name.value();
                 phys->shared_key = key.value();
                 kept = true;

@@ -260,8 +260,11 @@ bool known_refusal(int status, bool broker)
 
 // From the exporter's socket, or from the broker's (`broker`), which is
 // another user's and outlives exporters.
+// `refused`, when given, tells whether the server itself answered with a
+// refusal (as opposed to not being reachable).
 Result<Fetched> fetch_from(const std::string &path, const std::string &name,
-                            const detail::WireRequest &req, int64_t deadline_ms, bool broker)
+                            const detail::WireRequest &req, int64_t deadline_ms, bool broker,
+                            bool *refused = nullptr)
 {
     const char *server = broker ? "the broker" : "the exporter";
     UniqueFd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -342,6 +345,8 @@ Result<Fetched> fetch_from(const std::string &path, const std::string &name,
             log(r.status == EACCES || r.status == EPROTO ? LogLevel::Error : LogLevel::Warning,
                 "importer: %s: refused by %s: %s (%s)", name.c_str(), server,
                 detail::detail_text(r.detail), std::strerror(r.status));
+            if (refused)
+                *refused = true;
             return Status::from_errno(r.status);
         }
     }
@@ -409,19 +414,22 @@ Result<Fetched> fetch_named(uint64_t name, Kind kind, int timeout_ms)
         // (a stale socket): perhaps one of a process that published
         // without the broker.
         std::string broker;
-        int broker_err = 0;
+        bool broker_said_gone = false;
         if (broker_runs_here(broker)) {
             detail::WireRequest req = request_for(kind, name);
             req.flags = detail::kFetchByName;
-            Result<Fetched> got = fetch_from(broker, "a named key", req, deadline_ms, true);
+            bool refused = false;
+            Result<Fetched> got =
+                fetch_from(broker, "a named key", req, deadline_ms, true, &refused);
             if (got.ok() || (got.error() != ESRCH && got.error() != ECONNREFUSED))
                 return got;
-            broker_err = got.error();
+            broker_said_gone = refused && got.error() == ECONNREFUSED;
         }
         Result<std::string> text = resolve_name(name);
         // No file either: the broker's answer ("gone": its exporter died).
         if (!text.ok())
-            return broker_err == ECONNREFUSED ? Status::from_errno(ECONNREFUSED) : text.status();
+            return broker_said_gone && text.error() == ESRCH ? Status::from_errno(ECONNREFUSED)
+                                                             : text.status();
         Result<Key> key = parse_key(text.value().c_str());
         if (!key.ok())
             return key.status();
