@@ -8,6 +8,7 @@
 // data; keys are made with PID validation on. Runs in the VM.
 #include <acl/acl.h>
 
+#include "fork_at_pid.h"
 #include "ipc/internal.h" // the broker's protocol, for the hostile clients
 
 #include <gtest/gtest.h>
@@ -967,6 +968,172 @@ TEST_F(AclBrokerTest, KeysDieWithTheirExporter)
     EXPECT_TRUE(results.Receive(rc));
     EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, rc);
     EXPECT_EQ(0, Wait(importer));
+}
+
+// aclrtIpcMemClose in the exporter revokes its key at the broker: the next
+// first import is INVALID_HANDLE, as between two plain processes.
+TEST_F(AclBrokerTest, AKeyClosedByItsExporterIsInvalidHandle)
+{
+    Channel keys, go, results;
+    pid_t exporter = Spawn([&] {
+        void *dev = nullptr;
+        KeyText key;
+        if (aclrtSetDevice(0) != ACL_SUCCESS ||
+            MakePatternedMemory(What::Memory, &dev, nullptr) != ACL_SUCCESS ||
+            aclrtIpcMemGetExportKey(dev, kSize, key.text, sizeof(key.text),
+                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION) != ACL_SUCCESS ||
+            !keys.Send(key))
+            return 10;
+        char byte;
+        if (!go.Receive(byte) || aclrtIpcMemClose(key.text) != ACL_SUCCESS || !keys.Send(key))
+            return 11;
+        return go.Receive(byte) ? 0 : 12;
+    });
+    auto import = [&](const KeyText &key) {
+        pid_t importer = Spawn([&] {
+            aclError rc = aclrtSetDevice(0);
+            if (rc == ACL_SUCCESS)
+                rc = ImportShared(What::Memory, key);
+            return results.Send(rc) ? 0 : 20;
+        });
+        aclError rc = -2;
+        EXPECT_TRUE(results.Receive(rc));
+        EXPECT_EQ(0, Wait(importer));
+        return rc;
+    };
+    KeyText key;
+    ASSERT_TRUE(keys.Receive(key));
+    EXPECT_EQ(ACL_SUCCESS, import(key));
+    char byte = 0;
+    ASSERT_TRUE(go.Send(byte));
+    ASSERT_TRUE(keys.Receive(key)); // closed
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, import(key));
+    EXPECT_TRUE(go.Send(byte));
+    EXPECT_EQ(0, Wait(exporter));
+}
+
+// A broker that stops answering (SIGSTOP, a debugger) holds nobody up for
+// long: an import and an export each give ACL_ERROR_RT_TIMEOUT after the
+// 5 s reply limit. The exporter's connection is then dropped, and its
+// keys with it; once the broker runs again, exports reconnect.
+TEST_F(AclBrokerTest, AFrozenBrokerGivesTimeoutsAndThenServesAgain)
+{
+    const int fds_before = BrokerFds();
+    Channel keys, go, results;
+    pid_t exporter = Spawn([&] {
+        void *dev = nullptr;
+        KeyText first, second, third;
+        if (aclrtSetDevice(0) != ACL_SUCCESS ||
+            MakePatternedMemory(What::Memory, &dev, nullptr) != ACL_SUCCESS ||
+            aclrtIpcMemGetExportKey(dev, kSize, first.text, sizeof(first.text),
+                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION) != ACL_SUCCESS ||
+            !keys.Send(first))
+            return 10;
+        char byte;
+        if (!go.Receive(byte)) // the broker is stopped
+            return 11;
+        void *other = nullptr;
+        if (aclrtMalloc(&other, kSize, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS)
+            return 12;
+        aclError rc = aclrtIpcMemGetExportKey(other, kSize, second.text, sizeof(second.text),
+                                              ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+        if (!results.Send(rc) || !go.Receive(byte)) // the broker runs again
+            return 13;
+        if (aclrtIpcMemGetExportKey(dev, kSize, third.text, sizeof(third.text),
+                                    ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION) != ACL_SUCCESS ||
+            !keys.Send(third))
+            return 14;
+        return go.Receive(byte) ? 0 : 15;
+    });
+    // An import's result and how long it took.
+    struct Outcome {
+        aclError rc = -2;
+        int64_t ms = -1;
+    };
+    Channel outcomes;
+    auto import = [&](const KeyText &key) {
+        pid_t importer = Spawn([&] {
+            Outcome out;
+            out.rc = aclrtSetDevice(0);
+            auto start = std::chrono::steady_clock::now();
+            if (out.rc == ACL_SUCCESS)
+                out.rc = ImportShared(What::Memory, key);
+            out.ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+            return outcomes.Send(out) ? 0 : 20;
+        });
+        Outcome out;
+        EXPECT_TRUE(outcomes.Receive(out));
+        EXPECT_EQ(0, Wait(importer));
+        return out;
+    };
+    KeyText first;
+    ASSERT_TRUE(keys.Receive(first));
+    ASSERT_EQ(0, ::kill(broker_, SIGSTOP));
+    Outcome frozen = import(first);
+    EXPECT_EQ(ACL_ERROR_RT_TIMEOUT, frozen.rc);
+    EXPECT_LT(frozen.ms, 15000) << "the import waited for the stopped broker";
+    char byte = 0;
+    ASSERT_TRUE(go.Send(byte));
+    aclError rc = -2;
+    EXPECT_TRUE(results.Receive(rc));
+    EXPECT_EQ(ACL_ERROR_RT_TIMEOUT, rc) << "an export while the broker is stopped";
+    ASSERT_EQ(0, ::kill(broker_, SIGCONT));
+    ASSERT_TRUE(go.Send(byte));
+    KeyText third;
+    ASSERT_TRUE(keys.Receive(third));
+    EXPECT_EQ(ACL_SUCCESS, import(third).rc);
+    EXPECT_EQ(ACL_ERROR_RT_IPC_ERROR, import(first).rc) << "the dropped connection's key";
+    EXPECT_TRUE(go.Send(byte));
+    EXPECT_EQ(0, Wait(exporter));
+    // Everything the exporter deposited is released.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (BrokerFds() != fds_before && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(fds_before, BrokerFds());
+}
+
+// A listed importer's PID, reused by another process after it exited, is
+// refused: the broker pins the listed process by its start time.
+TEST_F(AclBrokerTest, AProcessReusingAListedPidIsRefused)
+{
+    Channel pids, keys, done, results;
+    pid_t exporter = Spawn([&] { return Export(What::Memory, pids, keys, done, false); });
+    Channel listed_keys;
+    pid_t listed = Spawn([&] { return Import(What::Memory, pids, listed_keys, results); });
+    KeyText key;
+    ASSERT_TRUE(keys.Receive(key));
+    ASSERT_TRUE(listed_keys.Send(key));
+    aclError rc = -2;
+    EXPECT_TRUE(results.Receive(rc));
+    EXPECT_EQ(ACL_SUCCESS, rc) << "the listed process itself is admitted";
+    ASSERT_EQ(0, Wait(listed));
+    // Start times count clock ticks (10 ms): let a few pass.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Channel go;
+    pid_t reborn = ForkAtPid(listed, [&] {
+        return Spawn([&] {
+            char byte;
+            if (!go.Receive(byte))
+                return 99;
+            aclError result = aclrtSetDevice(0);
+            if (result == ACL_SUCCESS)
+                result = ImportShared(What::Memory, key);
+            return results.Send(result) ? 0 : 20;
+        });
+    });
+    char byte = 0;
+    if (reborn > 0) {
+        ASSERT_TRUE(go.Send(byte));
+        EXPECT_TRUE(results.Receive(rc));
+        EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, rc);
+        EXPECT_EQ(0, Wait(reborn));
+    }
+    EXPECT_TRUE(done.Send(byte));
+    EXPECT_EQ(0, Wait(exporter));
+    if (reborn == -1)
+        GTEST_SKIP() << "cannot choose PIDs (ns_last_pid) here";
 }
 
 } // namespace

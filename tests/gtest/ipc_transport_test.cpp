@@ -19,6 +19,7 @@
 // NPUIPC_TEST_EXPECT_EPOLL=1 where it does not, e.g. in a container whose
 // seccomp profile blocks io_uring); a child under a seccomp filter that
 // refuses io_uring_setup checks the epoll fallback.
+#include "fork_at_pid.h"
 #include "npuipc/ipc.h"
 
 #include <dirent.h>
@@ -953,34 +954,16 @@ TEST_F(IpcTransport, AllowArgumentErrors)
     EXPECT_EQ(ENOENT, ipc::allow(text.value(), good, 1).error());
 }
 
-// Makes a child whose PID is `pid` by setting ns_last_pid (needs
-// CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN); -1 if ns_last_pid cannot be
-// written here (the caller skips), -2 and a test failure if other forks
-// took the PID 20 times running (the test did not test). The child runs
-// body after the parent's "go".
+// ForkAtPid's child: runs body after the parent's "go".
 pid_t ForkAtPid(pid_t pid, Pipe &go, const std::function<int()> &body)
 {
-    for (int attempt = 0; attempt < 20; attempt++) {
-        {
-            std::ofstream last("/proc/sys/kernel/ns_last_pid");
-            if (!last)
-                return -1;
-            last << (pid - 1) << std::flush;
-            if (!last)
-                return -1;
-        }
-        pid_t child = ForkChild([&] {
+    return ::ForkAtPid(pid, [&] {
+        return ForkChild([&] {
             if (go.receive() != "go")
                 return 99;
             return body();
         });
-        if (child == pid)
-            return child;
-        kill(child, SIGKILL);
-        WaitChild(child);
-    }
-    ADD_FAILURE() << "20 forks after setting ns_last_pid did not get PID " << pid;
-    return -2;
+    });
 }
 
 TEST_F(IpcTransport, PidNotAliveWhenAllowedNeverMatches)

@@ -32,6 +32,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -93,7 +94,9 @@ std::string g_endpoint;
 std::map<uint64_t, Object> g_objects;
 std::map<uint64_t, std::array<uint8_t, kSecretBytes>> g_tombstones;
 std::unordered_map<uint64_t, uint64_t> g_names; // name -> object id
-std::map<uint64_t, uint64_t> g_dead_names;      // object id -> name, as g_tombstones
+// The names of dropped objects, and their order to forget the oldest.
+std::unordered_set<uint64_t> g_dead_names;
+std::deque<uint64_t> g_dead_name_order;
 std::unordered_map<uid_t, Usage> g_usage;
 // Object ids carry this broker's random instance in their top 32 bits, so
 // that a key of a broker that restarted is told from an unknown one.
@@ -237,10 +240,7 @@ void drop_object(std::map<uint64_t, Object>::iterator it)
 
 bool dead_name(uint64_t name)
 {
-    for (const auto &entry : g_dead_names)
-        if (entry.second == name)
-            return true;
-    return false;
+    return g_dead_names.count(name) != 0;
 }
 
 // ---- replies ----
@@ -538,10 +538,12 @@ void close_conn(std::vector<Conn> &conns, size_t i)
         g_tombstones[it->first] = it->second.secret;
         if (g_tombstones.size() > kMaxTombstones)
             g_tombstones.erase(g_tombstones.begin()); // ids grow: the oldest
-        if (it->second.name) {
-            g_dead_names[it->first] = it->second.name;
-            if (g_dead_names.size() > kMaxTombstones)
-                g_dead_names.erase(g_dead_names.begin());
+        if (it->second.name && g_dead_names.insert(it->second.name).second) {
+            g_dead_name_order.push_back(it->second.name);
+            if (g_dead_name_order.size() > kMaxTombstones) {
+                g_dead_names.erase(g_dead_name_order.front());
+                g_dead_name_order.pop_front();
+            }
         }
         drop_object(it);
     }
@@ -692,14 +694,6 @@ bool drop_privileges(const std::string &user)
     return true;
 }
 
-// Allowlists name host PIDs: SO_PEERCRED and /proc must give them.
-bool in_initial_pid_namespace()
-{
-    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
-    struct stat st;
-    return ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
-}
-
 // The limits that follow from the fd limit, raised to its hard value:
 // connections take at most half, one uid a quarter of those, and objects
 // what is left but a margin.
@@ -780,7 +774,8 @@ int main(int argc, char **argv)
     ::sigaction(SIGINT, &sa, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
     npuipc::ipc::set_log_hook(log_stderr);
-    if (!in_initial_pid_namespace()) {
+    // Allowlists name host PIDs: SO_PEERCRED and /proc must give them.
+    if (!npuipc::ipc::in_initial_pid_namespace()) {
         std::fprintf(stderr, "npuipc-broker: not in the host's PID namespace: it could not "
                              "check allowlists of host PIDs\n");
         return 1;

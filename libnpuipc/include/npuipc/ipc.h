@@ -138,6 +138,10 @@ bool published_here(const std::string &key_text);
 // DISABLE_PID_VALIDATION"). Default true; may be called at any time.
 void set_pid_namespace_ok(bool ok);
 
+// Whether this process is in the initial PID namespace, whose PIDs
+// aclrtDeviceGetBareTgid gives and allowlists name.
+bool in_initial_pid_namespace();
+
 // Whether keys published now go to the broker (Documentation/ipc.md, The
 // broker): one listens on NPUIPC_BROKER_SOCKET, or on
 // /run/npuipc/broker.sock when that variable is not set. The broker judges

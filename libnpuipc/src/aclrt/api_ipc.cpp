@@ -8,7 +8,6 @@
 // live key costs no fd. Documentation/ipc.md has the whole model.
 #include <cerrno>
 #include <cstring>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "aclrt/runtime.h"
@@ -33,13 +32,10 @@ void revoke_keys(const std::vector<std::string> &keys)
 
 // Validation by PID needs the exporter, or the broker serving its keys, in
 // the initial PID namespace: the PIDs importers list come from
-// aclrtDeviceGetBareTgid. The kernel gives
-// that namespace a fixed inode number (PROC_PID_INIT_INO).
+// aclrtDeviceGetBareTgid.
 void note_pid_namespace()
 {
-    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
-    struct stat st;
-    bool initial = ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
+    bool initial = ipc::in_initial_pid_namespace();
     // A broker, in the initial namespace, checks the importers itself.
     if (!initial && !ipc::publishes_to_broker())
         log_warning("this process is not in the initial PID namespace: keys exported with PID "

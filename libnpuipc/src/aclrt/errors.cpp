@@ -127,7 +127,8 @@ aclError fail_ipc(int err, const char *what)
     case ENOENT:
         return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporting process is gone", what);
     case ETIMEDOUT:
-        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter did not answer in time", what);
+        return fail(ACL_ERROR_RT_TIMEOUT, "%s: the exporter, or the broker serving its keys, did not answer in time",
+                    what);
     case EPROTO:
         return fail(ACL_ERROR_RT_IPC_ERROR, "%s: the exporter's answer broke the protocol", what);
     case EAGAIN:

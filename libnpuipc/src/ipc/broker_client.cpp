@@ -124,11 +124,24 @@ int exchange_locked(const BrokerRequest &req, int fd, BrokerReply &reply)
     if (n != static_cast<ssize_t>(sizeof(reply)) || reply.magic != kBrokerReplyMagic ||
         reply.version != kWireVersion) {
         int err = n < 0 ? (errno == EAGAIN ? ETIMEDOUT : errno) : (n == 0 ? ECONNREFUSED : EPROTO);
-        log(LogLevel::Error, "broker: no valid reply: %s", std::strerror(err));
+        if (err == ETIMEDOUT)
+            log(LogLevel::Error,
+                "broker: no reply within %d ms (is it stopped?): the connection is dropped, "
+                "and the keys it served with it",
+                kReplyTimeoutMs);
+        else
+            log(LogLevel::Error, "broker: no valid reply: %s", std::strerror(err));
         disconnect_locked();
         return err;
     }
     return 0;
+}
+
+// exchange_locked, then the broker's answer: 0 or the errno it refused with.
+int ask_locked(const BrokerRequest &req, int fd, BrokerReply &reply)
+{
+    int err = exchange_locked(req, fd, reply);
+    return err ? err : static_cast<int>(reply.status);
 }
 
 BrokerRequest new_request(BrokerOp op)
@@ -205,13 +218,11 @@ Result<std::string> broker_publish(Kind kind, int fd, bool validate_pid, uint32_
         req.flags = validate_pid ? kBrokerValidatePid : 0;
         req.tag = tag;
         BrokerReply reply = {};
-        int err = exchange_locked(req, fd, reply);
-        if (err == ECONNREFUSED && attempt == 0)
+        int err = ask_locked(req, fd, reply);
+        if (err == ECONNREFUSED && attempt == 0 && !g_conn)
             continue;
-        if (!err)
-            err = reply.status;
         if (err) {
-            log(LogLevel::Error, "broker: the deposit of a %s was refused: %s", kind_name(kind),
+            log(LogLevel::Error, "broker: the deposit of a %s failed: %s", kind_name(kind),
                 std::strerror(err));
             return Status::from_errno(err);
         }
@@ -238,10 +249,7 @@ Status broker_allow(const Key &key, const int32_t *pids, size_t count)
         req.count = static_cast<uint32_t>(std::min(count - done, kBrokerPidsPerRequest));
         std::memcpy(req.pids, pids + done, req.count * sizeof(int32_t));
         BrokerReply reply = {};
-        int err = exchange_locked(req, -1, reply);
-        if (!err)
-            err = reply.status;
-        if (err)
+        if (int err = ask_locked(req, -1, reply))
             return Status::from_errno(err == ECONNREFUSED ? ENOENT : err);
         done += req.count;
     }
@@ -256,9 +264,7 @@ Status broker_revoke(const Key &key)
         return Status::from_errno(err);
     g_keys.erase(key.object);
     BrokerReply reply = {};
-    int err = exchange_locked(req, -1, reply);
-    if (!err)
-        err = reply.status;
+    int err = ask_locked(req, -1, reply);
     // Gone from the broker either way: a broken connection dropped it.
     return err && err != ECONNREFUSED ? Status::from_errno(err) : Status();
 }
@@ -270,10 +276,7 @@ Result<uint64_t> broker_name(const Key &key)
     if (int err = request_for_locked(key, kBrokerName, req))
         return Status::from_errno(err);
     BrokerReply reply = {};
-    int err = exchange_locked(req, -1, reply);
-    if (!err)
-        err = reply.status;
-    if (err)
+    if (int err = ask_locked(req, -1, reply))
         return Status::from_errno(err == ECONNREFUSED ? ENOENT : err);
     if (reply.object == 0)
         return Status::from_errno(EPROTO);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Who a connecting process is: the judge of an allowlist, shared by the
-// exporter of each process and the broker daemon.
+// Who a connecting process is, and whether this one sees host PIDs:
+// shared by the exporter of each process and the broker daemon.
 #include "ipc/internal.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -116,3 +117,16 @@ uint16_t judge_peer(int conn_fd, int32_t pid, const std::vector<AllowedPid> &all
 }
 
 } // namespace npuipc_ipc
+
+namespace npuipc::ipc {
+
+bool in_initial_pid_namespace()
+{
+    // The kernel gives the initial PID namespace a fixed inode number
+    // (PROC_PID_INIT_INO).
+    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
+    struct stat st;
+    return ::stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == kInitialPidNamespaceInode;
+}
+
+} // namespace npuipc::ipc
