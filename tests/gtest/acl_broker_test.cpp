@@ -18,6 +18,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -670,6 +673,120 @@ TEST_F(AclBrokerTest, FdsThatAreNotWhatTheySayAreRefusedAndClosed)
     EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
 }
 
+// A TCP socket whose close() lingers: connected over this network
+// namespace's loopback to a listener that never reads, its send buffer
+// full, SO_LINGER set. -1 on failure.
+int LingeringSocket(int listener)
+{
+    struct sockaddr_in addr {};
+    socklen_t len = sizeof(addr);
+    if (::getsockname(listener, reinterpret_cast<struct sockaddr *>(&addr), &len) != 0)
+        return -1;
+    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (s < 0)
+        return -1;
+    if (::connect(s, reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0 &&
+        errno != EINPROGRESS) {
+        ::close(s);
+        return -1;
+    }
+    struct pollfd p = {s, POLLOUT, 0};
+    (void)::poll(&p, 1, 5000);
+    static char chunk[65536];
+    while (::send(s, chunk, sizeof(chunk), MSG_NOSIGNAL) > 0) {
+    }
+    struct linger lg = {1, 60};
+    if (errno != EAGAIN || ::fcntl(s, F_SETFL, 0) != 0 ||
+        ::setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) != 0) {
+        ::close(s);
+        return -1;
+    }
+    return s;
+}
+
+// One user whose refused fds never close (their close() lingers) holds up
+// its own closes only: another user's refused fds are closed at once, and
+// sharing goes on.
+TEST_F(AclBrokerTest, AUserWhoseFdsNeverCloseDoesNotHoldUpOthersCloses)
+{
+    ASSERT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+    const int before = SettledBrokerFds();
+    // More than the broker ever had closer threads before they grew.
+    constexpr int kLingering = 5;
+    Channel sent, done;
+    ASSERT_EQ(0, ::kill(broker_, SIGSTOP));
+    pid_t hostile = Spawn([&] {
+        // Its own loopback to linger on.
+        if (::unshare(CLONE_NEWNET) != 0)
+            return 40;
+        int ctl = ::socket(AF_INET, SOCK_DGRAM, 0);
+        struct ifreq ifr {};
+        std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+        ifr.ifr_flags = IFF_UP | IFF_RUNNING;
+        if (ctl < 0 || ::ioctl(ctl, SIOCSIFFLAGS, &ifr) != 0)
+            return 41;
+        int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in addr {};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (listener < 0 || ::bind(listener, reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0 ||
+            ::listen(listener, kLingering) != 0 || !BecomeOtherUser())
+            return 42;
+        int s = Connect();
+        if (s < 0)
+            return 43;
+        // Sent while the broker is stopped and closed here at once, so
+        // that the broker's copies are the last.
+        wire::BrokerRequest req = {};
+        req.magic = wire::kBrokerMagic;
+        req.version = wire::kWireVersion;
+        req.op = wire::kBrokerDeposit;
+        req.kind = static_cast<uint8_t>(wire::Kind::Memory);
+        for (int i = 0; i < kLingering; i++) {
+            int lingering = LingeringSocket(listener);
+            if (lingering < 0 || !SendWith(s, &req, sizeof(req), lingering))
+                return 44;
+            ::close(lingering);
+        }
+        char byte = 0;
+        if (!sent.Send(byte))
+            return 45;
+        for (int i = 0; i < kLingering; i++) {
+            wire::BrokerReply reply = {};
+            if (::recv(s, &reply, sizeof(reply), 0) != static_cast<ssize_t>(sizeof(reply)) ||
+                reply.status != EBADF)
+                return 46;
+        }
+        if (!sent.Send(byte) || !done.Receive(byte))
+            return 47;
+        return 0;
+    });
+    char byte = 0;
+    bool sent_all = sent.Receive(byte);
+    ASSERT_EQ(0, ::kill(broker_, SIGCONT));
+    ASSERT_TRUE(sent_all);
+    ASSERT_TRUE(sent.Receive(byte)) << "the broker did not refuse the sockets";
+    int memfd = ::memfd_create("not-a-dmabuf", MFD_CLOEXEC);
+    ASSERT_GE(memfd, 0);
+    int s = Connect();
+    ASSERT_GE(s, 0);
+    for (int i = 0; i < 8; i++)
+        EXPECT_EQ(EBADF, Deposit(s, wire::Kind::Memory, memfd));
+    ::close(memfd);
+    // What the broker holds: this connection, the other user's and its
+    // lingering sockets but the one being closed (out of the fd table
+    // once close() began); none of this user's refused fds.
+    const int expected = before + 1 + 1 + (kLingering - 1);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (BrokerFds() != expected && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(expected, BrokerFds()) << "a refused fd waits behind another user's";
+    ::close(s);
+    EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+    EXPECT_TRUE(done.Send(byte));
+    EXPECT_EQ(0, Wait(hostile));
+}
+
 // The request must come from the process that connected: a connection
 // handed to another process (which could wait for the connector's PID to
 // be reused by a listed process) is refused, while the connector is served.
@@ -1018,7 +1135,9 @@ TEST_F(AclBrokerTest, AKeyClosedByItsExporterIsInvalidHandle)
 // keys with it; once the broker runs again, exports reconnect.
 TEST_F(AclBrokerTest, AFrozenBrokerGivesTimeoutsAndThenServesAgain)
 {
-    const int fds_before = BrokerFds();
+    // Once it has served: whatever it opens for good is open by then.
+    ASSERT_EQ(ACL_SUCCESS, Share(Plain, Plain));
+    const int fds_before = SettledBrokerFds();
     Channel keys, go, results;
     pid_t exporter = Spawn([&] {
         void *dev = nullptr;

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -78,9 +79,10 @@ struct Usage {
 
 constexpr int kRequestDeadlineMs = 2000;
 constexpr size_t kMaxAllowedPerObject = 1024;
-// Refused fds and closed connections are closed by these threads; a uid
-// with this many closes pending is not served until they are done.
-constexpr int kClosers = 4;
+// Refused fds and closed connections are closed by at most this many
+// threads; a uid with this many closes pending is not served until they
+// are done.
+constexpr int kMaxClosers = 64;
 constexpr size_t kMaxClosingPerUid = 16;
 constexpr size_t kMaxFdsPerMessage = 253; // SCM_MAX_FD
 constexpr int kAcceptsPerRound = 64;
@@ -123,39 +125,75 @@ void log_stderr(LogLevel level, const char *message)
 // close() of a file may wait for its file system (a FUSE server's flush
 // never answered) or its protocol (a lingering TCP socket), and so may the
 // close of a connection whose queue holds fds, so the loop closes nothing a
-// client gave it: refused fds and connections go to kClosers threads.
+// client gave it: refused fds and connections go to closer threads. Each
+// closes the fds of one uid at a time, and a thread is added (up to
+// kMaxClosers) when none is idle: a user whose fds never close wedges one
+// thread, not the others' closes.
 
 struct Closer {
-    std::mutex mu; // Protects queue
+    std::mutex mu; // Protects queue, busy, idle and threads
     std::condition_variable cv;
     std::deque<std::pair<int, uid_t>> queue; // fd, and the uid it came from
+    std::multiset<uid_t> busy;                // uids whose fd a thread is closing
+    int idle = 0;
+    int threads = 0;
     std::mutex done_mu; // Protects done
     std::vector<uid_t> done;
 };
 
-// Never destroyed: the detached closer waits on it until the process ends
+// Never destroyed: the detached closers wait on it until the process ends
 // (destroying a condition variable with a waiter blocks exit).
 Closer &g_closer = *new Closer;
 int g_closed_wake = -1; // an eventfd the closers signal, polled by the loop
 
+// The first queued fd of a uid no thread is closing for.
+std::deque<std::pair<int, uid_t>>::iterator next_to_close()
+{
+    return std::find_if(g_closer.queue.begin(), g_closer.queue.end(),
+                        [](const std::pair<int, uid_t> &item) { return g_closer.busy.count(item.second) == 0; });
+}
+
 void closer_loop()
 {
+    std::unique_lock<std::mutex> lock(g_closer.mu);
     for (;;) {
-        std::pair<int, uid_t> item;
-        {
-            std::unique_lock<std::mutex> lock(g_closer.mu);
-            g_closer.cv.wait(lock, [] { return !g_closer.queue.empty(); });
-            item = g_closer.queue.front();
-            g_closer.queue.pop_front();
-        }
+        g_closer.idle++;
+        g_closer.cv.wait(lock, [] { return next_to_close() != g_closer.queue.end(); });
+        g_closer.idle--;
+        auto it = next_to_close();
+        std::pair<int, uid_t> item = *it;
+        g_closer.queue.erase(it);
+        g_closer.busy.insert(item.second);
+        lock.unlock();
         ::close(item.first);
         {
-            std::lock_guard<std::mutex> lock(g_closer.done_mu);
+            std::lock_guard<std::mutex> done_lock(g_closer.done_mu);
             g_closer.done.push_back(item.second);
         }
         const uint64_t one = 1;
         (void)!::write(g_closed_wake, &one, sizeof(one));
+        lock.lock();
+        g_closer.busy.erase(g_closer.busy.find(item.second));
+        g_closer.cv.notify_all(); // that uid's next fd may wait
     }
+}
+
+// A closer thread more, taking no signal (they are the loop's); false if
+// none could be made. Called with g_closer.mu held.
+bool add_closer_locked()
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    bool added = true;
+    try {
+        std::thread(closer_loop).detach();
+        g_closer.threads++;
+    } catch (const std::system_error &) {
+        added = false;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return added;
 }
 
 void close_later(UniqueFd fd, uid_t uid)
@@ -165,7 +203,11 @@ void close_later(UniqueFd fd, uid_t uid)
     g_usage[uid].closing++;
     std::lock_guard<std::mutex> lock(g_closer.mu);
     g_closer.queue.emplace_back(fd.release(), uid);
-    g_closer.cv.notify_one();
+    // Counting busy threads as taken: one may be free again, or a thread
+    // more may be made a little early.
+    if (g_closer.idle == 0 && g_closer.threads < kMaxClosers)
+        (void)add_closer_locked();
+    g_closer.cv.notify_all();
 }
 
 void collect_closed()
@@ -807,16 +849,16 @@ int main(int argc, char **argv)
     }
     if (!g_options.user.empty() && !drop_privileges(g_options.user))
         return 1;
-    // The closer takes no signal: they are the loop's.
-    sigset_t all, old;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &old);
     g_closed_wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (g_closed_wake < 0)
         return 1;
-    for (int k = 0; k < kClosers; k++)
-        std::thread(closer_loop).detach();
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    {
+        std::lock_guard<std::mutex> lock(g_closer.mu);
+        if (!add_closer_locked()) {
+            std::fprintf(stderr, "npuipc-broker: cannot start a closer thread\n");
+            return 1;
+        }
+    }
     log(LogLevel::Info, "serving as %s", g_endpoint.c_str());
     int rc = serve(listen_fd);
     if (bound_here)
