@@ -390,6 +390,11 @@ TEST_F(AclIpcTest, ExportingTheSameThingAgainGivesTheSameKeyUntilItIsClosed)
     ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, other, sizeof(other),
                                                    ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION));
     EXPECT_STRNE(first, other);
+    // A notify's key is no memory key to list importers for or close.
+    int32_t self = static_cast<int32_t>(getpid());
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtIpcMemSetImportPid(first, &self, 1));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtIpcMemClose(first));
+    EXPECT_EQ(ACL_SUCCESS, aclrtNotifySetImportPid(notify, &self, 1)) << "the key is still open";
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
 
     aclrtEvent event = nullptr;

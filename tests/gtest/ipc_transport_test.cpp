@@ -505,6 +505,8 @@ TEST_F(IpcTransport, KeyFormat)
         EXPECT_TRUE(objects.insert(key.object).second);
         EXPECT_TRUE(secrets.insert(std::string(key.secret.begin(), key.secret.end())).second);
         EXPECT_TRUE(ipc::published_here(t));
+        EXPECT_TRUE(ipc::published_here(t, ipc::Kind::Memory));
+        EXPECT_FALSE(ipc::published_here(t, ipc::Kind::Notify)) << "published as memory";
     }
     // The secrets look random: every bit position takes both values.
     std::vector<int> ones(128);

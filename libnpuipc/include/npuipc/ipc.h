@@ -58,6 +58,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,8 +129,9 @@ Status allow(const std::string &key_text, const int32_t *pids, size_t count);
 // unknown or already revoked.
 Status revoke(const std::string &key_text);
 
-// True if this process published the key and has not revoked it.
-bool published_here(const std::string &key_text);
+// True if this process published the key (as `kind`, when given) and
+// has not revoked it: the one record of which keys a process has open.
+bool published_here(const std::string &key_text, std::optional<Kind> kind = std::nullopt);
 
 // Whether PIDs of the allowlist can be judged. The aclrt layer lists
 // PIDs of the initial PID namespace and so sets false in an exporter that

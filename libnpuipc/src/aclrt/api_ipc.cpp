@@ -20,14 +20,8 @@ namespace npuipc_rt {
 
 void revoke_keys(const std::vector<std::string> &keys)
 {
-    if (keys.empty())
-        return;
     for (const std::string &key : keys)
         (void)ipc::revoke(key);
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    for (const std::string &key : keys)
-        rt.exported_keys.erase(key);
 }
 
 // Validation by PID needs the exporter, or the broker serving its keys, in
@@ -60,13 +54,11 @@ namespace {
 constexpr int kFetchTimeoutMs = 5000;
 constexpr size_t kKeyLen = 65; // 64 characters and the NUL
 
-// Whether this process exported `key` as an object of `kind`, still open.
+// Whether this process exported `key` as an object of `kind`, still open:
+// the transport keeps the one record of the keys a process has open.
 bool exported_as(const std::string &key, ipc::Kind kind)
 {
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    auto it = rt.exported_keys.find(key);
-    return it != rt.exported_keys.end() && it->second == static_cast<uint8_t>(kind);
+    return ipc::published_here(key, kind);
 }
 
 // The open key the owner (an Allocation or SharedObject, whose mutex is
@@ -83,15 +75,14 @@ std::string open_key(std::mutex &mu, const ExportKeys &keys, const std::string &
     }
     // Closed by the exporter (aclrtIpcMemClose), or gone with the broker
     // that served it: a new key replaces it.
-    return !key.empty() && exported_as(key, kind) && ipc::published_here(key) ? key
-                                                                             : std::string();
+    return !key.empty() && exported_as(key, kind) ? key : std::string();
 }
 
 // Records a key published for `owner` with these parameters (replacing a
 // closed one: the caller holds the owner's export_mu), unless the owner
 // died meanwhile: then the key is revoked at once and the export fails as
 // if it came after.
-aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu, ExportKeys &keys,
+aclError keep_key(const std::string &key, std::mutex &mu, ExportKeys &keys,
                   const std::string &params, const bool &dead)
 {
     bool died = false;
@@ -105,19 +96,14 @@ aclError keep_key(const std::string &key, ipc::Kind kind, std::mutex &mu, Export
             slot = key;
         }
     }
-    // The transport and the runtime's table after dropping the owner's
-    // lock (Runtime::mu comes first; a revoke may wait for the broker).
+    // The transport after dropping the owner's lock (a revoke may wait for
+    // the broker).
     if (died) {
         (void)ipc::revoke(key);
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "the object was released while being exported");
     }
     if (!replaced.empty())
         (void)ipc::revoke(replaced); // closed, or gone with its broker
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    if (!replaced.empty())
-        rt.exported_keys.erase(replaced);
-    rt.exported_keys[key] = static_cast<uint8_t>(kind);
     return ACL_SUCCESS;
 }
 
@@ -200,7 +186,7 @@ aclError publish_object(SharedObject &obj, ipc::Kind kind, bool validate, std::s
     Result<std::string> key = ipc::publish(kind, make_fd, validate, obj.device);
     if (!key.ok())
         return fail_ipc(key.error(), "publishing the key");
-    if (aclError err = keep_key(key.value(), kind, obj.mu, obj.export_keys, params, obj.dead))
+    if (aclError err = keep_key(key.value(), obj.mu, obj.export_keys, params, obj.dead))
         return err;
     text = key.value();
     return ACL_SUCCESS;
@@ -285,7 +271,7 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         Result<std::string> text = ipc::publish(ipc::Kind::Memory, make_fd, validate, alloc->device);
         if (!text.ok())
             return fail_ipc(text.error(), "publishing the key");
-        if (aclError err = keep_key(text.value(), ipc::Kind::Memory, alloc->mu, alloc->export_keys,
+        if (aclError err = keep_key(text.value(), alloc->mu, alloc->export_keys,
                                     params, alloc->dead))
             return err;
         return copy_key(text.value(), key, len);

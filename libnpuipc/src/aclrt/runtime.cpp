@@ -461,7 +461,6 @@ void Runtime::discard_after_fork()
     leak_imports->swap(memory_imports);
     // The parent's keys are not the child's to revoke (the transport's own
     // fork handler has forgotten them).
-    exported_keys.clear();
     pending_revocations.clear();
     pending_unnames.clear();
     // Their eventfds are the child's own.

@@ -284,9 +284,6 @@ public:
     std::mutex copy_mu;
     // By key and importing device ("key/device").
     std::map<std::string, MemoryImport> memory_imports;
-    // Keys this process exported and has not revoked, with their kind
-    // (npuipc::ipc::Kind), so that each function takes only its own kind.
-    std::map<std::string, uint8_t> exported_keys;
     // Keys of objects released under mu, revoked by revoke_pending() once
     // mu is dropped: the transport's lock is never taken under mu, so that
     // a revocation never waits on the transport while holding the tables.

@@ -30,8 +30,12 @@ constexpr int kReplyTimeoutMs = 5000;
 // Protects everything below.
 std::mutex g_broker_mutex;
 UniqueFd g_conn;
-// This process's keys at the broker: object id to secret.
-std::map<uint64_t, std::array<uint8_t, kSecretBytes>> g_keys;
+// This process's keys at the broker, by object id.
+struct BrokerKey {
+    std::array<uint8_t, kSecretBytes> secret;
+    Kind kind;
+};
+std::map<uint64_t, BrokerKey> g_keys;
 std::string g_endpoint; // the broker's, as its replies tell
 bool g_warned_fallback = false;
 
@@ -170,7 +174,7 @@ int request_for_locked(const Key &key, BrokerOp op, BrokerRequest &req)
     }
     auto it = g_keys.find(key.object);
     if (!g_conn || key.endpoint != g_endpoint || it == g_keys.end() ||
-        !secrets_equal(it->second.data(), key.secret.data()))
+        !secrets_equal(it->second.secret.data(), key.secret.data()))
         return ENOENT;
     req = new_request(op);
     req.object = key.object;
@@ -232,10 +236,10 @@ Result<std::string> broker_publish(Kind kind, int fd, bool validate_pid, uint32_
             return Status::from_errno(EPROTO);
         }
         g_endpoint = endpoint;
-        std::array<uint8_t, kSecretBytes> secret;
-        std::memcpy(secret.data(), reply.secret, kSecretBytes);
-        g_keys[reply.object] = secret;
-        return format_key(endpoint, reply.object, secret);
+        BrokerKey &kept = g_keys[reply.object];
+        std::memcpy(kept.secret.data(), reply.secret, kSecretBytes);
+        kept.kind = kind;
+        return format_key(endpoint, reply.object, kept.secret);
     }
 }
 
@@ -283,11 +287,12 @@ Result<uint64_t> broker_name(const Key &key)
     return reply.object;
 }
 
-bool broker_published(const Key &key)
+bool broker_published(const Key &key, std::optional<Kind> kind)
 {
     std::lock_guard<std::mutex> lock(g_broker_mutex);
     BrokerRequest req;
-    return request_for_locked(key, kBrokerRevoke, req) == 0;
+    return request_for_locked(key, kBrokerRevoke, req) == 0 &&
+           (!kind || g_keys.at(key.object).kind == *kind);
 }
 
 std::vector<int> broker_fds()

@@ -975,13 +975,14 @@ Status revoke(const std::string &key_text)
     return {};
 }
 
-bool published_here(const std::string &key_text)
+bool published_here(const std::string &key_text, std::optional<Kind> kind)
 {
     auto key = parse_key(key_text.c_str(), key_text.size() + 1);
     if (key.ok() && detail::is_broker_endpoint(key.value().endpoint))
-        return detail::broker_published(key.value());
+        return detail::broker_published(key.value(), kind);
     std::lock_guard<std::mutex> lock(g_mutex);
-    return find_ours(key_text).ok();
+    auto it = find_ours(key_text);
+    return it.ok() && (!kind || it.value()->second.kind == *kind);
 }
 
 bool publishes_to_broker()

@@ -146,7 +146,7 @@ Result<uint64_t> broker_name(const npuipc::ipc::Key &key);
 // Removes the name file of a key whose exporter is gone (a killed
 // exporter never removed it), in the importer's directories.
 void forget_dead_name(uint64_t name);
-bool broker_published(const npuipc::ipc::Key &key);
+bool broker_published(const npuipc::ipc::Key &key, std::optional<Kind> kind);
 std::vector<int> broker_fds();
 // Run by the transport's fork handlers (register_fork_handlers): the
 // child drops the connection, and with it nothing of the parent's keys.
