@@ -773,15 +773,17 @@ TEST_F(AclBrokerTest, AUserWhoseFdsNeverCloseDoesNotHoldUpOthersCloses)
     for (int i = 0; i < 8; i++)
         EXPECT_EQ(EBADF, Deposit(s, wire::Kind::Memory, memfd));
     ::close(memfd);
-    // What the broker holds: this connection, the other user's and its
-    // lingering sockets but the one being closed (out of the fd table
-    // once close() began); none of this user's refused fds.
-    const int expected = before + 1 + 1 + (kLingering - 1);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (BrokerFds() != expected && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(expected, BrokerFds()) << "a refused fd waits behind another user's";
     ::close(s);
+    // What the broker holds: the other user's connection and its
+    // lingering sockets but the one being closed (out of the fd table
+    // once close() began); none of this user's refused fds, nor its
+    // connection.
+    const int expected = before + 1 + (kLingering - 1);
+    int held = -1;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while ((held = BrokerFds()) != expected && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(expected, held) << "a refused fd waits behind another user's";
     EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
     EXPECT_TRUE(done.Send(byte));
     EXPECT_EQ(0, Wait(hostile));

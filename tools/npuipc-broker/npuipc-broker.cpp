@@ -127,18 +127,26 @@ void log_stderr(LogLevel level, const char *message)
 // close of a connection whose queue holds fds, so the loop closes nothing a
 // client gave it: refused fds and connections go to closer threads. Each
 // closes the fds of one uid at a time, and a thread is added (up to
-// kMaxClosers) when none is idle: a user whose fds never close wedges one
-// thread, not the others' closes.
+// kMaxClosers) whenever work waits and no closer is idle: a uid whose fds
+// never close wedges one thread, not the other uids' closes. A connection
+// holds its uid's connection slot until it is closed.
+
+struct Closing {
+    int fd;
+    uid_t uid; // whose it was
+    bool conn; // a client connection, holding a slot of its uid
+};
 
 struct Closer {
-    std::mutex mu; // Protects queue, busy, idle and threads
+    std::mutex mu; // Protects queue, busy, idle, threads and failed
     std::condition_variable cv;
-    std::deque<std::pair<int, uid_t>> queue; // fd, and the uid it came from
-    std::multiset<uid_t> busy;                // uids whose fd a thread is closing
-    int idle = 0;
+    std::deque<Closing> queue;
+    std::multiset<uid_t> busy; // uids whose fd a thread is closing
+    int idle = 0;              // threads waiting for work, or starting to
     int threads = 0;
-    std::mutex done_mu; // Protects done
-    std::vector<uid_t> done;
+    bool failed = false; // the last thread could not be started
+    std::mutex done_mu;  // Protects done
+    std::vector<Closing> done;
 };
 
 // Never destroyed: the detached closers wait on it until the process ends
@@ -147,80 +155,93 @@ Closer &g_closer = *new Closer;
 int g_closed_wake = -1; // an eventfd the closers signal, polled by the loop
 
 // The first queued fd of a uid no thread is closing for.
-std::deque<std::pair<int, uid_t>>::iterator next_to_close()
+std::deque<Closing>::iterator next_to_close()
 {
     return std::find_if(g_closer.queue.begin(), g_closer.queue.end(),
-                        [](const std::pair<int, uid_t> &item) { return g_closer.busy.count(item.second) == 0; });
+                        [](const Closing &c) { return g_closer.busy.count(c.uid) == 0; });
+}
+
+void closer_loop();
+
+// Starts a closer if work waits that no idle closer will take. Called with
+// g_closer.mu held. The thread takes no signal: they are the loop's.
+void add_closer_if_needed_locked()
+{
+    if (g_closer.idle > 0 || g_closer.threads >= kMaxClosers ||
+        next_to_close() == g_closer.queue.end())
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+        std::thread(closer_loop).detach();
+        g_closer.threads++;
+        g_closer.idle++; // until it takes its first fd
+        g_closer.failed = false;
+    } catch (const std::system_error &e) {
+        if (!g_closer.failed) // the loop retries on each round
+            log(LogLevel::Error, "cannot start a closer thread (%s): closes wait", e.what());
+        g_closer.failed = true;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void closer_loop()
 {
     std::unique_lock<std::mutex> lock(g_closer.mu);
     for (;;) {
-        g_closer.idle++;
         g_closer.cv.wait(lock, [] { return next_to_close() != g_closer.queue.end(); });
         g_closer.idle--;
         auto it = next_to_close();
-        std::pair<int, uid_t> item = *it;
+        Closing item = *it;
         g_closer.queue.erase(it);
-        g_closer.busy.insert(item.second);
+        g_closer.busy.insert(item.uid);
+        add_closer_if_needed_locked(); // another uid's fd may wait too
         lock.unlock();
-        ::close(item.first);
+        ::close(item.fd);
         {
             std::lock_guard<std::mutex> done_lock(g_closer.done_mu);
-            g_closer.done.push_back(item.second);
+            g_closer.done.push_back(item);
         }
         const uint64_t one = 1;
         (void)!::write(g_closed_wake, &one, sizeof(one));
         lock.lock();
-        g_closer.busy.erase(g_closer.busy.find(item.second));
+        g_closer.busy.erase(g_closer.busy.find(item.uid));
+        g_closer.idle++;
         g_closer.cv.notify_all(); // that uid's next fd may wait
     }
 }
 
-// A closer thread more, taking no signal (they are the loop's); false if
-// none could be made. Called with g_closer.mu held.
-bool add_closer_locked()
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &old);
-    bool added = true;
-    try {
-        std::thread(closer_loop).detach();
-        g_closer.threads++;
-    } catch (const std::system_error &) {
-        added = false;
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return added;
-}
-
-void close_later(UniqueFd fd, uid_t uid)
+void close_later(UniqueFd fd, uid_t uid, bool conn)
 {
     if (!fd)
         return;
     g_usage[uid].closing++;
     std::lock_guard<std::mutex> lock(g_closer.mu);
-    g_closer.queue.emplace_back(fd.release(), uid);
-    // Counting busy threads as taken: one may be free again, or a thread
-    // more may be made a little early.
-    if (g_closer.idle == 0 && g_closer.threads < kMaxClosers)
-        (void)add_closer_locked();
+    g_closer.queue.push_back({fd.release(), uid, conn});
+    add_closer_if_needed_locked();
     g_closer.cv.notify_all();
 }
 
+// Accounts what the closers finished, and starts a closer the last
+// attempt could not.
 void collect_closed()
 {
     uint64_t count;
     (void)!::read(g_closed_wake, &count, sizeof(count));
-    std::vector<uid_t> done;
+    std::vector<Closing> done;
     {
         std::lock_guard<std::mutex> lock(g_closer.done_mu);
         done.swap(g_closer.done);
     }
-    for (uid_t uid : done)
-        g_usage[uid].closing--;
+    for (const Closing &c : done) {
+        Usage &u = g_usage[c.uid];
+        u.closing--;
+        if (c.conn)
+            u.conns--;
+    }
+    std::lock_guard<std::mutex> lock(g_closer.mu);
+    add_closer_if_needed_locked();
 }
 
 // ---- what an fd is ----
@@ -561,12 +582,12 @@ bool handle(Conn &conn)
             serve_broker(conn, req.broker, fd); // takes the fd of a deposit it accepts
             keep = true;
         }
-        close_later(std::move(fd), conn.cred.uid);
+        close_later(std::move(fd), conn.cred.uid, false);
     } else if (n > 0) {
         log(LogLevel::Warning, "pid %d sent a malformed request", conn.cred.pid);
     }
     for (UniqueFd &fd : fds)
-        close_later(std::move(fd), conn.cred.uid);
+        close_later(std::move(fd), conn.cred.uid, false);
     return keep;
 }
 
@@ -589,9 +610,9 @@ void close_conn(std::vector<Conn> &conns, size_t i)
         }
         drop_object(it);
     }
-    g_usage[conn.cred.uid].conns--;
-    // Its queue may hold messages with fds, released when it closes.
-    close_later(std::move(conn.fd), conn.cred.uid);
+    // Its queue may hold messages with fds, released when it closes; its
+    // slot is free once it is.
+    close_later(std::move(conn.fd), conn.cred.uid, true);
     conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
@@ -613,7 +634,7 @@ bool accept_conns(int listen_fd, std::vector<Conn> &conns)
                 conns.size(), static_cast<unsigned long long>(u.conns), conn.cred.uid,
                 conn.cred.pid);
             send_fetch_reply(fd.get(), EAGAIN, kDetailBusy, -1, 0);
-            close_later(std::move(fd), conn.cred.uid);
+            close_later(std::move(fd), conn.cred.uid, false);
             continue;
         }
         u.conns++;
@@ -852,13 +873,6 @@ int main(int argc, char **argv)
     g_closed_wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (g_closed_wake < 0)
         return 1;
-    {
-        std::lock_guard<std::mutex> lock(g_closer.mu);
-        if (!add_closer_locked()) {
-            std::fprintf(stderr, "npuipc-broker: cannot start a closer thread\n");
-            return 1;
-        }
-    }
     log(LogLevel::Info, "serving as %s", g_endpoint.c_str());
     int rc = serve(listen_fd);
     if (bound_here)
