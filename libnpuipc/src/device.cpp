@@ -161,6 +161,11 @@ bool DeviceInfo::reports_caller_tgid() const noexcept
     return caps & NPUIPC_CAP_CALLER_TGID;
 }
 
+bool DeviceInfo::is_pci() const noexcept
+{
+    return caps & NPUIPC_CAP_PCI;
+}
+
 Result<Device> Device::open(uint32_t index)
 {
     UniqueFd found;

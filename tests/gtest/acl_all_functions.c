@@ -48,11 +48,6 @@ static dim3 zero_dim3;
  * not NULL; for a float, whether it is not 0. */
 
 /* acl/acl_base_rt.h */
-static int64_t call_aclrtGetSocName(void)
-{ return aclrtGetSocName() != NULL; }
-static int64_t call_aclGetDeviceCapability(void)
-{ return aclGetDeviceCapability(0, (aclDeviceInfo)0, NULL); }
-
 /* acl/acl_rt.h */
 static int64_t call_aclFinalizeReference(void)
 { return aclFinalizeReference(NULL); }
@@ -64,14 +59,6 @@ static int64_t call_aclFinalizeCallbackRegister(void)
 { return aclFinalizeCallbackRegister((aclRegisterCallbackType)0, NULL, NULL); }
 static int64_t call_aclFinalizeCallbackUnRegister(void)
 { return aclFinalizeCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
-static int64_t call_aclsysGetCANNVersion(void)
-{ return aclsysGetCANNVersion((aclCANNPackageName)0, NULL); }
-static int64_t call_aclsysGetVersionStr(void)
-{ return aclsysGetVersionStr(NULL, NULL); }
-static int64_t call_aclsysGetVersionNum(void)
-{ return aclsysGetVersionNum(NULL, NULL); }
-static int64_t call_aclrtGetVersion(void)
-{ return aclrtGetVersion(NULL, NULL, NULL); }
 static int64_t call_aclrtCheckArchCompatibility(void)
 { return aclrtCheckArchCompatibility(NULL, NULL); }
 static int64_t call_aclrtGetErrorVerbose(void)
@@ -108,30 +95,16 @@ static int64_t call_aclrtQueryDeviceStatus(void)
 { return aclrtQueryDeviceStatus(0, NULL); }
 static int64_t call_aclrtDeviceTaskAbort(void)
 { return aclrtDeviceTaskAbort(0, 0); }
-static int64_t call_aclrtGetDeviceInfo(void)
-{ return aclrtGetDeviceInfo(0, (aclrtDevAttr)0, NULL); }
-static int64_t call_aclrtGetDeviceCapability(void)
-{ return aclrtGetDeviceCapability(0, (aclrtDevFeatureType)0, NULL); }
 static int64_t call_aclrtGetDeviceUtilizationRate(void)
 { return aclrtGetDeviceUtilizationRate(0, NULL); }
-static int64_t call_aclrtDeviceGetUuid(void)
-{ return aclrtDeviceGetUuid(0, NULL); }
-static int64_t call_aclrtDeviceGetPCIBusId(void)
-{ return aclrtDeviceGetPCIBusId(0, NULL, 0); }
-static int64_t call_aclrtDeviceGetByPCIBusId(void)
-{ return aclrtDeviceGetByPCIBusId(NULL, NULL); }
 static int64_t call_aclrtDeviceSetLimit(void)
 { return aclrtDeviceSetLimit((aclrtDeviceLimit)0, 0); }
 static int64_t call_aclrtDeviceGetLimit(void)
 { return aclrtDeviceGetLimit((aclrtDeviceLimit)0, NULL); }
-static int64_t call_aclrtDeviceGetStreamPriorityRange(void)
-{ return aclrtDeviceGetStreamPriorityRange(NULL, NULL); }
 static int64_t call_aclrtDeviceGetHostAtomicCapabilities(void)
 { return aclrtDeviceGetHostAtomicCapabilities(NULL, NULL, 0, 0); }
 static int64_t call_aclrtDeviceGetP2PAtomicCapabilities(void)
 { return aclrtDeviceGetP2PAtomicCapabilities(NULL, NULL, 0, 0, 0); }
-static int64_t call_aclrtGetDevicesTopo(void)
-{ return aclrtGetDevicesTopo(0, 0, NULL); }
 static int64_t call_aclrtSetDeviceSatMode(void)
 { return aclrtSetDeviceSatMode((aclrtFloatOverflowMode)0); }
 static int64_t call_aclrtGetDeviceSatMode(void)
@@ -140,20 +113,6 @@ static int64_t call_aclrtDeviceL2CacheFlush(void)
 { return aclrtDeviceL2CacheFlush(NULL); }
 static int64_t call_aclrtGetHardwareSyncAddr(void)
 { return aclrtGetHardwareSyncAddr(NULL); }
-static int64_t call_aclrtGetLogicDevIdByUserDevId(void)
-{ return aclrtGetLogicDevIdByUserDevId(0, NULL); }
-static int64_t call_aclrtGetUserDevIdByLogicDevId(void)
-{ return aclrtGetUserDevIdByLogicDevId(0, NULL); }
-static int64_t call_aclrtGetLogicDevIdByPhyDevId(void)
-{ return aclrtGetLogicDevIdByPhyDevId(0, NULL); }
-static int64_t call_aclrtGetPhyDevIdByLogicDevId(void)
-{ return aclrtGetPhyDevIdByLogicDevId(0, NULL); }
-static int64_t call_aclrtGetUserDevIdByPhyDevId(void)
-{ return aclrtGetUserDevIdByPhyDevId(0, NULL); }
-static int64_t call_aclrtGetPhyDevIdByUserDevId(void)
-{ return aclrtGetPhyDevIdByUserDevId(0, NULL); }
-static int64_t call_aclrtDevicePeerAccessStatus(void)
-{ return aclrtDevicePeerAccessStatus(0, 0, NULL); }
 static int64_t call_aclrtGetDeviceResLimit(void)
 { return aclrtGetDeviceResLimit(0, (aclrtDevResLimitType)0, NULL); }
 static int64_t call_aclrtSetDeviceResLimit(void)
@@ -672,6 +631,26 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtGetSocName),
+    IMPLEMENTED(aclGetDeviceCapability),
+    IMPLEMENTED(aclsysGetCANNVersion),
+    IMPLEMENTED(aclsysGetVersionStr),
+    IMPLEMENTED(aclsysGetVersionNum),
+    IMPLEMENTED(aclrtGetVersion),
+    IMPLEMENTED(aclrtGetDeviceInfo),
+    IMPLEMENTED(aclrtGetDeviceCapability),
+    IMPLEMENTED(aclrtDeviceGetUuid),
+    IMPLEMENTED(aclrtDeviceGetPCIBusId),
+    IMPLEMENTED(aclrtDeviceGetByPCIBusId),
+    IMPLEMENTED(aclrtGetDevicesTopo),
+    IMPLEMENTED(aclrtDevicePeerAccessStatus),
+    IMPLEMENTED(aclrtGetLogicDevIdByUserDevId),
+    IMPLEMENTED(aclrtGetUserDevIdByLogicDevId),
+    IMPLEMENTED(aclrtGetLogicDevIdByPhyDevId),
+    IMPLEMENTED(aclrtGetPhyDevIdByLogicDevId),
+    IMPLEMENTED(aclrtGetUserDevIdByPhyDevId),
+    IMPLEMENTED(aclrtGetPhyDevIdByUserDevId),
+    IMPLEMENTED(aclrtDeviceGetStreamPriorityRange),
     IMPLEMENTED(aclFloat16ToFloat),
     IMPLEMENTED(aclFloatToFloat16),
     IMPLEMENTED(aclCreateDataBuffer),
@@ -772,18 +751,12 @@ static const struct acl_implemented_function implemented[] = {
 
 static const struct acl_stub_function stubs[] = {
     /* acl/acl_base_rt.h */
-    STUB(aclrtGetSocName, NOT_YET, FAILS_WITH_NULL),
-    STUB(aclGetDeviceCapability, NOT_YET, FAILS_WITH_CODE),
     /* acl/acl_rt.h */
     STUB(aclFinalizeReference, NOT_YET, FAILS_WITH_CODE),
     STUB(aclInitCallbackRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclInitCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclFinalizeCallbackRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclFinalizeCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclsysGetCANNVersion, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclsysGetVersionStr, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclsysGetVersionNum, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetVersion, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckArchCompatibility, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetErrorVerbose, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRepairError, NOT_YET, FAILS_WITH_CODE),
@@ -802,29 +775,15 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtSynchronizeDeviceWithTimeout, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceTaskAbort, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetDeviceInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetDeviceCapability, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceUtilizationRate, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetUuid, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetPCIBusId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetByPCIBusId, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceSetLimit, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceGetLimit, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetStreamPriorityRange, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceGetHostAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceGetP2PAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetDevicesTopo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtDeviceL2CacheFlush, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetHardwareSyncAddr, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtGetLogicDevIdByUserDevId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetUserDevIdByLogicDevId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetLogicDevIdByPhyDevId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetPhyDevIdByLogicDevId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetUserDevIdByPhyDevId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetPhyDevIdByUserDevId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDevicePeerAccessStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtResetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -44,6 +44,7 @@ expected=(
 	bin/npuipc-smi share/doc/npuipc/examples/npuipc.conf
 	share/man/man1/npuipc-smi.1 share/man/man4/npuipc.4 share/man/man7/npuipc.7
 	share/man/man3/aclrt_memory.3 share/man/man3/aclrt_ipc.3 share/man/man3/aclrt_vmm.3
+	share/man/man3/aclrt_device_info.3 share/man/man3/aclrtDeviceGetUuid.3
 	share/man/man3/aclrtMalloc.3 share/man/man3/aclrtIpcMemImportByKey.3
 	lib/udev/rules.d/70-npuipc.rules
 	sbin/npuipc-broker share/man/man8/npuipc-broker.8

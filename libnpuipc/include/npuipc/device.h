@@ -51,6 +51,8 @@ struct DeviceInfo {
 
     // Whether caller_tgid is reported (uapi 4 on).
     bool reports_caller_tgid() const noexcept;
+    // Whether it is a PCI device (its memory a BAR), not a virtual one.
+    bool is_pci() const noexcept;
 };
 
 struct BufferInfo {

@@ -63,7 +63,7 @@ extern "C" {
 
 // ======== Not yet ========
 
-// Initialisation callbacks, versions and CANN attributes.
+// Initialisation and finalisation callbacks.
 aclError aclFinalizeReference(uint64_t *refCount)
 { return not_yet(__func__); }
 aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc,
@@ -75,14 +75,6 @@ aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type, aclFinalizeCa
                                      void *userData)
 { return not_yet(__func__); }
 aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc)
-{ return not_yet(__func__); }
-aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version)
-{ return not_yet(__func__); }
-aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
-{ return not_yet(__func__); }
-aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
-{ return not_yet(__func__); }
-aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 { return not_yet(__func__); }
 
 // Errors and state: last errors, exception information, state callbacks, memory errors.
@@ -125,31 +117,14 @@ aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, 
 aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)
 { return not_yet(__func__); }
 
-// Devices: information, SoC name, run mode, topology, PCI bus ids, UUIDs, id mappings, limits.
-const char *aclrtGetSocName(void)
-{ not_yet(__func__); return nullptr; }
-aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)
-{ return not_yet(__func__); }
+// Devices: utilisation, limits, atomics, cache flushes.
 aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
 { return not_yet(__func__); }
-aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)
-{ return not_yet(__func__); }
-aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatureType,
-                                  int32_t *value)
-{ return not_yet(__func__); }
 aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char *pciBusId, int32_t len)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId)
 { return not_yet(__func__); }
 aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value)
 { return not_yet(__func__); }
 aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority)
 { return not_yet(__func__); }
 aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities,
                                               const aclrtAtomicOperation *operations,
@@ -159,22 +134,6 @@ aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
                                              const aclrtAtomicOperation *operations,
                                              const uint32_t count, int32_t srcDeviceId,
                                              int32_t dstDeviceId)
-{ return not_yet(__func__); }
-aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId, uint64_t *value)
-{ return not_yet(__func__); }
-aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)
-{ return not_yet(__func__); }
-aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t *const userDevid)
-{ return not_yet(__func__); }
-aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t *const logicDevId)
-{ return not_yet(__func__); }
-aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t *const phyDevId)
-{ return not_yet(__func__); }
-aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId, int32_t *const userDevId)
-{ return not_yet(__func__); }
-aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId, int32_t *const phyDevId)
-{ return not_yet(__func__); }
-aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int32_t *status)
 { return not_yet(__func__); }
 
 // Contexts and system parameters.
