@@ -186,13 +186,15 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 				 struct drm_file *file)
 {
 	struct npuipc_device *ndev = to_npuipc(drm);
+	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_get_info *args = data;
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_GET_INFO_FLAGS_VALID))
 		return -EINVAL;
 	if (npuipc_refuse(drm, args->pad || args->uapi_version || args->device_index ||
 	    args->mem_total || args->mem_free || args->caps ||
-	    args->caller_tgid || args->pad2 || args->pci_address || args->pad3))
+	    args->caller_tgid || args->pad2 || args->pci_address || args->pad3 ||
+	    args->objects_free || args->pad4))
 		return -EINVAL;
 
 	args->uapi_version = NPUIPC_UAPI_VERSION;
@@ -203,6 +205,7 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 	/* The PID an IPC exporter lists: the same from every namespace. */
 	args->caller_tgid = task_tgid_nr(current);
 	args->pci_address = ndev->pci_address;
+	args->objects_free = NPUIPC_MAX_OBJECTS - atomic_read(&nfile->object_count);
 	return 0;
 }
 

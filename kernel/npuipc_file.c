@@ -116,6 +116,8 @@ int npuipc_file_add_object(struct npuipc_file *nfile, struct npuipc_object *obj,
 	int ret = xa_alloc(&nfile->objects, handle, obj,
 			   XA_LIMIT(1, NPUIPC_MAX_OBJECTS), GFP_KERNEL_ACCOUNT);
 
+	if (!ret)
+		atomic_inc(&nfile->object_count);
 	return ret == -EBUSY ? -ENOSPC : ret;
 }
 ALLOW_ERROR_INJECTION(npuipc_file_add_object, ERRNO);
@@ -164,6 +166,7 @@ int npuipc_file_destroy_object(struct npuipc_file *nfile, u32 handle)
 
 	if (!obj)
 		return -ENOENT;
+	atomic_dec(&nfile->object_count);
 	npuipc_file_drop_handle(obj);
 	return 0;
 }

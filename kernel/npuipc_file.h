@@ -28,6 +28,8 @@ struct npuipc_file {
 	atomic64_t foreign_bytes;
 	/* Streams, events and notifies by handle; the xarray locks itself. */
 	struct xarray objects;
+	/* How many handles objects holds, for GET_INFO's objects_free. */
+	atomic_t object_count;
 
 	/* Protects the choice of copy_worker */
 	struct mutex copy_worker_lock;

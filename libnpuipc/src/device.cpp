@@ -53,6 +53,7 @@ Result<DeviceInfo> query_info(int fd)
     info.caps = args.caps;
     info.caller_tgid = args.caller_tgid;
     info.pci_address = args.pci_address;
+    info.objects_free = args.objects_free;
     return info;
 }
 
@@ -164,6 +165,11 @@ bool DeviceInfo::reports_caller_tgid() const noexcept
 bool DeviceInfo::is_pci() const noexcept
 {
     return caps & NPUIPC_CAP_PCI;
+}
+
+bool DeviceInfo::reports_objects_free() const noexcept
+{
+    return uapi_version >= 8;
 }
 
 Result<Device> Device::open(uint32_t index)

@@ -137,8 +137,6 @@ static int64_t call_aclrtSetDeviceTaskAbortCallback(void)
 { return aclrtSetDeviceTaskAbortCallback(NULL, NULL, NULL); }
 static int64_t call_aclrtRegStreamStateCallback(void)
 { return aclrtRegStreamStateCallback(NULL, NULL, NULL); }
-static int64_t call_aclrtCtxGetCurrentDefaultStream(void)
-{ return aclrtCtxGetCurrentDefaultStream(NULL); }
 static int64_t call_aclrtGetPrimaryCtxState(void)
 { return aclrtGetPrimaryCtxState(0, NULL, NULL); }
 static int64_t call_aclrtCtxGetSysParamOpt(void)
@@ -189,14 +187,6 @@ static int64_t call_aclrtSetStreamConfigOpt(void)
 { return aclrtSetStreamConfigOpt(NULL, (aclrtStreamConfigAttr)0, NULL, 0); }
 static int64_t call_aclrtCreateStreamV2(void)
 { return aclrtCreateStreamV2(NULL, NULL); }
-static int64_t call_aclrtStreamGetId(void)
-{ return aclrtStreamGetId(NULL, NULL); }
-static int64_t call_aclrtStreamGetPriority(void)
-{ return aclrtStreamGetPriority(NULL, NULL); }
-static int64_t call_aclrtStreamGetFlags(void)
-{ return aclrtStreamGetFlags(NULL, NULL); }
-static int64_t call_aclrtGetStreamAvailableNum(void)
-{ return aclrtGetStreamAvailableNum(NULL); }
 static int64_t call_aclrtSetStreamAttribute(void)
 { return aclrtSetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
 static int64_t call_aclrtGetStreamAttribute(void)
@@ -256,10 +246,6 @@ static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
 static int64_t call_aclrtEventGetTimestamp(void)
 { return aclrtEventGetTimestamp(NULL, NULL); }
-static int64_t call_aclrtGetEventId(void)
-{ return aclrtGetEventId(NULL, NULL); }
-static int64_t call_aclrtGetEventAvailNum(void)
-{ return aclrtGetEventAvailNum(NULL); }
 static int64_t call_aclrtNotifySetImportPidInterServer(void)
 { return aclrtNotifySetImportPidInterServer(NULL, NULL, 0); }
 static int64_t call_aclrtCntNotifyCreate(void)
@@ -631,6 +617,13 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtGetStreamAvailableNum),
+    IMPLEMENTED(aclrtGetEventAvailNum),
+    IMPLEMENTED(aclrtStreamGetId),
+    IMPLEMENTED(aclrtStreamGetPriority),
+    IMPLEMENTED(aclrtStreamGetFlags),
+    IMPLEMENTED(aclrtCtxGetCurrentDefaultStream),
+    IMPLEMENTED(aclrtGetEventId),
     IMPLEMENTED(aclrtGetSocName),
     IMPLEMENTED(aclGetDeviceCapability),
     IMPLEMENTED(aclsysGetCANNVersion),
@@ -796,7 +789,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtRegDeviceStateCallback, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetDeviceTaskAbortCallback, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRegStreamStateCallback, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCtxGetCurrentDefaultStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetPrimaryCtxState, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCtxGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCtxSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
@@ -822,10 +814,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtDestroyStreamConfigHandle, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetStreamConfigOpt, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCreateStreamV2, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtStreamGetId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtStreamGetPriority, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtStreamGetFlags, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetStreamAvailableNum, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetStreamFailureMode, NOT_YET, FAILS_WITH_CODE),
@@ -855,8 +843,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtRecordEventWithFlag, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtEventGetTimestamp, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetEventId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetEventAvailNum, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtNotifySetImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyCreate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyDestroy, NOT_YET, FAILS_WITH_CODE),

@@ -56,6 +56,37 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 	EXPECT_EQ(getpid(), info.caller_tgid);
 	EXPECT_EQ(0, info.pad2);
 	EXPECT_EQ(0, info.pad3);
+	EXPECT_EQ(NPUIPC_MAX_OBJECTS, info.objects_free) TH_LOG("a new file holds no object");
+	EXPECT_EQ(0, info.pad4);
+}
+
+/* objects_free counts this file's handles of streams, events and notifies. */
+TEST_F(device, get_info_counts_the_files_free_object_handles)
+{
+	uint32_t stream = 0, event = 0;
+	struct drm_npuipc_get_info info = { 0 };
+	int other = npuipc_open_device(0);
+
+	ASSERT_GE(other, 0);
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_MAX_OBJECTS - 2, info.objects_free);
+	/* Another file's handles are its own. */
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, npuipc_ioctl(other, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_MAX_OBJECTS, info.objects_free);
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
+	/* A failed destroy changes nothing. */
+	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, stream));
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_MAX_OBJECTS - 1, info.objects_free);
+	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, event));
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_MAX_OBJECTS, info.objects_free);
+	close(other);
 }
 
 /*
@@ -326,6 +357,19 @@ TEST_F(device, get_info_of_the_40_byte_version_3_structure_still_works)
 	EXPECT_EQ(npuipc_expected_mem_total(0), old.mem_total);
 }
 
+TEST_F(device, get_info_of_the_56_byte_version_7_structure_still_works)
+{
+	/* A binary of uapi 7: the structure before objects_free. */
+	struct { __u32 flags, pad, uapi_version, device_index; __u64 mem_total, mem_free, caps;
+		 __u32 caller_tgid, pad2, pci_address, pad3; } old = { 0 };
+	unsigned long cmd = DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_GET_INFO, old);
+
+	ASSERT_EQ(56, sizeof(old));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, cmd, &old));
+	EXPECT_EQ(NPUIPC_UAPI_VERSION, old.uapi_version);
+	EXPECT_EQ(getpid(), old.caller_tgid);
+}
+
 TEST_F(device, module_parameters_create_that_many_devices_with_their_budgets)
 {
 	unsigned int i, num = npuipc_expected_device_count();
@@ -495,6 +539,20 @@ TEST_F(device, get_info_rejects_nonzero_pad3)
 	expect_get_info_rejected(_metadata, self->fd, &info);
 }
 
+TEST_F(device, get_info_rejects_nonzero_objects_free_on_entry)
+{
+	struct drm_npuipc_get_info info = { .objects_free = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
+TEST_F(device, get_info_rejects_nonzero_pad4)
+{
+	struct drm_npuipc_get_info info = { .pad4 = 1 };
+
+	expect_get_info_rejected(_metadata, self->fd, &info);
+}
+
 TEST_F(device, get_info_rejects_nonzero_pad2)
 {
 	struct drm_npuipc_get_info info = { .pad2 = 1 };
@@ -519,7 +577,8 @@ TEST_F(device, unknown_driver_ioctl_is_rejected)
 TEST(uapi_structures_are_padded_to_8_bytes)
 {
 	EXPECT_EQ(0, sizeof(struct drm_npuipc_get_info) % 8);
-	EXPECT_EQ(56, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(64, sizeof(struct drm_npuipc_get_info));
+	EXPECT_EQ(56, offsetof(struct drm_npuipc_get_info, objects_free));
 	EXPECT_EQ(48, offsetof(struct drm_npuipc_get_info, pci_address));
 	EXPECT_EQ(40, offsetof(struct drm_npuipc_get_info, caller_tgid));
 	EXPECT_EQ(32, offsetof(struct drm_npuipc_get_info, caps));

@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 7
+#define NPUIPC_UAPI_VERSION 8
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -94,6 +94,10 @@ extern "C" {
  * @pci_address: out, a PCI device's address (NPUIPC_CAP_PCI, uapi version 6)
  *	as domain << 16 | bus << 8 | devfn; 0 for a virtual device.
  * @pad3: must be 0.
+ * @objects_free: out, how many more streams, events and notifies this file
+ *	may hold now: NPUIPC_MAX_OBJECTS less its live handles (uapi
+ *	version 8).
+ * @pad4: must be 0.
  *
  * All out fields must be 0 on entry.
  *
@@ -114,6 +118,8 @@ struct drm_npuipc_get_info {
 	__u32 pad2;
 	__u32 pci_address;
 	__u32 pad3;
+	__u32 objects_free;
+	__u32 pad4;
 };
 
 #define NPUIPC_GET_INFO_FLAGS_VALID	0x0

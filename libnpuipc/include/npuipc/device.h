@@ -48,11 +48,16 @@ struct DeviceInfo {
     // A PCI device's (NPUIPC_CAP_PCI) address, domain << 16 | bus << 8 |
     // devfn; 0 for a virtual device (and before uapi 6).
     uint32_t pci_address = 0;
+    // How many more streams, events and notifies the calling process's
+    // file of the device may hold now (0 before uapi 8).
+    uint32_t objects_free = 0;
 
     // Whether caller_tgid is reported (uapi 4 on).
     bool reports_caller_tgid() const noexcept;
     // Whether it is a PCI device (its memory a BAR), not a virtual one.
     bool is_pci() const noexcept;
+    // Whether objects_free is reported (uapi 8 on).
+    bool reports_objects_free() const noexcept;
 };
 
 struct BufferInfo {

@@ -5,6 +5,8 @@
 // Everything comes from the driver's GET_INFO; the codes are those CANN's
 // runtime returns for the same arguments. Documentation/man/aclrt_device_info.3.
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +63,27 @@ aclError visible_device(int32_t id, aclError bad_id, DeviceInfo &out)
     return ACL_SUCCESS;
 }
 
+// The user id of npuipc index `index` (negative: ACL_ERROR_RT_PARAM_INVALID;
+// not visible: ACL_ERROR_RT_INVALID_DEVICEID). The devices are listed
+// again only when the index is not among those known.
+aclError user_of_index(int32_t index, int32_t &user)
+{
+    if (index < 0)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "device id %d is negative", index);
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    user = rt.device_count_known ? rt.logical_id(static_cast<uint32_t>(index)) : -1;
+    if (user < 0) {
+        if (aclError err = rt.refresh_device_count())
+            return err;
+        user = rt.logical_id(static_cast<uint32_t>(index));
+    }
+    if (user < 0)
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                    "npuipc device %d is not a visible device (ASCEND_RT_VISIBLE_DEVICES)", index);
+    return ACL_SUCCESS;
+}
+
 // domain << 16 | bus << 8 | devfn. A virtual device has none: it stands
 // at domain 0xffff, bus 0, device = its index (32 per bus), function 0.
 uint32_t pci_address(const DeviceInfo &info)
@@ -105,37 +128,73 @@ aclError lookup_version(const char *pkg, std::string &out)
     return ACL_SUCCESS;
 }
 
+// A version text split as CANN splits it: A.B.C[.D][-pre], pre-release
+// "rc.1" becoming "rc1"; false for anything but digits in A, B, C, D.
+struct VersionParts {
+    std::string converted; // "A.B.C.rc1", as CANN stores it
+    std::string part[4] = {"0", "0", "0", "0"};
+    unsigned number[3] = {0, 0, 0};
+    std::string pre;       // "rc1", lower case, or ""
+};
+
+bool split_version(const std::string &v, VersionParts &out)
+{
+    const size_t dash = v.find('-');
+    const std::string base = v.substr(0, dash);
+    std::string pre = dash == std::string::npos ? "" : v.substr(dash + 1);
+    pre.erase(std::remove(pre.begin(), pre.end(), '.'), pre.end());
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (;;) {
+        size_t dot = base.find('.', start);
+        parts.push_back(base.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos)
+            break;
+        start = dot + 1;
+    }
+    if (parts.size() < 2 || parts.size() > 4)
+        return false;
+    for (size_t i = 0; i < parts.size(); i++) {
+        if (parts[i].empty() || parts[i].size() > 6 ||
+            !std::all_of(parts[i].begin(), parts[i].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            return false;
+        out.part[i] = parts[i];
+        if (i < 3)
+            out.number[i] = static_cast<unsigned>(std::stoul(parts[i]));
+    }
+    if (!pre.empty())
+        out.part[3] = pre;
+    out.converted = pre.empty() ? base : base + "." + pre;
+    std::transform(pre.begin(), pre.end(), pre.begin(),
+                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+    out.pre = pre;
+    return true;
+}
+
 // CANN's number of a version A.B.C[-{alpha,beta,rc}[.N]]:
 // A*10^7 + B*10^5 + C*10^3, less 300/200/100 for a pre-release, plus N.
 bool version_number(const std::string &v, int32_t &out)
 {
-    unsigned a = 0, b = 0, c = 0;
-    int used = 0;
-    if (std::sscanf(v.c_str(), "%u.%u.%u%n", &a, &b, &c, &used) != 3 || a > 200 || b > 99 || c > 99)
+    VersionParts p;
+    if (!split_version(v, p) || p.number[0] > 200 || p.number[1] > 99 || p.number[2] > 99)
         return false;
-    int64_t n = int64_t(a) * 10000000 + int64_t(b) * 100000 + int64_t(c) * 1000;
-    std::string rest = v.substr(static_cast<size_t>(used));
-    if (!rest.empty()) {
-        size_t at = rest[0] == '-' || rest[0] == '.' ? 1 : 0;
+    int64_t n = int64_t(p.number[0]) * 10000000 + int64_t(p.number[1]) * 100000 + int64_t(p.number[2]) * 1000;
+    if (!p.pre.empty()) {
         int64_t less = 0;
+        size_t len = 0;
         for (const auto &[word, minus] : {std::pair<const char *, int>{"alpha", 300}, {"beta", 200}, {"rc", 100}})
-            if (rest.compare(at, std::strlen(word), word) == 0) {
+            if (p.pre.compare(0, std::strlen(word), word) == 0) {
                 less = minus;
-                at += std::strlen(word);
+                len = std::strlen(word);
                 break;
             }
         if (!less)
             return false;
-        unsigned pre = 0;
-        if (at < rest.size()) {
-            if (rest[at] == '.' || rest[at] == '-')
-                at++;
-            char *end = nullptr;
-            pre = static_cast<unsigned>(std::strtoul(rest.c_str() + at, &end, 10));
-            if (end == rest.c_str() + at || *end || pre > 99)
-                return false;
-        }
-        n = n - less + pre;
+        const std::string num = p.pre.substr(len);
+        if (num.size() > 2 ||
+            !std::all_of(num.begin(), num.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            return false;
+        n = n - less + (num.empty() ? 0 : std::stoi(num));
     }
     out = static_cast<int32_t>(n);
     return true;
@@ -153,13 +212,17 @@ extern "C" {
 
 const char *aclrtGetSocName(void)
 {
-    // One name for every device, as CANN gives device 0's: NULL only when
-    // there is no device.
+    // One name for every device, as CANN gives device 0's, learnt once:
+    // NULL until a device has been seen.
+    static std::atomic<bool> known{false};
+    if (known.load(std::memory_order_acquire))
+        return kSocName;
     const char *name = nullptr;
     (void)api("aclrtGetSocName", [&] {
         DeviceInfo info;
         if (aclError err = visible_device(0, ACL_ERROR_RT_NO_DEVICE, info))
             return err;
+        known.store(true, std::memory_order_release);
         name = kSocName;
         return ACL_SUCCESS;
     });
@@ -236,28 +299,16 @@ aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *ve
         std::string v;
         if (aclError err = lookup_version(pkg, v))
             return err;
+        VersionParts parts;
+        if (!split_version(v, parts))
+            return fail(ACL_ERROR_INVALID_FILE, "the version \"%s\" of \"%s\" is not A.B[.C[.D]][-pre]",
+                        v.c_str(), pkg);
         std::memset(version, 0, sizeof(*version));
-        copy_text(version->version, v);
-        // A.B.C[-pre]: the pre-release, if any, is the fourth part.
-        std::string parts[4] = {"0", "0", "0", "0"};
-        std::string base = v.substr(0, v.find('-'));
-        size_t start = 0;
-        for (int i = 0; i < 3; i++) {
-            size_t dot = base.find('.', start);
-            parts[i] = base.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-            if (dot == std::string::npos)
-                break;
-            start = dot + 1;
-        }
-        if (v.find('-') != std::string::npos) {
-            std::string pre = v.substr(v.find('-') + 1);
-            pre.erase(std::remove(pre.begin(), pre.end(), '.'), pre.end());
-            parts[3] = pre;
-        }
-        copy_text(version->majorVersion, parts[0]);
-        copy_text(version->minorVersion, parts[1]);
-        copy_text(version->releaseVersion, parts[2]);
-        copy_text(version->patchVersion, parts[3]);
+        copy_text(version->version, parts.converted);
+        copy_text(version->majorVersion, parts.part[0]);
+        copy_text(version->minorVersion, parts.part[1]);
+        copy_text(version->releaseVersion, parts.part[2]);
+        copy_text(version->patchVersion, parts.part[3]);
         return ACL_SUCCESS;
     });
 }
@@ -413,23 +464,26 @@ aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId)
         Result<std::vector<DeviceInfo>> list = dense_devices();
         if (!list.ok())
             return fail_errno(list.error(), Op::Generic, "listing npuipc devices");
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        if (!rt.device_count_known)
-            if (aclError err = rt.refresh_device_count())
-                return err;
-        // CANN compares the whole text: "0000:3d:00.0", in lower case.
+        // CANN compares the whole text, "0000:3d:00.0" in lower case, as
+        // strcmp: reading no byte past the first that differs.
+        auto same = [pciBusId](const std::string &text) {
+            for (size_t i = 0; i <= text.size(); i++)
+                if (pciBusId[i] != text[i])
+                    return false;
+            return true;
+        };
         for (const DeviceInfo &info : list.value()) {
-            if (pci_bus_id(info) != pciBusId)
+            if (!same(pci_bus_id(info)))
                 continue;
-            int32_t id = rt.logical_id(info.index);
-            if (id < 0)
-                return fail(ACL_ERROR_RT_INVALID_DEVICEID,
-                            "the device at %s is not visible (ASCEND_RT_VISIBLE_DEVICES)", pciBusId);
+            int32_t id = -1;
+            if (aclError err = user_of_index(info.index, id))
+                return err;
             *deviceId = id;
             return ACL_SUCCESS;
         }
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "no device is at PCI bus id \"%.16s\"", pciBusId);
+        // (Shown up to 12 characters: no byte past a bus id's is read.)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "no device is at PCI bus id \"%.*s\"",
+                    static_cast<int>(strnlen(pciBusId, kPciBusIdLen - 1)), pciBusId);
     });
 }
 
@@ -465,8 +519,20 @@ aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId, int
     return api("aclrtDevicePeerAccessStatus", [&] {
         if (!status)
             return fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
+        // CANN maps the id, and so finds it invalid, only under
+        // ASCEND_RT_VISIBLE_DEVICES; else the driver refuses it.
+        bool mapped = false;
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (!rt.device_count_known)
+                if (aclError err = rt.refresh_device_count())
+                    return err;
+            mapped = rt.visible_env_set;
+        }
         DeviceInfo from;
-        if (aclError err = visible_device(deviceId, ACL_ERROR_RT_INVALID_DEVICEID, from))
+        if (aclError err = visible_device(
+                deviceId, mapped ? ACL_ERROR_RT_INVALID_DEVICEID : ACL_ERROR_RT_PARAM_INVALID, from))
             return err;
         // CANN takes the peer as a physical id: an npuipc index here.
         Result<std::vector<DeviceInfo>> list = dense_devices();
@@ -506,22 +572,6 @@ aclError index_of_user(int32_t user, uint32_t &index)
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
     return rt.check_device_id(user, index);
-}
-
-// The user id of npuipc index `index`.
-aclError user_of_index(int32_t index, int32_t &user)
-{
-    if (index < 0)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "device id %d is negative", index);
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    if (aclError err = rt.refresh_device_count())
-        return err;
-    user = rt.logical_id(static_cast<uint32_t>(index));
-    if (user < 0)
-        return fail(ACL_ERROR_RT_INVALID_DEVICEID,
-                    "device %d is not a visible device (ASCEND_RT_VISIBLE_DEVICES)", index);
-    return ACL_SUCCESS;
 }
 
 aclError user_to_index(const char *name, int32_t user, int32_t *out)
@@ -593,7 +643,7 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *grea
         if (greatestPriority)
             *greatestPriority = 0;
         return ACL_SUCCESS;
-    });
+    }, true); // constants: a fork child may ask too
 }
 
 } // extern "C"

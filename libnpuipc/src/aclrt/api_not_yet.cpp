@@ -137,8 +137,6 @@ aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
 { return not_yet(__func__); }
 
 // Contexts and system parameters.
-aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)
-{ return not_yet(__func__); }
 aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)
 { return not_yet(__func__); }
 aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
@@ -166,14 +164,6 @@ aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamCon
 { return not_yet(__func__); }
 aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)
 { return not_yet(__func__); }
-aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
-{ return not_yet(__func__); }
-aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)
-{ return not_yet(__func__); }
-aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)
-{ return not_yet(__func__); }
-aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
-{ return not_yet(__func__); }
 aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
                                  aclrtStreamAttrValue *value)
 { return not_yet(__func__); }
@@ -200,10 +190,6 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
 { return not_yet(__func__); }
 aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
-{ return not_yet(__func__); }
-aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
-{ return not_yet(__func__); }
-aclError aclrtGetEventAvailNum(uint32_t *eventCount)
 { return not_yet(__func__); }
 
 // Counting notifies.

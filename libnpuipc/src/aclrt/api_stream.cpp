@@ -127,6 +127,10 @@ aclError destroy(const char *name, aclrtStream handle, bool wait)
             stream = rt.find<Stream>(handle, Kind::Stream);
             if (!stream)
                 return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a live stream", handle);
+            // Its handle is known from aclrtCtxGetCurrentDefaultStream.
+            if (stream->is_default)
+                return fail(ACL_ERROR_RT_PARAM_INVALID,
+                            "%p is a context's default stream, which goes with its context", handle);
         }
         aclError result = ACL_SUCCESS;
         if (wait)

@@ -391,6 +391,7 @@ aclError Runtime::resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &ou
     if (!h.ok())
         return fail_errno(h.error(), Op::CreateStream, "creating the default stream");
     out = std::make_shared<Stream>(ctx->device, dev, std::move(h.value()), ctx->token);
+    out->is_default = true;
     ctx->default_stream = add_object(out);
     return ACL_SUCCESS;
 }

@@ -104,6 +104,11 @@ struct Stream : Object {
     const std::shared_ptr<const Device> dev;
     const ObjectHandle handle;
     const uint64_t context;
+    // As aclrtCreateStreamWithConfig gave them (ACL_STREAM_* bits; 0..7),
+    // set before the stream enters the table.
+    uint32_t flags = 0;
+    uint32_t priority = 0;
+    bool is_default = false; // its context's, which outlives no context
     // Protects what follows, and keeps multi-job sequences (a callback's
     // record and its gate) in order with the queue of host tasks.
     std::mutex mu;

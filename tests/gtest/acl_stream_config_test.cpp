@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// What a stream or an event tells about itself (aclrt_stream(3),
+// aclrt_event(3)): ids, priority and flags, the current context's default
+// stream, and how many more streams and events the driver lets this
+// process create, each with CANN's codes for bad arguments.
+#include "acl_test_util.h"
+
+#include <thread>
+
+using namespace acltest;
+
+namespace {
+
+class AclStreamConfigTest : public AclTest {};
+
+// fn's result on a new thread, which has no current context.
+template <typename Fn> aclError OnThreadWithoutContext(Fn fn)
+{
+    aclError rc = -1;
+    std::thread t([&] { rc = fn(); });
+    t.join();
+    return rc;
+}
+
+TEST_F(AclStreamConfigTest, StreamIdsAreDistinctAndTheDefaultStreamHasOne)
+{
+    aclrtStream a = nullptr, b = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    int32_t ida = -1, idb = -1, id_default = -1, id_null = -1;
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetId(a, &ida));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetId(b, &idb));
+    EXPECT_GT(ida, 0);
+    EXPECT_NE(ida, idb);
+    aclrtStream dflt = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCtxGetCurrentDefaultStream(&dflt));
+    ASSERT_NE(nullptr, dflt);
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetId(dflt, &id_default));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetId(nullptr, &id_null));
+    EXPECT_EQ(id_default, id_null) << "NULL names the default stream";
+    EXPECT_NE(ida, id_default);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamGetId(a, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    int32_t id = 42;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamGetId(a, &id));
+    EXPECT_EQ(42, id);
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, OnThreadWithoutContext([&] { return aclrtStreamGetId(nullptr, &id); }));
+    // A named stream needs no context for its id.
+    EXPECT_EQ(ACL_SUCCESS, OnThreadWithoutContext([&] { return aclrtStreamGetId(b, &id); }));
+    EXPECT_EQ(idb, id);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+}
+
+TEST_F(AclStreamConfigTest, APlainStreamHasPriorityZeroAndNoFlags)
+{
+    aclrtStream s = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+    uint32_t priority = 42, flags = 42;
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetPriority(s, &priority));
+    EXPECT_EQ(0u, priority);
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetFlags(s, &flags));
+    EXPECT_EQ(0u, flags);
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetFlags(nullptr, &flags));
+    EXPECT_EQ(0u, flags);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamGetPriority(s, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamGetFlags(s, nullptr));
+    // As CANN: these two need a current context, whatever the stream.
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL,
+              OnThreadWithoutContext([&] { return aclrtStreamGetPriority(s, &priority); }));
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, OnThreadWithoutContext([&] { return aclrtStreamGetFlags(s, &flags); }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamGetPriority(s, &priority));
+}
+
+TEST_F(AclStreamConfigTest, TheDefaultStreamsHandleRunsWorkAndCannotBeDestroyed)
+{
+    aclrtStream dflt = nullptr, again = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCtxGetCurrentDefaultStream(&dflt));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCtxGetCurrentDefaultStream(&again));
+    EXPECT_EQ(dflt, again);
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x3c, 4096, dflt));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(nullptr)) << "the same stream as NULL";
+    std::vector<uint8_t> host(4096);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(host.data(), 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT_TRUE(BytesAre(host.data(), 4096, 0x3c));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtDestroyStream(dflt));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtDestroyStreamForce(dflt));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(dflt)) << "still there";
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCtxGetCurrentDefaultStream(nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL,
+              OnThreadWithoutContext([&] { return aclrtCtxGetCurrentDefaultStream(&again); }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// Streams, events and notifies share the driver's handles of a device
+// file: each one made takes one, each one destroyed gives it back.
+TEST_F(AclStreamConfigTest, AvailableStreamsAndEventsAreTheDriversFreeHandles)
+{
+    uint32_t streams = 0, events = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetStreamAvailableNum(&streams));
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetEventAvailNum(&events));
+    EXPECT_EQ(streams, events);
+    EXPECT_GT(streams, 8000u);
+    EXPECT_LE(streams, 8192u);
+    aclrtStream s = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+    uint32_t now = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetStreamAvailableNum(&now));
+    EXPECT_EQ(streams - 1, now);
+    aclrtEvent e = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&e));
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetEventAvailNum(&now));
+    EXPECT_EQ(streams - 2, now);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(e));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetStreamAvailableNum(&now));
+    EXPECT_EQ(streams, now);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetStreamAvailableNum(nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetEventAvailNum(nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, OnThreadWithoutContext([&] { return aclrtGetStreamAvailableNum(&now); }));
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, OnThreadWithoutContext([&] { return aclrtGetEventAvailNum(&now); }));
+}
+
+TEST_F(AclStreamConfigTest, EventIdsAreDistinctAndIpcEventsHaveNone)
+{
+    aclrtEvent a = nullptr, b = nullptr, ipc = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&b, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC));
+    uint32_t ida = 0, idb = 0, id = 42;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetEventId(a, &ida));
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetEventId(b, &idb));
+    EXPECT_GT(ida, 0u);
+    EXPECT_NE(ida, idb);
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtGetEventId(ipc, &id));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetEventId(nullptr, &id));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetEventId(a, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(a));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtGetEventId(a, &id));
+    EXPECT_EQ(42u, id);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ipc));
+}
+
+} // namespace
