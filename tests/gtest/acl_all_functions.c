@@ -89,8 +89,6 @@ static int64_t call_aclrtBinarySetExceptionCallback(void)
 { return aclrtBinarySetExceptionCallback(NULL, NULL, NULL); }
 static int64_t call_aclrtSetTsDevice(void)
 { return aclrtSetTsDevice((aclrtTsId)0); }
-static int64_t call_aclrtSynchronizeDeviceWithTimeout(void)
-{ return aclrtSynchronizeDeviceWithTimeout(0); }
 static int64_t call_aclrtQueryDeviceStatus(void)
 { return aclrtQueryDeviceStatus(0, NULL); }
 static int64_t call_aclrtDeviceTaskAbort(void)
@@ -177,16 +175,6 @@ static int64_t call_aclrtNpuGetFloatOverFlowStatus(void)
 { return aclrtNpuGetFloatOverFlowStatus(NULL, 0, 0, NULL); }
 static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
 { return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
-static int64_t call_aclrtCreateStreamWithConfig(void)
-{ return aclrtCreateStreamWithConfig(NULL, 0, 0); }
-static int64_t call_aclrtCreateStreamConfigHandle(void)
-{ return aclrtCreateStreamConfigHandle() != NULL; }
-static int64_t call_aclrtDestroyStreamConfigHandle(void)
-{ return aclrtDestroyStreamConfigHandle(NULL); }
-static int64_t call_aclrtSetStreamConfigOpt(void)
-{ return aclrtSetStreamConfigOpt(NULL, (aclrtStreamConfigAttr)0, NULL, 0); }
-static int64_t call_aclrtCreateStreamV2(void)
-{ return aclrtCreateStreamV2(NULL, NULL); }
 static int64_t call_aclrtSetStreamAttribute(void)
 { return aclrtSetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
 static int64_t call_aclrtGetStreamAttribute(void)
@@ -617,6 +605,12 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtSynchronizeDeviceWithTimeout),
+    IMPLEMENTED(aclrtCreateStreamWithConfig),
+    IMPLEMENTED(aclrtCreateStreamConfigHandle),
+    IMPLEMENTED(aclrtDestroyStreamConfigHandle),
+    IMPLEMENTED(aclrtSetStreamConfigOpt),
+    IMPLEMENTED(aclrtCreateStreamV2),
     IMPLEMENTED(aclrtGetStreamAvailableNum),
     IMPLEMENTED(aclrtGetEventAvailNum),
     IMPLEMENTED(aclrtStreamGetId),
@@ -765,7 +759,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtSynchronizeDeviceWithTimeout, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceTaskAbort, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceUtilizationRate, NOT_YET, FAILS_WITH_CODE),
@@ -809,11 +802,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtResetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtCreateStreamWithConfig, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCreateStreamConfigHandle, NOT_YET, FAILS_WITH_NULL),
-    STUB(aclrtDestroyStreamConfigHandle, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetStreamConfigOpt, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCreateStreamV2, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetStreamFailureMode, NOT_YET, FAILS_WITH_CODE),

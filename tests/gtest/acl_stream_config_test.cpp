@@ -144,4 +144,115 @@ TEST_F(AclStreamConfigTest, EventIdsAreDistinctAndIpcEventsHaveNone)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ipc));
 }
 
+// The priority and flags of a stream made with them, as CANN keeps them:
+// the priority clamped to 0..7, unknown flag bits dropped.
+TEST_F(AclStreamConfigTest, AStreamWithConfigKeepsItsPriorityAndFlagsAndRunsWork)
+{
+    const struct {
+        uint32_t priority, flag;
+        uint32_t got_priority, got_flags;
+    } cases[] = {
+        {3, ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC, 3, ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC},
+        {100, ACL_STREAM_HUGE | 0x100, 7, ACL_STREAM_HUGE},
+        {0x80000000u, ACL_STREAM_DEVICE_USE_ONLY, 0, ACL_STREAM_DEVICE_USE_ONLY},
+        {7, ACL_STREAM_CPU_SCHEDULE, 7, ACL_STREAM_CPU_SCHEDULE},
+        {0, 0, 0, 0},
+    };
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    std::vector<uint8_t> host(4096);
+    for (const auto &c : cases) {
+        SCOPED_TRACE("priority " + std::to_string(c.priority) + ", flag " + std::to_string(c.flag));
+        aclrtStream s = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateStreamWithConfig(&s, c.priority, c.flag));
+        uint32_t priority = 42, flags = 42;
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetPriority(s, &priority));
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetFlags(s, &flags));
+        EXPECT_EQ(c.got_priority, priority);
+        EXPECT_EQ(c.got_flags, flags);
+        const uint8_t value = static_cast<uint8_t>(0x40 + c.got_priority);
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, value, 4096, s));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(host.data(), 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST));
+        EXPECT_TRUE(BytesAre(host.data(), 4096, value));
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+    }
+    aclrtStream s = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtCreateStreamWithConfig(&s, 0, ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_FAST_LAUNCH));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtCreateStreamWithConfig(&s, 0, ACL_STREAM_PERSISTENT));
+    EXPECT_EQ(nullptr, s);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateStreamWithConfig(nullptr, 0, 0));
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL,
+              OnThreadWithoutContext([&] { return aclrtCreateStreamWithConfig(&s, 0, 0); }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+TEST_F(AclStreamConfigTest, AConfigHandleTakesEachValueAtItsSizeAndMakesAStream)
+{
+    aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+    ASSERT_NE(nullptr, h);
+    EXPECT_EQ(0u, h->priority);
+    EXPECT_EQ(0u, h->flag);
+    uint32_t priority = 5;
+    EXPECT_EQ(ACL_SUCCESS, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &priority, sizeof(priority)));
+    EXPECT_EQ(5u, h->priority);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &priority, 8));
+    uint32_t too_low = 8;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &too_low, 4));
+    EXPECT_EQ(5u, h->priority) << "a refused value changes nothing";
+    size_t flag = ACL_STREAM_FAST_LAUNCH, size = 4096;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_FLAG, &flag, 4));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_FLAG, &flag, sizeof(flag)));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_SIZE, &size, sizeof(size)));
+    EXPECT_EQ(4096u, h->workSize);
+    void *ptr = &size;
+    EXPECT_EQ(ACL_SUCCESS, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_ADDR_PTR, &ptr, sizeof(ptr)));
+    EXPECT_EQ(ptr, h->workptr);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+              aclrtSetStreamConfigOpt(h, static_cast<aclrtStreamConfigAttr>(4), &size, sizeof(size)));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSetStreamConfigOpt(nullptr, ACL_RT_STREAM_FLAG, &flag, 8));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_FLAG, nullptr, 8));
+
+    aclrtStream s = nullptr, plain = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStreamV2(&s, h));
+    uint32_t got = 42, flags = 42;
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetPriority(s, &got));
+    EXPECT_EQ(5u, got);
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetFlags(s, &flags));
+    EXPECT_EQ(0u, flags) << "as CANN, the handle's flag is kept but not used";
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStreamV2(&plain, nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetPriority(plain, &got));
+    EXPECT_EQ(0u, got);
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(plain));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateStreamV2(nullptr, h));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStreamConfigHandle(h));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtDestroyStreamConfigHandle(nullptr));
+}
+
+// Every stream of the current context's device, waited for up to a time
+// in milliseconds: the time runs out while one waits on a gate.
+TEST_F(AclStreamConfigTest, SynchronizeDeviceWithTimeoutEndsInTimeAndWaitsForEveryStream)
+{
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeDeviceWithTimeout(0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeDeviceWithTimeout(-2));
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, OnThreadWithoutContext([] { return aclrtSynchronizeDeviceWithTimeout(-1); }));
+    aclrtStream idle = nullptr, held = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&idle));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&held));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(held));
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeDeviceWithTimeout(200));
+    auto waited = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(waited, std::chrono::milliseconds(190));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeDeviceWithTimeout(kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeDeviceWithTimeout(-1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(idle));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(held));
+}
+
 } // namespace

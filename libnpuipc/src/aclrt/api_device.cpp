@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // aclInit/aclFinalize, devices, contexts, peer access and memory info.
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 #include "aclrt/config.h"
+#include "clock.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -190,27 +192,48 @@ aclError aclrtGetDeviceCount(uint32_t *count)
     });
 }
 
+// Waits for every stream of the current context's device, until
+// `deadline_ms` (npuipc_clock::now_ms; -1: none): the first error found,
+// or ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the time ran out.
+static aclError synchronize_device(int64_t deadline_ms)
+{
+    Runtime &rt = Runtime::get();
+    std::vector<std::shared_ptr<Stream>> streams;
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        for (auto &entry : rt.objects)
+            if (entry.second->kind == Kind::Stream && entry.second->device == ctx->device)
+                streams.push_back(std::static_pointer_cast<Stream>(entry.second));
+    }
+    aclError first = ACL_SUCCESS;
+    for (auto &stream : streams) {
+        int64_t left_ns = -1;
+        if (deadline_ms >= 0)
+            left_ns = std::max<int64_t>(0, deadline_ms - npuipc_clock::now_ms()) * 1000000;
+        aclError err = synchronize(*stream, left_ns);
+        if (err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+            return err;
+        if (err && !first)
+            first = err;
+    }
+    return first;
+}
+
 aclError aclrtSynchronizeDevice(void)
 {
-    return api("aclrtSynchronizeDevice", [] {
-        Runtime &rt = Runtime::get();
-        std::vector<std::shared_ptr<Stream>> streams;
-        {
-            std::lock_guard<std::mutex> lock(rt.mu);
-            std::shared_ptr<Context> ctx;
-            if (aclError err = rt.current_context(ctx))
-                return err;
-            for (auto &entry : rt.objects)
-                if (entry.second->kind == Kind::Stream && entry.second->device == ctx->device)
-                    streams.push_back(std::static_pointer_cast<Stream>(entry.second));
-        }
-        aclError first = ACL_SUCCESS;
-        for (auto &stream : streams) {
-            aclError err = synchronize(*stream, -1);
-            if (err && !first)
-                first = err;
-        }
-        return first;
+    return api("aclrtSynchronizeDevice", [] { return synchronize_device(-1); });
+}
+
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{
+    return api("aclrtSynchronizeDeviceWithTimeout", [&] {
+        // As CANN: milliseconds, -1 forever, and 0 is no timeout at all.
+        if (timeout < -1 || timeout == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or > 0", timeout);
+        return synchronize_device(timeout < 0 ? -1 : npuipc_clock::now_ms() + timeout);
     });
 }
 

@@ -118,8 +118,6 @@ aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, s
 { return not_yet(__func__); }
 
 // Devices: utilisation, limits, atomics, cache flushes.
-aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
-{ return not_yet(__func__); }
 aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)
 { return not_yet(__func__); }
 aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value)
@@ -152,17 +150,6 @@ aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 { return not_yet(__func__); }
 aclError aclrtSetOpWaitTimeout(uint32_t timeout)
-{ return not_yet(__func__); }
-aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
-{ return not_yet(__func__); }
-aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
-{ not_yet(__func__); return nullptr; }
-aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
-{ return not_yet(__func__); }
-aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr,
-                                 const void *attrValue, size_t valueSize)
-{ return not_yet(__func__); }
-aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)
 { return not_yet(__func__); }
 aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
                                  aclrtStreamAttrValue *value)

@@ -184,6 +184,27 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
 
 } // namespace
 
+namespace npuipc_rt {
+
+aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::shared_ptr<Context> ctx;
+    std::shared_ptr<const Device> dev;
+    ObjectHandle h;
+    if (aclError err = create_in_context(rt, ObjectType::Stream, Op::CreateStream, "creating a stream",
+                                         ctx, dev, h))
+        return err;
+    auto s = std::make_shared<Stream>(ctx->device, dev, std::move(h), ctx->token);
+    s->priority = priority;
+    s->flags = flags;
+    *stream = reinterpret_cast<aclrtStream>(rt.add_object(std::move(s)));
+    return ACL_SUCCESS;
+}
+
+} // namespace npuipc_rt
+
 extern "C" {
 
 aclError aclrtCreateStream(aclrtStream *stream)
@@ -191,18 +212,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
     return api("aclrtCreateStream", [&] {
         if (!stream)
             return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        std::shared_ptr<Context> ctx;
-        std::shared_ptr<const Device> dev;
-        ObjectHandle h;
-        if (aclError err = create_in_context(rt, ObjectType::Stream, Op::CreateStream,
-                                             "creating a stream", ctx, dev, h))
-            return err;
-        uint64_t token =
-            rt.add_object(std::make_shared<Stream>(ctx->device, dev, std::move(h), ctx->token));
-        *stream = reinterpret_cast<aclrtStream>(token);
-        return ACL_SUCCESS;
+        return create_stream(stream, 0, 0);
     });
 }
 

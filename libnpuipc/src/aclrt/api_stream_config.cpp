@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
-// What a stream or an event tells about itself: its id, priority and
-// flags, the current context's default stream, an event's id. The codes
-// are those CANN's runtime returns for the same arguments.
+// Streams made with a configuration (a priority, ACL_STREAM_* flags, or a
+// configuration handle), and what a stream or an event tells about
+// itself: its id, priority and flags, the current context's default
+// stream, an event's id, how many more can be made. The codes are those
+// CANN's runtime returns for the same arguments.
 // Documentation/man/aclrt_stream.3.
+#include <cstdlib>
+#include <cstring>
+
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -50,9 +55,123 @@ aclError objects_free(uint32_t *count)
     return ACL_SUCCESS;
 }
 
+constexpr uint32_t kLeastPriority = 7;
+constexpr uint32_t kKnownStreamFlags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT |
+                                       ACL_STREAM_HUGE | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+
+// CANN's stream flags, checked as CANN checks them; the bits it does not
+// know are dropped, as CANN drops them.
+aclError stream_flags(uint64_t flag, uint32_t &out)
+{
+    out = static_cast<uint32_t>(flag) & kKnownStreamFlags;
+    if ((out & ACL_STREAM_DEVICE_USE_ONLY) && out != ACL_STREAM_DEVICE_USE_ONLY)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_STREAM_DEVICE_USE_ONLY takes no other flag (flags 0x%x)",
+                    out);
+    // Persistent streams keep their tasks for a model runtime instance to
+    // replay (aclmdlRI), which npuipc does not have yet.
+    if (out & ACL_STREAM_PERSISTENT)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "ACL_STREAM_PERSISTENT: model runtime instances are not implemented by npuipc yet");
+    return ACL_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
+
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+    return api("aclrtCreateStreamWithConfig", [&] {
+        if (!stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+        uint32_t flags = 0;
+        if (aclError err = stream_flags(flag, flags))
+            return err;
+        // CANN stores the priority as an int32 and clamps it to 0..7.
+        const int32_t p = static_cast<int32_t>(priority);
+        return create_stream(stream, p < 0 ? 0 : std::min<uint32_t>(static_cast<uint32_t>(p), kLeastPriority),
+                             flags);
+    });
+}
+
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
+{
+    aclrtStreamConfigHandle *handle = nullptr;
+    (void)api("aclrtCreateStreamConfigHandle", [&] {
+        // The application frees it with aclrtDestroyStreamConfigHandle.
+        handle = static_cast<aclrtStreamConfigHandle *>(std::calloc(1, sizeof(*handle)));
+        return handle ? ACL_SUCCESS : fail(ACL_ERROR_BAD_ALLOC, "out of memory");
+    });
+    return handle;
+}
+
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
+{
+    return api("aclrtDestroyStreamConfigHandle", [&] {
+        if (!handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+        std::free(handle);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr,
+                                 const void *attrValue, size_t valueSize)
+{
+    return api("aclrtSetStreamConfigOpt", [&] {
+        if (!handle || !attrValue)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle and attrValue must not be NULL");
+        // Each value is given by address, with its exact size.
+        auto sized = [&](size_t size, const char *what) {
+            return valueSize == size ? ACL_SUCCESS
+                                     : fail(ACL_ERROR_INVALID_PARAM, "%s takes %zu bytes, not %zu", what,
+                                            size, valueSize);
+        };
+        switch (attr) {
+        case ACL_RT_STREAM_WORK_ADDR_PTR:
+            if (aclError err = sized(sizeof(void *), "ACL_RT_STREAM_WORK_ADDR_PTR"))
+                return err;
+            std::memcpy(&handle->workptr, attrValue, sizeof(void *));
+            return ACL_SUCCESS;
+        case ACL_RT_STREAM_WORK_SIZE:
+            if (aclError err = sized(sizeof(size_t), "ACL_RT_STREAM_WORK_SIZE"))
+                return err;
+            std::memcpy(&handle->workSize, attrValue, sizeof(size_t));
+            return ACL_SUCCESS;
+        case ACL_RT_STREAM_FLAG:
+            if (aclError err = sized(sizeof(size_t), "ACL_RT_STREAM_FLAG"))
+                return err;
+            std::memcpy(&handle->flag, attrValue, sizeof(size_t));
+            return ACL_SUCCESS;
+        case ACL_RT_STREAM_PRIORITY: {
+            if (aclError err = sized(sizeof(uint32_t), "ACL_RT_STREAM_PRIORITY"))
+                return err;
+            uint32_t priority = 0;
+            std::memcpy(&priority, attrValue, sizeof(priority));
+            if (priority > kLeastPriority)
+                return fail(ACL_ERROR_INVALID_PARAM, "priority %u: 0 (greatest) to 7", priority);
+            handle->priority = priority;
+            return ACL_SUCCESS;
+        }
+        default:
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown stream attribute %d", static_cast<int>(attr));
+        }
+    });
+}
+
+aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)
+{
+    return api("aclrtCreateStreamV2", [&] {
+        if (!stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+        // No handle: the defaults. As in CANN, the handle's flag is kept
+        // but not used, and a work buffer is the device's business.
+        uint32_t priority = handle ? handle->priority : 0;
+        if (priority > kLeastPriority)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "priority %u: 0 (greatest) to 7", priority);
+        return create_stream(stream, priority, 0);
+    });
+}
 
 aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
 {

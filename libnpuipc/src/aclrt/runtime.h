@@ -404,6 +404,10 @@ inline aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
     return find_stream_locked(handle, out);
 }
 
+// A stream of the current context with these (checked) priority and
+// ACL_STREAM_* flags, into *stream. With Runtime::mu not held.
+aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags);
+
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const Job *jobs, uint32_t count);
 inline aclError submit(Stream &stream, const Job &job)
