@@ -187,8 +187,6 @@ static int64_t call_aclrtStreamStop(void)
 { return aclrtStreamStop(NULL); }
 static int64_t call_aclrtPersistentTaskClean(void)
 { return aclrtPersistentTaskClean(NULL); }
-static int64_t call_aclrtStreamWaitEventWithFlag(void)
-{ return aclrtStreamWaitEventWithFlag(NULL, NULL, 0, 0); }
 static int64_t call_aclrtValueWrite(void)
 { return aclrtValueWrite(NULL, 0, 0, NULL); }
 static int64_t call_aclrtValueWait(void)
@@ -228,12 +226,8 @@ static int64_t call_aclrtUnSubscribeHostFunc(void)
 { return aclrtUnSubscribeHostFunc(0, NULL); }
 static int64_t call_aclrtLaunchHostFunc(void)
 { return aclrtLaunchHostFunc(NULL, NULL, NULL); }
-static int64_t call_aclrtRecordEventWithFlag(void)
-{ return aclrtRecordEventWithFlag(NULL, NULL, 0); }
 static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
-static int64_t call_aclrtEventGetTimestamp(void)
-{ return aclrtEventGetTimestamp(NULL, NULL); }
 static int64_t call_aclrtNotifySetImportPidInterServer(void)
 { return aclrtNotifySetImportPidInterServer(NULL, NULL, 0); }
 static int64_t call_aclrtCntNotifyCreate(void)
@@ -605,6 +599,9 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtRecordEventWithFlag),
+    IMPLEMENTED(aclrtStreamWaitEventWithFlag),
+    IMPLEMENTED(aclrtEventGetTimestamp),
     IMPLEMENTED(aclrtSynchronizeDeviceWithTimeout),
     IMPLEMENTED(aclrtCreateStreamWithConfig),
     IMPLEMENTED(aclrtCreateStreamConfigHandle),
@@ -808,7 +805,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtStreamAbort, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtStreamStop, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtStreamWaitEventWithFlag, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtValueWrite, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtValueWait, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtActiveStream, NOT_YET, FAILS_WITH_CODE),
@@ -828,9 +824,7 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtProcessHostFunc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtUnSubscribeHostFunc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtLaunchHostFunc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtRecordEventWithFlag, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtEventGetTimestamp, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtNotifySetImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyCreate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyDestroy, NOT_YET, FAILS_WITH_CODE),

@@ -1134,3 +1134,100 @@ TEST_F(AclEventTest, StreamWaitEventWithZeroTimeoutWaitsForTheRecordAndNegativeI
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
 }
+
+// ---- events with flags, and timestamps ----
+
+TEST_F(AclEventTest, RecordAndWaitWithTheDefaultFlagAreThePlainCalls)
+{
+    aclrtEvent ev = nullptr;
+    aclrtStream a = nullptr, b = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&ev));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEventWithFlag(ev, a, ACL_EVENT_RECORD_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEventWithFlag(b, ev, 0, ACL_EVENT_WAIT_DEFAULT));
+    // b waits for a's record, which waits for the gate.
+    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamQuery(b, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_NOT_READY, status);
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
+    aclrtEventRecordedStatus recorded = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    ASSERT_EQ(ACL_SUCCESS, aclrtQueryEventStatus(ev, &recorded));
+    EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, recorded);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtRecordEventWithFlag(ev, a, 2));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtRecordEventWithFlag(nullptr, a, ACL_EVENT_RECORD_DEFAULT));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamWaitEventWithFlag(b, ev, 0, 2));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamWaitEventWithFlag(b, nullptr, 0, ACL_EVENT_WAIT_DEFAULT));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ev));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(a));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(b));
+}
+
+// EXTERNAL records and waits belong to model capture, which npuipc does
+// not have: CANN's codes outside a capture, and the flag an event was
+// first used with stays its flag.
+TEST_F(AclEventTest, ExternalRecordsAndWaitsNeedAModelCaptureAndLatchTheEventsFlag)
+{
+    aclrtStream s = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+    aclrtEvent plain = nullptr, sync = nullptr, waited = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&plain));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&sync, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&waited, ACL_EVENT_SYNC));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtRecordEventWithFlag(plain, s, ACL_EVENT_RECORD_EXTERNAL));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_NOT_CAPTURED, aclrtRecordEventWithFlag(sync, s, ACL_EVENT_RECORD_EXTERNAL));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRecordEvent(sync, s)) << "first recorded EXTERNAL";
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtStreamWaitEventWithFlag(s, waited, 1, ACL_EVENT_WAIT_EXTERNAL));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_NOT_CAPTURED, aclrtStreamWaitEventWithFlag(s, waited, 0, ACL_EVENT_WAIT_EXTERNAL));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtStreamWaitEvent(s, waited)) << "first waited on EXTERNAL";
+    // And the other way round: plain first, EXTERNAL refused for the flag.
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(plain, s));
+    aclrtEvent later = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&later, ACL_EVENT_SYNC));
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(later, s));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRecordEventWithFlag(later, s, ACL_EVENT_RECORD_EXTERNAL));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
+    for (aclrtEvent e : {plain, sync, waited, later})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(e));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+}
+
+// A timestamp is when the event's latest record completed, in
+// microseconds of the driver's clock (CLOCK_MONOTONIC).
+TEST_F(AclEventTest, TimestampsAreMicrosecondsOfTheDriversClockAtTheRecordsCompletion)
+{
+    aclrtEvent ev = nullptr, untimed = nullptr, ipc = nullptr;
+    aclrtStream s = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&ev));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&untimed, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+    uint64_t ts = 0;
+    EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtEventGetTimestamp(ev, &ts)) << "never recorded";
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(s));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(ev, s));
+    EXPECT_EQ(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, aclrtEventGetTimestamp(ev, &ts)) << "record pending";
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ASSERT_EQ(ACL_SUCCESS, aclrtEventGetTimestamp(ev, &ts));
+    const uint64_t before = uint64_t(t0.tv_sec) * 1000000 + uint64_t(t0.tv_nsec) / 1000;
+    const uint64_t after = uint64_t(t1.tv_sec) * 1000000 + uint64_t(t1.tv_nsec) / 1000;
+    EXPECT_LE(before, ts);
+    EXPECT_GE(after, ts);
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(untimed, s));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, aclrtEventGetTimestamp(untimed, &ts)) << "no TIME_LINE";
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtEventGetTimestamp(ipc, &ts));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtEventGetTimestamp(ev, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtEventGetTimestamp(nullptr, &ts));
+    for (aclrtEvent e : {ev, untimed, ipc})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(e));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+}

@@ -169,14 +169,7 @@ aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
 { return not_yet(__func__); }
 
 // Events with flags, timestamps and status; event ids.
-aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,
-                                      uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag)
-{ return not_yet(__func__); }
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
-{ return not_yet(__func__); }
-aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
 { return not_yet(__func__); }
 
 // Counting notifies.

@@ -109,6 +109,33 @@ template <typename Prep> aclError submit_on(Stream &stream, SharedObject &obj, P
     return submit(stream, prep(handle));
 }
 
+// Fixes the event's record or wait flag at the first call that asks, as
+// CANN does (even when the call then fails); a call with the other one
+// is ACL_ERROR_RT_PARAM_INVALID.
+aclError latch_flag(std::atomic<int> &latch, int flag, const char *what)
+{
+    int first = -1;
+    if (latch.compare_exchange_strong(first, flag) || first == flag)
+        return ACL_SUCCESS;
+    return fail(ACL_ERROR_RT_PARAM_INVALID, "the event was first %s with flag %d, not %d", what, first, flag);
+}
+
+// EXTERNAL records and waits make an event visible outside a captured
+// model (aclmdlRICaptureBegin): CANN takes them only for events of
+// aclrtCreateEventExWithFlag(ACL_EVENT_SYNC), on a capturing stream.
+aclError external_event_use(Event &ev, std::atomic<int> &latch, int flag, const char *what)
+{
+    if (ev.flags & ACL_EVENT_DEVICE_USE_ONLY)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be %s by the host", what);
+    if (!ev.ex || ev.flags != ACL_EVENT_SYNC)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "EXTERNAL takes events of aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) only");
+    if (aclError err = latch_flag(latch, flag, what))
+        return err;
+    return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+                "EXTERNAL needs a stream capturing a model, and npuipc does not capture models yet");
+}
+
 // When the event's latest record completed, on the driver's clock.
 aclError record_time(Event &ev, uint64_t &ns)
 {
@@ -176,62 +203,86 @@ aclError aclrtDestroyEvent(aclrtEvent event)
     return api("aclrtDestroyEvent", [&] { return destroy(event, Kind::Event, "event"); });
 }
 
+static aclError record_event(aclrtEvent event, aclrtStream stream)
+{
+    std::shared_ptr<Event> ev;
+    std::shared_ptr<Stream> s;
+    if (aclError err = find_object(event, Kind::Event, "event", ev))
+        return err;
+    if (aclError err = latch_flag(ev->record_flag, ACL_EVENT_RECORD_DEFAULT, "recorded"))
+        return err;
+    if (aclError err = find_stream(stream, s))
+        return err;
+    if (aclError err = check_event_use(*ev, EventUse::Record, "recorded"))
+        return err;
+    std::lock_guard<std::mutex> latch(ev->latch_mu);
+    if (ev->destroyed)
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
+    uint32_t handle;
+    if (aclError err = handle_on(*ev, *s, handle))
+        return err;
+    if (ev->gates.empty()) {
+        if (aclError err = submit(*s, prep_record_event(handle)))
+            return err;
+        ev->recorded = true;
+        ev->set = true;
+        return ACL_SUCCESS;
+    }
+    // The record, then the gates of the waits made while the flag was
+    // clear: they open when the stream gets past the record.
+    std::vector<Job> jobs(1 + ev->gates.size());
+    jobs[0] = prep_record_event(handle);
+    for (size_t i = 0; i < ev->gates.size(); i++) {
+        if (aclError err = handle_on(*ev->gates[i].notify, *s, handle))
+            return err;
+        jobs[i + 1] = prep_record_notify(handle);
+    }
+    size_t done = 0;
+    aclError err = ACL_SUCCESS;
+    while (done < jobs.size()) {
+        uint32_t n = static_cast<uint32_t>(std::min<size_t>(jobs.size() - done, kMaxJobsPerSubmit));
+        if ((err = submit(*s, &jobs[done], n)) != ACL_SUCCESS)
+            break;
+        done += n;
+    }
+    if (done == 0)
+        return err;
+    // The record is queued (and reported as failed if a later batch
+    // of gates was not: those stay for the next record).
+    const size_t gated = done - 1;
+    {
+        std::lock_guard<std::mutex> slock(s->mu);
+        std::move(ev->gates.begin(), ev->gates.begin() + gated,
+                  std::back_inserter(s->recorded_gates));
+        s->recorded_gate_count.store(s->recorded_gates.size(), std::memory_order_release);
+    }
+    ev->gates.erase(ev->gates.begin(), ev->gates.begin() + gated);
+    ev->recorded = true;
+    ev->set = true;
+    return err;
+}
+
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
-    return api("aclrtRecordEvent", [&] {
+    return api("aclrtRecordEvent", [&] { return record_event(event, stream); });
+}
+
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag)
+{
+    return api("aclrtRecordEventWithFlag", [&] {
+        if (!event)
+            return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+        if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown record flag 0x%x", flag);
+        if (flag == ACL_EVENT_RECORD_DEFAULT)
+            return record_event(event, stream);
         std::shared_ptr<Event> ev;
         std::shared_ptr<Stream> s;
         if (aclError err = find_object(event, Kind::Event, "event", ev))
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
-        if (aclError err = check_event_use(*ev, EventUse::Record, "recorded"))
-            return err;
-        std::lock_guard<std::mutex> latch(ev->latch_mu);
-        if (ev->destroyed)
-            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
-        uint32_t handle;
-        if (aclError err = handle_on(*ev, *s, handle))
-            return err;
-        if (ev->gates.empty()) {
-            if (aclError err = submit(*s, prep_record_event(handle)))
-                return err;
-            ev->recorded = true;
-            ev->set = true;
-            return ACL_SUCCESS;
-        }
-        // The record, then the gates of the waits made while the flag was
-        // clear: they open when the stream gets past the record.
-        std::vector<Job> jobs(1 + ev->gates.size());
-        jobs[0] = prep_record_event(handle);
-        for (size_t i = 0; i < ev->gates.size(); i++) {
-            if (aclError err = handle_on(*ev->gates[i].notify, *s, handle))
-                return err;
-            jobs[i + 1] = prep_record_notify(handle);
-        }
-        size_t done = 0;
-        aclError err = ACL_SUCCESS;
-        while (done < jobs.size()) {
-            uint32_t n = static_cast<uint32_t>(std::min<size_t>(jobs.size() - done, kMaxJobsPerSubmit));
-            if ((err = submit(*s, &jobs[done], n)) != ACL_SUCCESS)
-                break;
-            done += n;
-        }
-        if (done == 0)
-            return err;
-        // The record is queued (and reported as failed if a later batch
-        // of gates was not: those stay for the next record).
-        const size_t gated = done - 1;
-        {
-            std::lock_guard<std::mutex> slock(s->mu);
-            std::move(ev->gates.begin(), ev->gates.begin() + gated,
-                      std::back_inserter(s->recorded_gates));
-            s->recorded_gate_count.store(s->recorded_gates.size(), std::memory_order_release);
-        }
-        ev->gates.erase(ev->gates.begin(), ev->gates.begin() + gated);
-        ev->recorded = true;
-        ev->set = true;
-        return err;
+        return external_event_use(*ev, ev->record_flag, ACL_EVENT_RECORD_EXTERNAL, "recorded");
     });
 }
 
@@ -263,6 +314,8 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
     if (aclError err = find_object(event, Kind::Event, "event", ev))
+        return err;
+    if (aclError err = latch_flag(ev->wait_flag, ACL_EVENT_WAIT_DEFAULT, "waited on"))
         return err;
     if (aclError err = find_stream(stream, s))
         return err;
@@ -321,6 +374,30 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, i
         if (timeout < 0)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d s: 0 (none) or more seconds", timeout);
         return stream_wait_event(stream, event, static_cast<uint64_t>(timeout) * 1000000000ULL);
+    });
+}
+
+aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout, uint32_t flag)
+{
+    return api("aclrtStreamWaitEventWithFlag", [&] {
+        if (!event)
+            return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+        if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
+            return fail(ACL_ERROR_INVALID_PARAM, "unknown wait flag 0x%x", flag);
+        if (flag == ACL_EVENT_WAIT_EXTERNAL && timeout != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "an EXTERNAL wait takes no timeout (%u s)", timeout);
+        // DEFAULT: aclrtStreamWaitEventWithTimeout, the timeout in seconds.
+        if (flag == ACL_EVENT_WAIT_DEFAULT)
+            return stream_wait_event(stream, event, static_cast<uint64_t>(timeout) * 1000000000ULL);
+        std::shared_ptr<Event> ev;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
+            return err;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
+            return err;
+        return external_event_use(*ev, ev->wait_flag, ACL_EVENT_WAIT_EXTERNAL, "waited on");
     });
 }
 
@@ -436,6 +513,33 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
         if (aclError err = record_time(*end, t1))
             return err;
         *ms = static_cast<float>((static_cast<double>(t1) - static_cast<double>(t0)) / 1e6);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
+{
+    return api("aclrtEventGetTimestamp", [&] {
+        if (!timestamp)
+            return fail(ACL_ERROR_INVALID_PARAM, "timestamp is NULL");
+        std::shared_ptr<Event> ev;
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
+            return err;
+        if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL and IPC events have no timestamp");
+        if (!ev->recorded)
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the event has never been recorded");
+        if (!ev->timing)
+            return fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                        "timestamps need events made by aclrtCreateEvent or with ACL_EVENT_TIME_LINE");
+        uint64_t ns = 0;
+        if (aclError err = record_time(*ev, ns))
+            return err == ACL_ERROR_RT_EVENT_NOT_COMPLETE
+                       ? fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "the event's record has not completed")
+                       : err;
+        // Microseconds of the driver's clock (CLOCK_MONOTONIC: since boot),
+        // as CANN's are of the device's since its boot.
+        *timestamp = ns / 1000;
         return ACL_SUCCESS;
     });
 }

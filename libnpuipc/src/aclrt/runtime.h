@@ -162,6 +162,11 @@ struct Event : SharedObject {
     // read as complete until recorded and cannot be reset.
     bool ex = false;
     std::atomic<bool> recorded{false}; // recorded once at least
+    // The ACL_EVENT_RECORD_* and ACL_EVENT_WAIT_* flag of the first record
+    // and wait asked of it (-1: none yet): as in CANN, the other flag is
+    // refused afterwards.
+    std::atomic<int> record_flag{-1};
+    std::atomic<int> wait_flag{-1};
     // Protects set, gates and destroyed; held across a record's or wait's
     // submit, so that records, resets and waits take effect in the order
     // of the calls. Taken after Runtime::mu, before Stream::mu and
