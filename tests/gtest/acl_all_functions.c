@@ -218,14 +218,6 @@ static int64_t call_aclrtDestroyLabelList(void)
 { return aclrtDestroyLabelList(NULL); }
 static int64_t call_aclrtSwitchLabelByIndex(void)
 { return aclrtSwitchLabelByIndex(NULL, 0, NULL, NULL); }
-static int64_t call_aclrtSubscribeHostFunc(void)
-{ return aclrtSubscribeHostFunc(0, NULL); }
-static int64_t call_aclrtProcessHostFunc(void)
-{ return aclrtProcessHostFunc(0); }
-static int64_t call_aclrtUnSubscribeHostFunc(void)
-{ return aclrtUnSubscribeHostFunc(0, NULL); }
-static int64_t call_aclrtLaunchHostFunc(void)
-{ return aclrtLaunchHostFunc(NULL, NULL, NULL); }
 static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
 static int64_t call_aclrtNotifySetImportPidInterServer(void)
@@ -599,6 +591,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtLaunchHostFunc),
+    IMPLEMENTED(aclrtSubscribeHostFunc),
+    IMPLEMENTED(aclrtProcessHostFunc),
+    IMPLEMENTED(aclrtUnSubscribeHostFunc),
     IMPLEMENTED(aclrtRecordEventWithFlag),
     IMPLEMENTED(aclrtStreamWaitEventWithFlag),
     IMPLEMENTED(aclrtEventGetTimestamp),
@@ -820,10 +816,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtCreateLabelList, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDestroyLabelList, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSwitchLabelByIndex, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSubscribeHostFunc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtProcessHostFunc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtUnSubscribeHostFunc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtLaunchHostFunc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtNotifySetImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyCreate, NOT_YET, FAILS_WITH_CODE),

@@ -214,14 +214,6 @@ aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList la
 { return not_yet(__func__); }
 
 // Host functions.
-aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)
-{ return not_yet(__func__); }
-aclError aclrtProcessHostFunc(int32_t timeout)
-{ return not_yet(__func__); }
-aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)
-{ return not_yet(__func__); }
-aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
-{ return not_yet(__func__); }
 
 // Memory: configured allocations, pointer attributes, usage, managed and registered host memory.
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)

@@ -50,7 +50,7 @@ void drop_callbacks_locked(Runtime &rt, Stream &stream)
         uint64_t one = 1;
         (void)!::write(sub->second.wake.get(), &one, sizeof(one));
         sub->second.streams.erase(stream.token);
-        if (sub->second.streams.empty())
+        if (sub->second.streams.empty() && !sub->second.runtime_thread)
             rt.subscribers.erase(sub);
     }
 }
@@ -203,6 +203,103 @@ aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags)
     return ACL_SUCCESS;
 }
 
+aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCallback fn, void *data,
+                         bool block, bool host_funcs)
+{
+    // The kind of thread the stream's tasks go to: a callback needs a
+    // thread of aclrtSubscribeReport, a host function one that runs them.
+    auto check = [&]() -> aclError {
+        if (!s->subscriber)
+            return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
+                        "no thread subscribed to the stream (aclrtSubscribeReport)");
+        if (rt.subscribers.at(s->subscriber).host_funcs != host_funcs)
+            return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                        host_funcs ? "the stream runs callbacks (aclrtSubscribeReport), not host functions"
+                                   : "the stream runs host functions (aclrtLaunchHostFunc), not callbacks");
+        return ACL_SUCCESS;
+    };
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (aclError err = check())
+            return err;
+    }
+    HostTask task;
+    task.fn = fn;
+    task.user_data = data;
+    task.block = block;
+    if (aclError err = make_point(rt, *s, task.block, task))
+        return err;
+    // An unsubscribe or destroy since the check above would leave the task
+    // to nobody, and a blocking one holding the stream.
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::lock_guard<std::mutex> slock(s->mu);
+    if (!s->listed.load(std::memory_order_relaxed))
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
+    if (aclError err = check())
+        return err;
+    Job jobs[2];
+    if (aclError err = submit(*s, jobs, point_jobs(task, jobs)))
+        return err;
+    s->callbacks.push_back(std::move(task));
+    // The thread subscribed now, which may not be the one of the check
+    // above; its eventfd is non-blocking.
+    uint64_t one = 1;
+    if (::write(rt.subscribers.at(s->subscriber).wake.get(), &one, sizeof(one)) < 0 && errno != EAGAIN)
+        log_warning("cannot wake the subscribed thread: errno %d", errno);
+    return ACL_SUCCESS;
+}
+
+aclError process_host_tasks(Runtime &rt, uint64_t self, int32_t timeout, bool host_funcs)
+{
+    const int64_t deadline = npuipc_clock::deadline_ms(timeout);
+    for (;;) {
+        std::vector<std::shared_ptr<Stream>> streams;
+        std::vector<pollfd> fds;
+        UniqueFd dup_wake;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto sub = rt.subscribers.find(self);
+            if (sub == rt.subscribers.end() || sub->second.host_funcs != host_funcs)
+                return fail(ACL_ERROR_RT_THREAD_SUBSCRIBE,
+                            host_funcs ? "this thread is subscribed to no stream (aclrtSubscribeHostFunc)"
+                                       : "this thread is subscribed to no stream (aclrtSubscribeReport)");
+            for (uint64_t token : sub->second.streams) {
+                auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream);
+                if (!s)
+                    continue;
+                std::lock_guard<std::mutex> slock(s->mu);
+                if (s->callbacks.empty())
+                    continue;
+                fds.push_back({s->callbacks.front().reached->fd.get(), POLLIN, 0});
+                streams.push_back(std::move(s));
+            }
+            // dup: the subscriber entry may go while this thread polls,
+            // but the runtime thread's, which stays (and polls for ever).
+            int wake = sub->second.wake.get();
+            if (!sub->second.runtime_thread)
+                dup_wake.reset(wake = ::fcntl(wake, F_DUPFD_CLOEXEC, 0));
+            fds.push_back({wake, POLLIN, 0});
+        }
+        int wait_ms = deadline < 0 ? -1 : static_cast<int>(std::max<int64_t>(deadline - now_ms(), 0));
+        int n = ::poll(fds.data(), fds.size(), wait_ms);
+        if (n < 0 && errno != EINTR)
+            return fail_errno(errno, Op::Generic, "waiting for callbacks");
+        if (n > 0) {
+            if (fds.back().revents & POLLIN) {
+                uint64_t count;
+                (void)!::read(fds.back().fd, &count, sizeof(count));
+            }
+            fds.pop_back();
+            if (run_due(rt, streams, fds) > 0)
+                return ACL_SUCCESS;
+        }
+        if (deadline >= 0 && now_ms() >= deadline)
+            return fail(ACL_ERROR_RT_REPORT_TIMEOUT, "no %s was due within %d ms",
+                        host_funcs ? "host function" : "callback", timeout);
+    }
+}
+
 } // namespace npuipc_rt
 
 extern "C" {
@@ -275,8 +372,11 @@ aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)
         std::lock_guard<std::mutex> slock(s->mu);
         if (s->subscriber && s->subscriber != threadId)
             return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
-                        "the stream is already subscribed by another thread");
+                        "the stream is already subscribed by another thread, or runs host functions");
         auto sub = rt.subscribers.find(threadId);
+        if (sub != rt.subscribers.end() && sub->second.host_funcs)
+            return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                        "the thread runs host functions (aclrtSubscribeHostFunc), not callbacks");
         if (sub == rt.subscribers.end()) {
             UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
             if (!wake)
@@ -326,39 +426,8 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
             std::lock_guard<std::mutex> lock(rt.mu);
             if (aclError err = rt.resolve_stream(stream, s))
                 return err;
-            std::lock_guard<std::mutex> slock(s->mu);
-            if (!s->subscriber)
-                return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
-                            "no thread subscribed to the stream (aclrtSubscribeReport)");
         }
-        HostTask task;
-        task.fn = fn;
-        task.user_data = userData;
-        task.block = blockType == ACL_CALLBACK_BLOCK;
-        if (aclError err = make_point(rt, *s, task.block, task))
-            return err;
-        {
-            // An unsubscribe or destroy since the check above would leave
-            // the callback to nobody, and a BLOCK one holding the stream.
-            std::lock_guard<std::mutex> lock(rt.mu);
-            std::lock_guard<std::mutex> slock(s->mu);
-            if (!s->listed.load(std::memory_order_relaxed))
-                return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
-            if (!s->subscriber)
-                return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
-                            "the stream's thread unsubscribed meanwhile (aclrtUnSubscribeReport)");
-            Job jobs[2];
-            if (aclError err = submit(*s, jobs, point_jobs(task, jobs)))
-                return err;
-            s->callbacks.push_back(std::move(task));
-            // The thread subscribed now, which may not be the one of the
-            // check above; its eventfd is non-blocking.
-            uint64_t one = 1;
-            if (::write(rt.subscribers.at(s->subscriber).wake.get(), &one, sizeof(one)) < 0 &&
-                errno != EAGAIN)
-                log_warning("cannot wake the subscribed thread: errno %d", errno);
-        }
-        return ACL_SUCCESS;
+        return queue_host_task(rt, s, fn, userData, blockType == ACL_CALLBACK_BLOCK, false);
     });
 }
 
@@ -368,48 +437,7 @@ aclError aclrtProcessReport(int32_t timeout)
         // As CANN: -1 waits forever, any other timeout is > 0.
         if (timeout < -1 || timeout == 0)
             return fail(ACL_ERROR_INVALID_PARAM, "timeout %d ms: -1 (forever) or > 0", timeout);
-        Runtime &rt = Runtime::get();
-        const uint64_t self = static_cast<uint64_t>(pthread_self());
-        const int64_t deadline = npuipc_clock::deadline_ms(timeout);
-        for (;;) {
-            std::vector<std::shared_ptr<Stream>> streams;
-            std::vector<pollfd> fds;
-            {
-                std::lock_guard<std::mutex> lock(rt.mu);
-                auto sub = rt.subscribers.find(self);
-                if (sub == rt.subscribers.end())
-                    return fail(ACL_ERROR_RT_THREAD_SUBSCRIBE,
-                                "this thread is subscribed to no stream (aclrtSubscribeReport)");
-                for (uint64_t token : sub->second.streams) {
-                    auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream);
-                    if (!s)
-                        continue;
-                    std::lock_guard<std::mutex> slock(s->mu);
-                    if (s->callbacks.empty())
-                        continue;
-                    fds.push_back({s->callbacks.front().reached->fd.get(), POLLIN, 0});
-                    streams.push_back(std::move(s));
-                }
-                // dup: the subscriber entry may go while this thread polls.
-                fds.push_back({::fcntl(sub->second.wake.get(), F_DUPFD_CLOEXEC, 0), POLLIN, 0});
-            }
-            UniqueFd wake(fds.back().fd);
-            int wait_ms = deadline < 0 ? -1 : static_cast<int>(std::max<int64_t>(deadline - now_ms(), 0));
-            int n = ::poll(fds.data(), fds.size(), wait_ms);
-            if (n < 0 && errno != EINTR)
-                return fail_errno(errno, Op::Generic, "waiting for callbacks");
-            if (n > 0) {
-                if (fds.back().revents & POLLIN) {
-                    uint64_t count;
-                    (void)!::read(wake.get(), &count, sizeof(count));
-                }
-                fds.pop_back();
-                if (run_due(rt, streams, fds) > 0)
-                    return ACL_SUCCESS;
-            }
-            if (deadline >= 0 && now_ms() >= deadline)
-                return fail(ACL_ERROR_RT_REPORT_TIMEOUT, "no callback was due within %d ms", timeout);
-        }
+        return process_host_tasks(Runtime::get(), static_cast<uint64_t>(pthread_self()), timeout, false);
     });
 }
 

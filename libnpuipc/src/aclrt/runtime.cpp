@@ -464,8 +464,10 @@ void Runtime::discard_after_fork()
     // fork handler has forgotten them).
     pending_revocations.clear();
     pending_unnames.clear();
-    // Their eventfds are the child's own.
+    // Their eventfds are the child's own; the runtime's host-function
+    // thread stayed in the parent.
     subscribers.clear();
+    host_func_thread = 0;
     thread_context() = 0;
     visible.clear();
     initialized = false;

@@ -262,6 +262,11 @@ struct MemoryImport {
 struct Subscriber {
     UniqueFd wake; // eventfd: a callback was launched on one of its streams
     std::set<uint64_t> streams;
+    // Runs host functions (aclrtLaunchHostFunc), not callbacks: the
+    // runtime's own thread, or one of aclrtSubscribeHostFunc.
+    bool host_funcs = false;
+    // The runtime's own thread: its entry stays while it has no stream.
+    bool runtime_thread = false;
 };
 
 class Runtime {
@@ -284,6 +289,9 @@ public:
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
+    // The runtime's thread running host functions of streams no thread of
+    // the application subscribed (0: not started; a fork child has none).
+    uint64_t host_func_thread = 0;
     // Queued copies into host memory, by id, and the copier thread's
     // wake-up eventfd (invalid until the first such copy starts it).
     std::map<uint64_t, HostCopy> host_copies;
@@ -412,6 +420,18 @@ inline aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
 // A stream of the current context with these (checked) priority and
 // ACL_STREAM_* flags, into *stream. With Runtime::mu not held.
 aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags);
+
+// Runs the due callbacks or host functions of the streams thread `self`
+// subscribed, waiting up to `timeout` ms (-1: forever) for one: what
+// aclrtProcessReport and aclrtProcessHostFunc do. `host_funcs` is the
+// kind of subscription the thread must have (ACL_ERROR_RT_THREAD_SUBSCRIBE
+// otherwise).
+aclError process_host_tasks(Runtime &rt, uint64_t self, int32_t timeout, bool host_funcs);
+// Queues a callback or host function on a stream subscribed by a thread
+// of the kind `host_funcs` (ACL_ERROR_RT_STREAM_NO_CB_REG if none by then,
+// ACL_ERROR_RT_STREAM_SUBSCRIBE if another kind). Without Runtime::mu.
+aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCallback fn, void *data,
+                         bool block, bool host_funcs);
 
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const Job *jobs, uint32_t count);
