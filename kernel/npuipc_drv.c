@@ -205,7 +205,10 @@ static int npuipc_ioctl_get_info(struct drm_device *drm, void *data,
 	/* The PID an IPC exporter lists: the same from every namespace. */
 	args->caller_tgid = task_tgid_nr(current);
 	args->pci_address = ndev->pci_address;
-	args->objects_free = NPUIPC_MAX_OBJECTS - atomic_read(&nfile->object_count);
+	/* The count moves after the table: a racing destroy and create may
+	 * pass the limit for a moment. */
+	args->objects_free = NPUIPC_MAX_OBJECTS - min_t(int, atomic_read(&nfile->object_count),
+							NPUIPC_MAX_OBJECTS);
 	return 0;
 }
 

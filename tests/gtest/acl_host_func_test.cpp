@@ -6,6 +6,7 @@
 #include "acl_test_util.h"
 
 #include <pthread.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -116,12 +117,16 @@ TEST_F(AclHostFuncTest, ASubscribedThreadRunsTheStreamsHostFunctions)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
     aclrtContext ctx = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx));
-    std::atomic<bool> stop{false};
+    std::atomic<bool> stop{false}, subscribed{false};
     std::atomic<uint64_t> worker_id{0};
     std::atomic<aclError> bad_process{-1}, wrong_kind{-1};
     std::thread worker([&] {
         EXPECT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(ctx));
         worker_id = static_cast<uint64_t>(pthread_self());
+        while (!subscribed.load())
+            std::this_thread::yield();
+        // Subscribed for host functions, not callbacks.
+        wrong_kind = aclrtProcessReport(100);
         while (!stop.load()) {
             aclError rc = aclrtProcessHostFunc(100);
             if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_REPORT_TIMEOUT && rc != ACL_ERROR_RT_THREAD_SUBSCRIBE)
@@ -130,11 +135,11 @@ TEST_F(AclHostFuncTest, ASubscribedThreadRunsTheStreamsHostFunctions)
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         bad_process = aclrtProcessHostFunc(0);
-        wrong_kind = aclrtProcessReport(100);
     });
     while (!worker_id.load())
         std::this_thread::yield();
     ASSERT_EQ(ACL_SUCCESS, aclrtSubscribeHostFunc(worker_id, s));
+    subscribed = true;
     EXPECT_EQ(ACL_ERROR_RT_STREAM_SUBSCRIBE, aclrtSubscribeReport(worker_id, s));
     Probe probe;
     ASSERT_EQ(ACL_SUCCESS, aclrtLaunchHostFunc(s, Probe::Run, &probe));
@@ -167,6 +172,50 @@ TEST_F(AclHostFuncTest, AStreamDestroyedWithAQueuedHostFunctionDropsIt)
     ASSERT_EQ(ACL_SUCCESS, gate.Release());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_EQ(0, probe.calls.load());
+    // The runtime's thread goes on serving other streams.
+    aclrtStream next = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&next));
+    Probe later;
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchHostFunc(next, Probe::Run, &later));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(next, kSyncTimeoutMs));
+    EXPECT_EQ(1, later.calls.load());
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(next));
+}
+
+// glibc gives a new thread the id of one that ended: the runtime's thread,
+// started after a thread subscribed for callbacks and ended without
+// unsubscribing, must not take that thread's subscription for its own.
+// In a fork child, where the runtime's thread is not started yet.
+TEST_F(AclHostFuncTest, TheRuntimesThreadIsNotMistakenForAnEndedThreadOfTheSameId)
+{
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        aclrtStream callbacks = nullptr, funcs = nullptr;
+        if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS ||
+            aclrtCreateStream(&callbacks) != ACL_SUCCESS || aclrtCreateStream(&funcs) != ACL_SUCCESS)
+            _exit(10);
+        aclrtContext ctx = nullptr;
+        (void)aclrtGetCurrentContext(&ctx);
+        aclError subscribed = -1;
+        std::thread ended([&] {
+            (void)aclrtSetCurrentContext(ctx);
+            subscribed = aclrtSubscribeReport(static_cast<uint64_t>(pthread_self()), callbacks);
+        });
+        ended.join();
+        if (subscribed != ACL_SUCCESS)
+            _exit(11);
+        Probe probe;
+        if (aclrtLaunchHostFunc(funcs, Probe::Run, &probe) != ACL_SUCCESS)
+            _exit(12);
+        if (aclrtSynchronizeStreamWithTimeout(funcs, kSyncTimeoutMs) != ACL_SUCCESS || probe.calls != 1)
+            _exit(13);
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(0, WEXITSTATUS(status)) << "the step that failed";
 }
 
 } // namespace

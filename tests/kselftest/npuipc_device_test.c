@@ -63,9 +63,9 @@ TEST_F(device, get_info_reports_version_index_budget_and_caps)
 /* objects_free counts this file's handles of streams, events and notifies. */
 TEST_F(device, get_info_counts_the_files_free_object_handles)
 {
-	uint32_t stream = 0, event = 0;
+	uint32_t stream = 0, event = 0, imported = 0;
 	struct drm_npuipc_get_info info = { 0 };
-	int other = npuipc_open_device(0);
+	int other = npuipc_open_device(0), obj_fd = -1;
 
 	ASSERT_GE(other, 0);
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_STREAM, &stream));
@@ -76,6 +76,14 @@ TEST_F(device, get_info_counts_the_files_free_object_handles)
 	memset(&info, 0, sizeof(info));
 	ASSERT_EQ(0, npuipc_ioctl(other, DRM_IOCTL_NPUIPC_GET_INFO, &info));
 	EXPECT_EQ(NPUIPC_MAX_OBJECTS, info.objects_free);
+	/* An import takes a handle of the importing file. */
+	ASSERT_EQ(0, npuipc_obj_export(self->fd, event, 0, &obj_fd));
+	ASSERT_EQ(0, npuipc_obj_import(other, obj_fd, &imported));
+	close(obj_fd);
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, npuipc_ioctl(other, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_MAX_OBJECTS - 1, info.objects_free);
+	EXPECT_EQ(0, npuipc_obj_destroy(other, imported));
 	EXPECT_EQ(0, npuipc_obj_destroy(self->fd, stream));
 	/* A failed destroy changes nothing. */
 	EXPECT_EQ(-ENOENT, npuipc_obj_destroy(self->fd, stream));

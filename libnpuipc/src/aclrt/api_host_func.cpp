@@ -22,7 +22,7 @@ namespace {
 void host_func_thread_main()
 {
     Runtime &rt = Runtime::get();
-    const uint64_t self = static_cast<uint64_t>(pthread_self());
+    const uint64_t self = kRuntimeHostFuncThread;
     for (;;) {
         // Returns after each function it ran. Without its entry (which
         // could not be made) it ends; a failed poll pauses, not spins.
@@ -45,7 +45,9 @@ aclError add_host_func_subscriber(Runtime &rt, uint64_t id, bool runtime_thread)
     sub.wake = std::move(wake);
     sub.host_funcs = true;
     sub.runtime_thread = runtime_thread;
-    rt.subscribers.emplace(id, std::move(sub));
+    if (!rt.subscribers.emplace(id, std::move(sub)).second)
+        return fail(ACL_ERROR_RT_INTERNAL_ERROR, "thread %lu is subscribed already",
+                    static_cast<unsigned long>(id));
     return ACL_SUCCESS;
 }
 
@@ -53,7 +55,7 @@ aclError add_host_func_subscriber(Runtime &rt, uint64_t id, bool runtime_thread)
 // Runtime::mu held: the thread's first look at its entry waits for it.
 aclError runtime_host_func_thread(Runtime &rt, uint64_t &out)
 {
-    if (!rt.host_func_thread) {
+    if (!rt.host_func_thread_started) {
         // The application's signals are for its own threads, but those the
         // functions' own faults raise (its crash handlers must see them).
         sigset_t blocked, caller;
@@ -61,22 +63,23 @@ aclError runtime_host_func_thread(Runtime &rt, uint64_t &out)
         for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
             sigdelset(&blocked, sig);
         pthread_sigmask(SIG_SETMASK, &blocked, &caller);
-        uint64_t id = 0;
+        // Its entry first, under a key no pthread_t is (a thread of the
+        // application that exited may have left an entry under the id the
+        // new thread would get).
+        if (aclError err = add_host_func_subscriber(rt, kRuntimeHostFuncThread, true))
+            return err;
         try {
-            std::thread t(host_func_thread_main);
-            id = static_cast<uint64_t>(t.native_handle());
-            t.detach();
+            std::thread(host_func_thread_main).detach();
         } catch (const std::system_error &e) {
             pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+            rt.subscribers.erase(kRuntimeHostFuncThread);
             return fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "cannot start the host-function thread: %s",
                         e.what());
         }
         pthread_sigmask(SIG_SETMASK, &caller, nullptr);
-        if (aclError err = add_host_func_subscriber(rt, id, true))
-            return err; // the thread finds no entry, and ends
-        rt.host_func_thread = id;
+        rt.host_func_thread_started = true;
     }
-    out = rt.host_func_thread;
+    out = kRuntimeHostFuncThread;
     return ACL_SUCCESS;
 }
 
@@ -87,14 +90,21 @@ extern "C" {
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 {
     return api("aclrtLaunchHostFunc", [&] {
-        if (!fn)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "fn is NULL");
         Runtime &rt = Runtime::get();
         std::shared_ptr<Stream> s;
         {
+            // CANN's order: the stream, fn, a current context, and the
+            // stream of that context.
             std::lock_guard<std::mutex> lock(rt.mu);
             if (aclError err = rt.resolve_stream(stream, s))
                 return err;
+            if (!fn)
+                return fail(ACL_ERROR_RT_PARAM_INVALID, "fn is NULL");
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+            if (s->context != ctx->token)
+                return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
             std::lock_guard<std::mutex> slock(s->mu);
             if (!s->subscriber) {
                 // Nobody runs this stream's tasks: the runtime's thread.
@@ -125,7 +135,7 @@ aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream
             return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
                         "the stream is already subscribed by another thread (or the runtime's)");
         auto sub = rt.subscribers.find(hostFuncThreadId);
-        if (sub != rt.subscribers.end() && !sub->second.host_funcs)
+        if (sub != rt.subscribers.end() && (!sub->second.host_funcs || sub->second.runtime_thread))
             return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
                         "the thread runs callbacks (aclrtSubscribeReport), not host functions");
         if (sub == rt.subscribers.end()) {

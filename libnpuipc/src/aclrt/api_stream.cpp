@@ -209,6 +209,8 @@ aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCal
     // The kind of thread the stream's tasks go to: a callback needs a
     // thread of aclrtSubscribeReport, a host function one that runs them.
     auto check = [&]() -> aclError {
+        if (!s->listed.load(std::memory_order_relaxed))
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
         if (!s->subscriber)
             return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
                         "no thread subscribed to the stream (aclrtSubscribeReport)");
@@ -234,8 +236,6 @@ aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCal
     // to nobody, and a blocking one holding the stream.
     std::lock_guard<std::mutex> lock(rt.mu);
     std::lock_guard<std::mutex> slock(s->mu);
-    if (!s->listed.load(std::memory_order_relaxed))
-        return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
     if (aclError err = check())
         return err;
     Job jobs[2];
@@ -400,9 +400,10 @@ aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)
             return err;
         {
             std::lock_guard<std::mutex> slock(s->mu);
-            if (s->subscriber != threadId)
+            auto sub = rt.subscribers.find(threadId);
+            if (s->subscriber != threadId || sub == rt.subscribers.end() || sub->second.host_funcs)
                 return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
-                            "the stream is not subscribed by thread %lu",
+                            "the stream is not subscribed by thread %lu for callbacks",
                             static_cast<unsigned long>(threadId));
         }
         // Callbacks nobody will run any more: BLOCK ones must not hold the

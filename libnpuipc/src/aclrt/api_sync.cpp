@@ -209,11 +209,11 @@ static aclError record_event(aclrtEvent event, aclrtStream stream)
     std::shared_ptr<Stream> s;
     if (aclError err = find_object(event, Kind::Event, "event", ev))
         return err;
-    if (aclError err = latch_flag(ev->record_flag, ACL_EVENT_RECORD_DEFAULT, "recorded"))
-        return err;
     if (aclError err = find_stream(stream, s))
         return err;
     if (aclError err = check_event_use(*ev, EventUse::Record, "recorded"))
+        return err;
+    if (aclError err = latch_flag(ev->record_flag, ACL_EVENT_RECORD_DEFAULT, "recorded"))
         return err;
     std::lock_guard<std::mutex> latch(ev->latch_mu);
     if (ev->destroyed)
@@ -315,11 +315,11 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
     std::shared_ptr<Stream> s;
     if (aclError err = find_object(event, Kind::Event, "event", ev))
         return err;
-    if (aclError err = latch_flag(ev->wait_flag, ACL_EVENT_WAIT_DEFAULT, "waited on"))
-        return err;
     if (aclError err = find_stream(stream, s))
         return err;
     if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
+        return err;
+    if (aclError err = latch_flag(ev->wait_flag, ACL_EVENT_WAIT_DEFAULT, "waited on"))
         return err;
     std::shared_ptr<Stream> opener; // taken, without the latch, when a gate is due
     for (;;) {

@@ -467,7 +467,7 @@ void Runtime::discard_after_fork()
     // Their eventfds are the child's own; the runtime's host-function
     // thread stayed in the parent.
     subscribers.clear();
-    host_func_thread = 0;
+    host_func_thread_started = false;
     thread_context() = 0;
     visible.clear();
     initialized = false;

@@ -259,6 +259,10 @@ struct MemoryImport {
     int refs = 0;
 };
 
+// The key of the runtime's host-function thread among the subscribers: no
+// pthread_t is all ones.
+constexpr uint64_t kRuntimeHostFuncThread = UINT64_MAX;
+
 struct Subscriber {
     UniqueFd wake; // eventfd: a callback was launched on one of its streams
     std::set<uint64_t> streams;
@@ -290,8 +294,8 @@ public:
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
     // The runtime's thread running host functions of streams no thread of
-    // the application subscribed (0: not started; a fork child has none).
-    uint64_t host_func_thread = 0;
+    // the application subscribed is started (a fork child has none).
+    bool host_func_thread_started = false;
     // Queued copies into host memory, by id, and the copier thread's
     // wake-up eventfd (invalid until the first such copy starts it).
     std::map<uint64_t, HostCopy> host_copies;
