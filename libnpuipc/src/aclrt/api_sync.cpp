@@ -109,6 +109,18 @@ template <typename Prep> aclError submit_on(Stream &stream, SharedObject &obj, P
     return submit(stream, prep(handle));
 }
 
+// The event and the stream of a record (`use` Record) or a wait
+// (WaitOrReset), checked in CANN's order.
+aclError event_on_stream(aclrtEvent event, aclrtStream stream, EventUse use, std::shared_ptr<Event> &ev,
+                         std::shared_ptr<Stream> &s)
+{
+    if (aclError err = find_object(event, Kind::Event, "event", ev))
+        return err;
+    if (aclError err = find_stream(stream, s))
+        return err;
+    return check_event_use(*ev, use, use == EventUse::Record ? "recorded" : "waited on");
+}
+
 // Fixes the event's record or wait flag at the first call that asks, as
 // CANN does (even when the call then fails); a call with the other one
 // is ACL_ERROR_RT_PARAM_INVALID.
@@ -125,8 +137,6 @@ aclError latch_flag(std::atomic<int> &latch, int flag, const char *what)
 // aclrtCreateEventExWithFlag(ACL_EVENT_SYNC), on a capturing stream.
 aclError external_event_use(Event &ev, std::atomic<int> &latch, int flag, const char *what)
 {
-    if (ev.flags & ACL_EVENT_DEVICE_USE_ONLY)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be %s by the host", what);
     if (!ev.ex || ev.flags != ACL_EVENT_SYNC)
         return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                     "EXTERNAL takes events of aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) only");
@@ -207,11 +217,7 @@ static aclError record_event(aclrtEvent event, aclrtStream stream)
 {
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
-    if (aclError err = find_object(event, Kind::Event, "event", ev))
-        return err;
-    if (aclError err = find_stream(stream, s))
-        return err;
-    if (aclError err = check_event_use(*ev, EventUse::Record, "recorded"))
+    if (aclError err = event_on_stream(event, stream, EventUse::Record, ev, s))
         return err;
     if (aclError err = latch_flag(ev->record_flag, ACL_EVENT_RECORD_DEFAULT, "recorded"))
         return err;
@@ -278,9 +284,7 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
             return record_event(event, stream);
         std::shared_ptr<Event> ev;
         std::shared_ptr<Stream> s;
-        if (aclError err = find_object(event, Kind::Event, "event", ev))
-            return err;
-        if (aclError err = find_stream(stream, s))
+        if (aclError err = event_on_stream(event, stream, EventUse::Record, ev, s))
             return err;
         return external_event_use(*ev, ev->record_flag, ACL_EVENT_RECORD_EXTERNAL, "recorded");
     });
@@ -313,11 +317,7 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
 {
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
-    if (aclError err = find_object(event, Kind::Event, "event", ev))
-        return err;
-    if (aclError err = find_stream(stream, s))
-        return err;
-    if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
+    if (aclError err = event_on_stream(event, stream, EventUse::WaitOrReset, ev, s))
         return err;
     if (aclError err = latch_flag(ev->wait_flag, ACL_EVENT_WAIT_DEFAULT, "waited on"))
         return err;
@@ -391,11 +391,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint
             return stream_wait_event(stream, event, static_cast<uint64_t>(timeout) * 1000000000ULL);
         std::shared_ptr<Event> ev;
         std::shared_ptr<Stream> s;
-        if (aclError err = find_object(event, Kind::Event, "event", ev))
-            return err;
-        if (aclError err = find_stream(stream, s))
-            return err;
-        if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "waited on"))
+        if (aclError err = event_on_stream(event, stream, EventUse::WaitOrReset, ev, s))
             return err;
         return external_event_use(*ev, ev->wait_flag, ACL_EVENT_WAIT_EXTERNAL, "waited on");
     });
