@@ -234,18 +234,12 @@ static int64_t call_aclrtCntNotifyReset(void)
 { return aclrtCntNotifyReset(NULL, NULL); }
 static int64_t call_aclrtCntNotifyGetId(void)
 { return aclrtCntNotifyGetId(NULL, NULL); }
-static int64_t call_aclrtMallocAlign32(void)
-{ return aclrtMallocAlign32(NULL, 0, (aclrtMemMallocPolicy)0); }
 static int64_t call_aclrtMallocCached(void)
 { return aclrtMallocCached(NULL, 0, (aclrtMemMallocPolicy)0); }
-static int64_t call_aclrtMallocWithCfg(void)
-{ return aclrtMallocWithCfg(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
 static int64_t call_aclrtMallocForTaskScheduler(void)
 { return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
 static int64_t call_aclrtFreeWithDevSync(void)
 { return aclrtFreeWithDevSync(NULL); }
-static int64_t call_aclrtMallocHostWithCfg(void)
-{ return aclrtMallocHostWithCfg(NULL, 0, NULL); }
 static int64_t call_aclrtFreeHostWithDevSync(void)
 { return aclrtFreeHostWithDevSync(NULL); }
 static int64_t call_aclrtMemAllocManaged(void)
@@ -262,8 +256,6 @@ static int64_t call_aclrtHostMemMapCapabilities(void)
 { return aclrtHostMemMapCapabilities(0, (aclrtHacType)0, NULL); }
 static int64_t call_aclrtGetMemUsageInfo(void)
 { return aclrtGetMemUsageInfo(0, NULL, 0, NULL); }
-static int64_t call_aclrtPointerGetAttributes(void)
-{ return aclrtPointerGetAttributes(NULL, NULL); }
 static int64_t call_aclrtCheckMemType(void)
 { return aclrtCheckMemType(NULL, 0, 0, NULL, 0); }
 static int64_t call_aclrtGetMemUceInfo(void)
@@ -591,6 +583,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMallocWithCfg),
+    IMPLEMENTED(aclrtMallocAlign32),
+    IMPLEMENTED(aclrtMallocHostWithCfg),
+    IMPLEMENTED(aclrtPointerGetAttributes),
     IMPLEMENTED(aclrtLaunchHostFunc),
     IMPLEMENTED(aclrtSubscribeHostFunc),
     IMPLEMENTED(aclrtProcessHostFunc),
@@ -824,12 +820,9 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtCntNotifyWaitWithTimeout, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyReset, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyGetId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMallocAlign32, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocCached, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMallocWithCfg, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtFreeWithDevSync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMallocHostWithCfg, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtFreeHostWithDevSync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostRegister, NOT_YET, FAILS_WITH_CODE),
@@ -838,7 +831,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtHostUnregister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostMemMapCapabilities, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemUsageInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtPointerGetAttributes, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckMemType, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemUceRepair, NOT_YET, FAILS_WITH_CODE),

@@ -367,7 +367,9 @@ TEST_F(AclMemoryTest, AddressRangeOfAnyByteIsItsAllocation)
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
 }
 
-TEST_F(AclMemoryTest, AddressRangeRejectsHostPointersAndNullOutPointers)
+// As CANN: either output may be NULL (not both), and aclrtMallocHost
+// memory has a range too; other host memory has none.
+TEST_F(AclMemoryTest, AddressRangeTakesOneOutputAndHostMemoryButNotOtherPointers)
 {
     int local = 0;
     void *base = nullptr;
@@ -375,10 +377,138 @@ TEST_F(AclMemoryTest, AddressRangeRejectsHostPointersAndNullOutPointers)
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemGetAddressRange(&local, &base, &size));
     void *p = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemGetAddressRange(p, nullptr, &size));
-    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemGetAddressRange(p, &base, nullptr));
+    char *mid = static_cast<char *>(p) + 100;
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(mid, nullptr, &size));
+    EXPECT_EQ(4096u, size);
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(mid, &base, nullptr));
+    EXPECT_EQ(p, base);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemGetAddressRange(p, nullptr, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemGetAddressRange(nullptr, &base, &size));
     ASSERT_EQ(ACL_SUCCESS, aclrtFree(p));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemGetAddressRange(p, &base, &size));
+    void *host = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocHost(&host, 10000));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(static_cast<char *>(host) + 9999, &base, &size));
+    EXPECT_EQ(host, base);
+    EXPECT_EQ(10000u, size);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemGetAddressRange(static_cast<char *>(host) + 10000, &base, &size))
+        << "one past the end";
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreeHost(host));
+}
+
+// ---- with a configuration, and what a pointer is ----
+
+TEST_F(AclMemoryTest, MallocWithCfgTakesCannsDeviceAttributesOnly)
+{
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocWithCfg(&p, 5000, ACL_MEM_MALLOC_NORMAL_ONLY, nullptr));
+    std::memset(p, 0x5a, 5000);
+    void *base = nullptr;
+    size_t size = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAddressRange(p, &base, &size));
+    EXPECT_EQ(8192u, size);
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+
+    aclrtMallocAttribute attrs[3] = {};
+    attrs[0].attr = ACL_RT_MEM_ATTR_MODULE_ID;
+    attrs[0].value.moduleId = 7;
+    attrs[1].attr = ACL_RT_MEM_ATTR_DEVICE_ID;
+    attrs[1].value.deviceId = 0; // the current device
+    attrs[2].attr = ACL_RT_MEM_ATTR_RSV;
+    aclrtMallocConfig cfg = {attrs, 3};
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocWithCfg(&p, 4096, ACL_MEM_MALLOC_HUGE_FIRST, &cfg));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+
+    p = nullptr;
+    attrs[1].value.deviceId = 1;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMallocWithCfg(&p, 4096, ACL_MEM_MALLOC_NORMAL_ONLY, &cfg))
+        << "not the current device";
+    attrs[1].attr = ACL_RT_MEM_ATTR_VA_FLAG;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMallocWithCfg(&p, 4096, ACL_MEM_MALLOC_NORMAL_ONLY, &cfg));
+    aclrtMallocConfig empty = {nullptr, 0};
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMallocWithCfg(&p, 4096, ACL_MEM_MALLOC_NORMAL_ONLY, &empty))
+        << "CANN refuses a configuration without attrs, even an empty one";
+    aclrtMallocConfig missing = {nullptr, 2};
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocWithCfg(&p, 4096, ACL_MEM_MALLOC_NORMAL_ONLY, &missing));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocWithCfg(&p, 0, ACL_MEM_MALLOC_NORMAL_ONLY, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocWithCfg(nullptr, 4096, ACL_MEM_MALLOC_NORMAL_ONLY, nullptr));
+    EXPECT_EQ(nullptr, p);
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocAlign32(&p, 33, ACL_MEM_MALLOC_NORMAL_ONLY));
+    EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(p) % 64);
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocAlign32(&p, 0, ACL_MEM_MALLOC_NORMAL_ONLY));
+}
+
+TEST_F(AclMemoryTest, MallocHostWithCfgTakesCannsHostAttributesOnly)
+{
+    void *p = nullptr;
+    aclrtMallocAttribute attrs[2] = {};
+    attrs[0].attr = ACL_RT_MEM_ATTR_MODULE_ID;
+    attrs[0].value.moduleId = 3;
+    attrs[1].attr = ACL_RT_MEM_ATTR_VA_FLAG;
+    attrs[1].value.vaFlag = 0;
+    aclrtMallocConfig cfg = {attrs, 2};
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocHostWithCfg(&p, 6000, &cfg));
+    std::memset(p, 0x3c, 6000);
+    aclrtPtrAttributes attr = {};
+    ASSERT_EQ(ACL_SUCCESS, aclrtPointerGetAttributes(p, &attr));
+    EXPECT_EQ(ACL_MEM_LOCATION_TYPE_HOST, attr.location.type);
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(p));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocHostWithCfg(&p, 100, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(p));
+    p = nullptr;
+    attrs[1].value.vaFlag = 1;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtMallocHostWithCfg(&p, 100, &cfg));
+    attrs[1].attr = ACL_RT_MEM_ATTR_DEVICE_ID;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMallocHostWithCfg(&p, 100, &cfg));
+    aclrtMallocConfig empty = {nullptr, 0};
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMallocHostWithCfg(&p, 100, &empty));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocHostWithCfg(&p, 0, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMallocHostWithCfg(nullptr, 100, nullptr));
+    EXPECT_EQ(nullptr, p);
+}
+
+TEST_F(AclMemoryTest, PointerAttributesTellDeviceHostAndUnregisteredMemory)
+{
+    void *normal = nullptr, *huge = nullptr, *host = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&normal, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&huge, 2 * kMiB, ACL_MEM_MALLOC_HUGE_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocHost(&host, 4096));
+    aclrtPtrAttributes attr;
+    std::memset(&attr, 0x77, sizeof(attr));
+    ASSERT_EQ(ACL_SUCCESS, aclrtPointerGetAttributes(static_cast<char *>(normal) + 10, &attr));
+    EXPECT_EQ(ACL_MEM_LOCATION_TYPE_DEVICE, attr.location.type);
+    EXPECT_EQ(0u, attr.location.id);
+    EXPECT_EQ(4096u, attr.pageSize);
+    EXPECT_EQ(0x77777777u, attr.rsv[0]) << "rsv is not written, as CANN";
+    ASSERT_EQ(ACL_SUCCESS, aclrtPointerGetAttributes(huge, &attr));
+    EXPECT_EQ(ACL_MEM_LOCATION_TYPE_DEVICE, attr.location.type);
+    EXPECT_EQ(2 * kMiB, attr.pageSize);
+    ASSERT_EQ(ACL_SUCCESS, aclrtPointerGetAttributes(host, &attr));
+    EXPECT_EQ(ACL_MEM_LOCATION_TYPE_HOST, attr.location.type);
+    EXPECT_EQ(0u, attr.location.id);
+    int local = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtPointerGetAttributes(&local, &attr));
+    EXPECT_EQ(ACL_MEM_LOCATION_TYPE_UNREGISTERED, attr.location.type);
+    // Device 1's memory says so; no context is needed.
+    if (device_count_ >= 2) {
+        ASSERT_EQ(ACL_SUCCESS, UseDevice(1));
+        void *other = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&other, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+        aclError rc = -1;
+        std::thread([&] { rc = aclrtPointerGetAttributes(other, &attr); }).join();
+        EXPECT_EQ(ACL_SUCCESS, rc);
+        EXPECT_EQ(ACL_MEM_LOCATION_TYPE_DEVICE, attr.location.type);
+        EXPECT_EQ(1u, attr.location.id);
+        EXPECT_EQ(ACL_SUCCESS, aclrtFree(other));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(0));
+    }
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtPointerGetAttributes(nullptr, &attr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtPointerGetAttributes(normal, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(normal));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(huge));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(host));
 }
 
 // ---- aclrtMallocHost / aclrtFreeHost ----

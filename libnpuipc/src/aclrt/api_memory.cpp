@@ -201,6 +201,96 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
 
 } // namespace
 
+namespace npuipc_rt {
+
+aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    Runtime &rt = Runtime::get();
+    std::shared_ptr<const Device> dev;
+    uint32_t device;
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        device = ctx->device;
+        dev = rt.devices.at(device).dev;
+    }
+    int err = ENOMEM;
+    for (PageClass page_class : classes_for(policy, size)) {
+        uint64_t page = page_size(page_class);
+        if (size > kMaxBufferSize) {
+            err = ENOMEM;
+            break;
+        }
+        uint64_t rounded = round_up(size, page);
+        Result<BufferHandle> h = create_buffer(dev, rounded, page_class);
+        if (!h.ok()) {
+            err = h.error();
+            continue;
+        }
+        auto alloc = std::make_shared<Allocation>();
+        alloc->buffer = std::move(h.value());
+        Result<BufferInfo> info = dev->buffer_info(alloc->buffer.get());
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the new buffer");
+        // Aligned to its page size, so that exported ranges, whose start
+        // must be a multiple of it, can be named by address.
+        Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, rounded, page);
+        if (!map.ok()) {
+            err = map.error();
+            continue;
+        }
+        alloc->mapping = std::move(map.value());
+        alloc->base = reinterpret_cast<uintptr_t>(alloc->mapping.addr());
+        alloc->size = rounded;
+        alloc->page_class = page_class;
+        alloc->device = device;
+        alloc->dev = dev;
+        {
+            // A reset of the device since the start would have missed it.
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto state = rt.devices.find(device);
+            if (state == rt.devices.end() || state->second.dev != dev)
+                return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", device);
+            std::unique_lock<std::shared_mutex> mlock(rt.mem_mu);
+            rt.allocations.emplace(alloc->base, alloc);
+        }
+        *devPtr = alloc->mapping.addr();
+        return ACL_SUCCESS;
+    }
+    return fail_errno(err, Op::AllocMemory, "allocating device memory");
+}
+
+aclError malloc_host(void **hostPtr, size_t size)
+{
+    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "cannot allocate %zu bytes of host memory", size);
+    Runtime &rt = Runtime::get();
+    std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+    rt.host_allocations.emplace(reinterpret_cast<uintptr_t>(p), size);
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+
+bool host_allocation_of(Runtime &rt, const void *ptr, uintptr_t &base, size_t &size)
+{
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::shared_lock<std::shared_mutex> lock(rt.mem_mu);
+    auto it = rt.host_allocations.upper_bound(p);
+    if (it == rt.host_allocations.begin())
+        return false;
+    --it;
+    if (p - it->first >= it->second)
+        return false;
+    base = it->first;
+    size = it->second;
+    return true;
+}
+
+} // namespace npuipc_rt
+
 extern "C" {
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
@@ -210,61 +300,7 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
             return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
         if (size == 0)
             return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-        Runtime &rt = Runtime::get();
-        std::shared_ptr<const Device> dev;
-        uint32_t device;
-        {
-            std::lock_guard<std::mutex> lock(rt.mu);
-            std::shared_ptr<Context> ctx;
-            if (aclError err = rt.current_context(ctx))
-                return err;
-            device = ctx->device;
-            dev = rt.devices.at(device).dev;
-        }
-        int err = ENOMEM;
-        for (PageClass page_class : classes_for(policy, size)) {
-            uint64_t page = page_size(page_class);
-            if (size > kMaxBufferSize) {
-                err = ENOMEM;
-                break;
-            }
-            uint64_t rounded = round_up(size, page);
-            Result<BufferHandle> h = create_buffer(dev, rounded, page_class);
-            if (!h.ok()) {
-                err = h.error();
-                continue;
-            }
-            auto alloc = std::make_shared<Allocation>();
-            alloc->buffer = std::move(h.value());
-            Result<BufferInfo> info = dev->buffer_info(alloc->buffer.get());
-            if (!info.ok())
-                return fail_errno(info.error(), Op::Generic, "querying the new buffer");
-            // Aligned to its page size, so that exported ranges, whose start
-            // must be a multiple of it, can be named by address.
-            Result<Mapping> map = Mapping::map(*dev, info.value().mmap_offset, rounded, page);
-            if (!map.ok()) {
-                err = map.error();
-                continue;
-            }
-            alloc->mapping = std::move(map.value());
-            alloc->base = reinterpret_cast<uintptr_t>(alloc->mapping.addr());
-            alloc->size = rounded;
-            alloc->page_class = page_class;
-            alloc->device = device;
-            alloc->dev = dev;
-            {
-                // A reset of the device since the start would have missed it.
-                std::lock_guard<std::mutex> lock(rt.mu);
-                auto state = rt.devices.find(device);
-                if (state == rt.devices.end() || state->second.dev != dev)
-                    return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", device);
-                std::unique_lock<std::shared_mutex> mlock(rt.mem_mu);
-                rt.allocations.emplace(alloc->base, alloc);
-            }
-            *devPtr = alloc->mapping.addr();
-            return ACL_SUCCESS;
-        }
-        return fail_errno(err, Op::AllocMemory, "allocating device memory");
+        return malloc_device(devPtr, size, policy);
     });
 }
 
@@ -309,15 +345,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
             return fail(ACL_ERROR_INVALID_PARAM, "hostPtr is NULL");
         if (size == 0)
             return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-        void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "cannot allocate %zu bytes of host memory",
-                        size);
-        Runtime &rt = Runtime::get();
-        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
-        rt.host_allocations.emplace(reinterpret_cast<uintptr_t>(p), size);
-        *hostPtr = p;
-        return ACL_SUCCESS;
+        return malloc_host(hostPtr, size);
     });
 }
 
@@ -377,13 +405,10 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
 // Whether `count` bytes at `ptr` lie inside one aclrtMallocHost allocation.
 static bool in_host_allocation(Runtime &rt, const void *ptr, size_t count)
 {
-    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-    std::shared_lock<std::shared_mutex> lock(rt.mem_mu);
-    auto it = rt.host_allocations.upper_bound(p);
-    if (it == rt.host_allocations.begin())
-        return false;
-    --it;
-    return p - it->first < it->second && count <= it->second - (p - it->first);
+    uintptr_t base = 0;
+    size_t size = 0;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    return host_allocation_of(rt, ptr, base, size) && count <= size - (p - base);
 }
 
 // `host_ok`: aclrtMallocHost memory is a target too (p.alloc stays null).
@@ -450,13 +475,26 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
 aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize)
 {
     return api("aclrtMemGetAddressRange", [&] {
-        if (!ptr || !pbase || !psize)
-            return fail(ACL_ERROR_INVALID_PARAM, "ptr, pbase and psize must not be NULL");
-        std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(ptr, 1);
-        if (!alloc)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not device memory", ptr);
-        *pbase = reinterpret_cast<void *>(alloc->base);
-        *psize = alloc->size;
+        // As CANN: either output may be NULL, not both; aclrtMallocHost
+        // memory has its range too.
+        if (!ptr)
+            return fail(ACL_ERROR_INVALID_PARAM, "ptr is NULL");
+        if (!pbase && !psize)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "pbase and psize are both NULL");
+        Runtime &rt = Runtime::get();
+        uintptr_t base = 0;
+        size_t size = 0;
+        if (std::shared_ptr<Allocation> alloc = rt.find_allocation(ptr, 1)) {
+            base = alloc->base;
+            size = alloc->size;
+        } else if (!host_allocation_of(rt, ptr, base, size)) {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is neither device memory nor aclrtMallocHost memory",
+                        ptr);
+        }
+        if (pbase)
+            *pbase = reinterpret_cast<void *>(base);
+        if (psize)
+            *psize = size;
         return ACL_SUCCESS;
     });
 }

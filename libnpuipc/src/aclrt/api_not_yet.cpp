@@ -216,19 +216,12 @@ aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList la
 // Host functions.
 
 // Memory: configured allocations, pointer attributes, usage, managed and registered host memory.
-aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
-{ return not_yet(__func__); }
 aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
-{ return not_yet(__func__); }
-aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
-                            aclrtMallocConfig *cfg)
 { return not_yet(__func__); }
 aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
                                      aclrtMallocConfig *cfg)
 { return not_yet(__func__); }
 aclError aclrtFreeWithDevSync(void *devPtr)
-{ return not_yet(__func__); }
-aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)
 { return not_yet(__func__); }
 aclError aclrtFreeHostWithDevSync(void *hostPtr)
 { return not_yet(__func__); }
@@ -247,8 +240,6 @@ aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
 { return not_yet(__func__); }
 aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum,
                               size_t *outputNum)
-{ return not_yet(__func__); }
-aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes)
 { return not_yet(__func__); }
 aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult,
                            uint32_t reserve)

@@ -421,6 +421,13 @@ inline aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
     return find_stream_locked(handle, out);
 }
 
+// Device memory of the current context's device, as aclrtMalloc makes it
+// (arguments checked), and host memory as aclrtMallocHost makes it.
+aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+aclError malloc_host(void **hostPtr, size_t size);
+// The aclrtMallocHost allocation `ptr` lies in: false if none.
+bool host_allocation_of(Runtime &rt, const void *ptr, uintptr_t &base, size_t &size);
+
 // A stream of the current context with these (checked) priority and
 // ACL_STREAM_* flags, into *stream. With Runtime::mu not held.
 aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags);
