@@ -55,7 +55,8 @@ aclError add_host_func_subscriber(Runtime &rt, uint64_t id, bool runtime_thread)
 // Runtime::mu held: the thread's first look at its entry waits for it.
 aclError runtime_host_func_thread(Runtime &rt, uint64_t &out)
 {
-    if (!rt.host_func_thread_started) {
+    // Its entry exists exactly while it runs (a fork child has neither).
+    if (!rt.subscribers.count(kRuntimeHostFuncThread)) {
         // The application's signals are for its own threads, but those the
         // functions' own faults raise (its crash handlers must see them).
         sigset_t blocked, caller;
@@ -77,7 +78,6 @@ aclError runtime_host_func_thread(Runtime &rt, uint64_t &out)
                         e.what());
         }
         pthread_sigmask(SIG_SETMASK, &caller, nullptr);
-        rt.host_func_thread_started = true;
     }
     out = kRuntimeHostFuncThread;
     return ACL_SUCCESS;

@@ -465,9 +465,8 @@ void Runtime::discard_after_fork()
     pending_revocations.clear();
     pending_unnames.clear();
     // Their eventfds are the child's own; the runtime's host-function
-    // thread stayed in the parent.
+    // thread, whose entry goes too, stayed in the parent.
     subscribers.clear();
-    host_func_thread_started = false;
     thread_context() = 0;
     visible.clear();
     initialized = false;

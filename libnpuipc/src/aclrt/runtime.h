@@ -293,9 +293,6 @@ public:
     std::map<uint32_t, DeviceState> devices;
     std::unordered_map<uint64_t, std::shared_ptr<Object>> objects;
     std::map<uint64_t, Subscriber> subscribers; // by pthread_t
-    // The runtime's thread running host functions of streams no thread of
-    // the application subscribed is started (a fork child has none).
-    bool host_func_thread_started = false;
     // Queued copies into host memory, by id, and the copier thread's
     // wake-up eventfd (invalid until the first such copy starts it).
     std::map<uint64_t, HostCopy> host_copies;
