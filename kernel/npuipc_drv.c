@@ -224,6 +224,8 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_OBJ_IMPORT, npuipc_ioctl_obj_import, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_SUBMIT, npuipc_ioctl_submit, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_WAIT, npuipc_ioctl_wait, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_SET_PARAM, npuipc_ioctl_stream_set_param, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_ABORT, npuipc_ioctl_stream_abort, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations npuipc_fops = {

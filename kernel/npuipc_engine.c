@@ -286,7 +286,7 @@ static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc
 	unsigned int budget = NPUIPC_HANDOFF_MAX_JOBS;
 
 	spin_lock(&stream->lock);
-	if (stream->dying || stream->error ||
+	if (stream->dying || stream->halted ||
 	    list_first_entry_or_null(&stream->queue, struct npuipc_job, node) != job) {
 		npuipc_stream_release_claim_locked(stream);
 		spin_unlock(&stream->lock);
@@ -298,7 +298,7 @@ static void npuipc_stream_complete_claimed(struct npuipc_job *job, struct npuipc
 		spin_unlock(&stream->lock);
 		npuipc_job_signal(job, 0, c);
 		spin_lock(&stream->lock);
-		job = stream->dying || stream->error ? NULL :
+		job = stream->dying || stream->halted ? NULL :
 		      list_first_entry_or_null(&stream->queue, struct npuipc_job, node);
 	} while (job && job->kind == NPUIPC_JOB_RECORD_EVENT && --budget);
 	spin_unlock(&stream->lock);
@@ -456,6 +456,19 @@ static int npuipc_job_run(struct npuipc_job *job, struct npuipc_job **handed)
 }
 
 /*
+ * Stops the stream's callbacks from reaching it again. A notify record the
+ * job had been handed goes on to the next waiter: if that one's stream was
+ * claimed, it is added to @c to complete.
+ */
+static void npuipc_job_disarm(struct npuipc_job *job, struct npuipc_completion *c)
+{
+	if (job->cb_armed && dma_fence_remove_callback(job->wait_fence, &job->cb))
+		job->cb_armed = false;
+	if (job->notify)
+		npuipc_completion_add_ready(c, npuipc_notify_unpark(job->notify, job));
+}
+
+/*
  * Runs the stream's jobs until its queue is empty or its head waits. On
  * the high-priority queue, a COPY or FILL to run sends the stream to its
  * copy worker instead, which runs the copies and fills that follow, a few
@@ -467,7 +480,8 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 	struct npuipc_job *job, *handed;
 	unsigned int turn = NPUIPC_COPY_JOBS_PER_TURN;
 	bool cookie, to_bulk = false;
-	int error, ret;
+	bool halted;
+	int ret;
 
 	/* Outside the stream's lock, which the run takes under the claim. */
 	lock_map_acquire_read(&npuipc_claim_map);
@@ -484,11 +498,11 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 	for (;;) {
 		job = stream->dying ? NULL :
 		      list_first_entry_or_null(&stream->queue, struct npuipc_job, node);
-		error = stream->error;
+		halted = stream->halted;
 		if (!job)
 			break;
 		/* SUBMIT chose the worker before queuing any COPY or FILL. */
-		if (!bulk && !error && npuipc_job_is_bulk(job) &&
+		if (!bulk && !halted && npuipc_job_is_bulk(job) &&
 		    !WARN_ON_ONCE(!smp_load_acquire(&stream->nfile->copy_worker))) {
 			to_bulk = true;
 			break;
@@ -515,7 +529,14 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 		 */
 		cookie = dma_fence_begin_signalling();
 		handed = NULL;
-		ret = error ? -ECANCELED : npuipc_job_run(job, &handed);
+		if (halted) {
+			/* An abort may stop a head that was waiting. */
+			npuipc_completion_init(&c);
+			npuipc_job_disarm(job, &c);
+			ret = -ECANCELED;
+		} else {
+			ret = npuipc_job_run(job, &handed);
+		}
 
 		spin_lock(&stream->lock);
 		if (ret == -EINPROGRESS) {
@@ -524,10 +545,15 @@ static void npuipc_stream_run(struct npuipc_stream *stream, bool bulk, bool dire
 		}
 		list_del(&job->node);
 		stream->queued--;
-		if (ret && !stream->error)
+		if (ret && !stream->error) {
 			stream->error = ret;
+			stream->failed_job = job->fence.seqno;
+		}
+		if (ret && !stream->continue_on_failure)
+			stream->halted = true;
 		spin_unlock(&stream->lock);
-		npuipc_completion_init(&c);
+		if (!halted)
+			npuipc_completion_init(&c);
 		npuipc_job_signal(job, ret, &c);
 		npuipc_completion_add_ready(&c, handed);
 		npuipc_completion_run_ready(&c);
@@ -604,19 +630,6 @@ void npuipc_engine_init_stream(struct npuipc_stream *stream)
 	INIT_DELAYED_WORK(&stream->timeout_work, npuipc_stream_timeout_work);
 }
 
-/*
- * Stops the stream's callbacks from reaching it again. A notify record the
- * job had been handed goes on to the next waiter: if that one's stream was
- * claimed, it is added to @c to complete.
- */
-static void npuipc_job_disarm(struct npuipc_job *job, struct npuipc_completion *c)
-{
-	if (job->cb_armed && dma_fence_remove_callback(job->wait_fence, &job->cb))
-		job->cb_armed = false;
-	if (job->notify)
-		npuipc_completion_add_ready(c, npuipc_notify_unpark(job->notify, job));
-}
-
 /**
  * npuipc_engine_stop_stream() - stop a stream for good
  * @stream: the stream whose handle or device is gone
@@ -685,6 +698,53 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 	npuipc_completion_release(&c);
 	smp_store_release(&stream->stopped, true);
 	wake_up_var(&stream->stopped);
+}
+
+/**
+ * npuipc_engine_abort_stream() - cancel a stream's jobs and let it run again
+ * @stream: the stream, referenced by the caller
+ *
+ * Halts the stream, so that whoever runs it next cancels its jobs (a copy
+ * running ends first; a waiting head stops waiting), and waits until the
+ * last one has signalled. Then, unless new jobs came in after a recovery
+ * meanwhile, clears the error: the stream runs again.
+ *
+ * Return: 0, -ENOENT if the stream is closing, or -ERESTARTSYS.
+ */
+int npuipc_engine_abort_stream(struct npuipc_stream *stream)
+{
+	struct dma_fence *fence;
+	long ret = 0;
+
+	spin_lock(&stream->lock);
+	if (stream->dying) {
+		spin_unlock(&stream->lock);
+		return -ENOENT;
+	}
+	stream->halted = true;
+	if (!stream->error) {
+		stream->error = -ECANCELED;
+		stream->failed_job = 0;
+	}
+	fence = dma_fence_get(stream->last);
+	spin_unlock(&stream->lock);
+
+	npuipc_engine_kick(stream);
+	if (fence) {
+		ret = dma_fence_wait(fence, true);
+		dma_fence_put(fence);
+		if (ret)
+			return ret;
+	}
+
+	spin_lock(&stream->lock);
+	/* Submits were refused while halted: only a recovery lets new ones in. */
+	if (stream->halted && list_empty(&stream->queue)) {
+		stream->error = 0;
+		stream->halted = false;
+	}
+	spin_unlock(&stream->lock);
+	return 0;
 }
 
 /**

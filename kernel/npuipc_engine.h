@@ -11,6 +11,7 @@ void npuipc_engine_fini(void);
 
 void npuipc_engine_init_stream(struct npuipc_stream *stream);
 void npuipc_engine_stop_stream(struct npuipc_stream *stream);
+int npuipc_engine_abort_stream(struct npuipc_stream *stream);
 void npuipc_engine_fini_stream(struct npuipc_stream *stream);
 
 void npuipc_engine_kick(struct npuipc_stream *stream);

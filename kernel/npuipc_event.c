@@ -84,7 +84,8 @@ void npuipc_event_record(struct npuipc_event *event, struct dma_fence *fence)
 
 /* WAIT: for the most recent record; a never-recorded event is complete. */
 static int npuipc_event_wait(struct npuipc_object *obj, struct drm_device *drm,
-			     const struct drm_npuipc_wait *args, ktime_t deadline, int *status)
+			     const struct drm_npuipc_wait *args, ktime_t deadline,
+			     struct npuipc_wait_result *res)
 {
 	struct dma_fence *fence;
 	int ret;
@@ -94,7 +95,7 @@ static int npuipc_event_wait(struct npuipc_object *obj, struct drm_device *drm,
 	fence = npuipc_event_last(to_npuipc_event(obj));
 	ret = fence ? npuipc_object_wait_fence(fence, args, deadline) : 0;
 	if (fence && !ret)
-		*status = fence->error;
+		res->status = fence->error;
 	dma_fence_put(fence);
 	return ret;
 }

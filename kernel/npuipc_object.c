@@ -340,12 +340,13 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct drm_npuipc_wait *args = data;
 	struct npuipc_object *obj;
-	int ret, status = 0;
+	struct npuipc_wait_result res = {};
 	ktime_t deadline = 0;
+	int ret;
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_WAIT_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || args->status))
+	if (npuipc_refuse(drm, args->failed_job || args->status))
 		return -EINVAL;
 	obj = npuipc_file_lookup_object(nfile, args->handle, 0);
 	if (IS_ERR(obj))
@@ -360,7 +361,7 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	if (args->timeout_ns > 0)
 		deadline = ktime_add_ns(ktime_get(), min_t(s64, args->timeout_ns, S64_MAX / 2));
 
-	ret = obj->funcs->wait(obj, drm, args, deadline, &status);
+	ret = obj->funcs->wait(obj, drm, args, deadline, &res);
 	/*
 	 * Interrupted, a finite wait leaves in @timeout_ns what is left of it
 	 * (the DRM core copies the structure back even on failure), so that
@@ -368,8 +369,10 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	 */
 	if (ret == -ERESTARTSYS && args->timeout_ns > 0)
 		args->timeout_ns = npuipc_wait_left(args, deadline);
-	if (!ret)
-		args->status = status;
+	if (!ret) {
+		args->status = res.status;
+		args->failed_job = res.failed_job;
+	}
 out_put:
 	npuipc_object_put(obj);
 	return ret;

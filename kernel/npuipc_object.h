@@ -22,6 +22,12 @@ struct seq_file;
  * drm_gem_object_funcs: the ioctls of npuipc_object.c and the file's
  * handle table reach streams, events and notifies through these.
  */
+/* What a WAIT reports: struct drm_npuipc_wait's out fields. */
+struct npuipc_wait_result {
+	int status;
+	u32 failed_job;
+};
+
 struct npuipc_object_funcs {
 	u32 type;		/* NPUIPC_OBJ_* */
 	const char *name;	/* in drm_dbg lines */
@@ -39,10 +45,11 @@ struct npuipc_object_funcs {
 	void (*close)(struct npuipc_object *obj);
 	/*
 	 * Optional: WAIT on it until @deadline (npuipc_object_wait_fence());
-	 * 0 with *@status set, or the ioctl's error.
+	 * 0 with *@res set, or the ioctl's error.
 	 */
 	int (*wait)(struct npuipc_object *obj, struct drm_device *drm,
-		    const struct drm_npuipc_wait *args, ktime_t deadline, int *status);
+		    const struct drm_npuipc_wait *args, ktime_t deadline,
+		    struct npuipc_wait_result *res);
 	/* Optional: OBJ_EXPORT with NPUIPC_OBJ_EXPORT_SYNC_FILE. */
 	struct file *(*export_sync_file)(struct npuipc_object *obj);
 	/*

@@ -60,32 +60,42 @@ static void npuipc_stream_free(struct npuipc_object *obj)
 	npuipc_live_dec(NPUIPC_KIND_STREAM);
 }
 
-static struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream, int *error)
+static void npuipc_stream_error_locked(struct npuipc_stream *stream,
+				       struct npuipc_wait_result *res)
+{
+	res->status = stream->error;
+	res->failed_job = stream->error ? lower_32_bits(stream->failed_job) : 0;
+}
+
+static struct dma_fence *npuipc_stream_last(struct npuipc_stream *stream,
+					    struct npuipc_wait_result *res)
 {
 	struct dma_fence *fence;
 
 	spin_lock(&stream->lock);
 	fence = dma_fence_get(stream->last);
-	*error = stream->error;
+	npuipc_stream_error_locked(stream, res);
 	spin_unlock(&stream->lock);
 	return fence;
 }
 
 /*
- * Clears the stream's error, returned in @cleared (0 for a healthy
- * stream): 0, or -EBUSY while jobs queued before it failed are still being
- * cancelled.
+ * Clears the stream's error, reported in @res (0 for a healthy stream):
+ * 0, or -EBUSY while jobs queued before it halted are still being
+ * cancelled. A stream that continues after failures has nothing to wait
+ * for: the jobs behind its failure run.
  */
-static int npuipc_stream_recover(struct npuipc_stream *stream, int *cleared)
+static int npuipc_stream_recover(struct npuipc_stream *stream, struct npuipc_wait_result *res)
 {
 	int ret = 0;
 
 	spin_lock(&stream->lock);
-	if (stream->error && !list_empty(&stream->queue)) {
+	if (stream->halted && !list_empty(&stream->queue)) {
 		ret = -EBUSY;
 	} else {
-		*cleared = stream->error;
+		npuipc_stream_error_locked(stream, res);
 		stream->error = 0;
+		stream->halted = false;
 	}
 	spin_unlock(&stream->lock);
 	return ret;
@@ -100,22 +110,23 @@ static int npuipc_stream_recover(struct npuipc_stream *stream, int *cleared)
  * at the same deadline.
  */
 static int npuipc_stream_wait(struct npuipc_object *obj, struct drm_device *drm,
-			      const struct drm_npuipc_wait *args, ktime_t deadline, int *status)
+			      const struct drm_npuipc_wait *args, ktime_t deadline,
+			      struct npuipc_wait_result *res)
 {
 	struct npuipc_stream *stream = to_npuipc_stream(obj);
 	struct dma_fence *fence;
 	int ret;
 
 	for (;;) {
-		fence = npuipc_stream_last(stream, status);
+		fence = npuipc_stream_last(stream, res);
 		ret = fence ? npuipc_object_wait_fence(fence, args, deadline) : 0;
 		dma_fence_put(fence);
 		if (ret)
 			break;
-		dma_fence_put(npuipc_stream_last(stream, status));
+		dma_fence_put(npuipc_stream_last(stream, res));
 		if (!(args->flags & NPUIPC_WAIT_RECOVER))
 			break;
-		ret = npuipc_stream_recover(stream, status);
+		ret = npuipc_stream_recover(stream, res);
 		if (ret != -EBUSY)
 			break;
 	}
@@ -254,7 +265,7 @@ int npuipc_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	 * The submit lock holds other submitters off: queued can only drop.
 	 * Not -EAGAIN for a full queue: libdrm's drmIoctl() retries that.
 	 */
-	ret = stream->dying ? -ENOENT : stream->error ? -EIO :
+	ret = stream->dying ? -ENOENT : stream->halted ? -EIO :
 	      stream->queued + parsed > NPUIPC_MAX_QUEUED_JOBS ? -ENOSPC : 0;
 	spin_unlock(&stream->lock);
 	if (ret)
@@ -342,6 +353,62 @@ out:
 		kfree(jobs);
 	if (in != in_small)
 		kvfree(in);
+	npuipc_object_put(obj);
+	return ret;
+}
+
+/**
+ * npuipc_ioctl_stream_set_param() - set a stream's parameter (STREAM_SET_PARAM)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_stream_set_param
+ * @file: the calling DRM file, which holds the stream's handle
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_stream_set_param).
+ */
+int npuipc_ioctl_stream_set_param(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_npuipc_stream_set_param *args = data;
+	struct npuipc_stream *stream;
+	struct npuipc_object *obj;
+
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_STREAM_SET_PARAM_FLAGS_VALID))
+		return -EINVAL;
+	if (npuipc_refuse(drm, args->pad))
+		return -EINVAL;
+	if (npuipc_refuse(drm, args->param != NPUIPC_STREAM_PARAM_FAILURE_MODE ||
+			  args->value > NPUIPC_FAILURE_CONTINUE))
+		return -EINVAL;
+	obj = npuipc_file_lookup_object(to_npuipc_file(file), args->stream, NPUIPC_OBJ_STREAM);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	stream = to_npuipc_stream(obj);
+	spin_lock(&stream->lock);
+	stream->continue_on_failure = args->value == NPUIPC_FAILURE_CONTINUE;
+	spin_unlock(&stream->lock);
+	npuipc_object_put(obj);
+	return 0;
+}
+
+/**
+ * npuipc_ioctl_stream_abort() - cancel a stream's jobs (STREAM_ABORT)
+ * @drm: the device
+ * @data: the ioctl's argument, struct drm_npuipc_stream_abort
+ * @file: the calling DRM file, which holds the stream's handle
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_stream_abort).
+ */
+int npuipc_ioctl_stream_abort(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_npuipc_stream_abort *args = data;
+	struct npuipc_object *obj;
+	int ret;
+
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_STREAM_ABORT_FLAGS_VALID))
+		return -EINVAL;
+	obj = npuipc_file_lookup_object(to_npuipc_file(file), args->stream, NPUIPC_OBJ_STREAM);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	ret = npuipc_engine_abort_stream(to_npuipc_stream(obj));
 	npuipc_object_put(obj);
 	return ret;
 }

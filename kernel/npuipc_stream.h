@@ -34,11 +34,14 @@ struct npuipc_stream {
 	struct mutex submit_lock;
 	u64 next_seqno;
 
-	/* Protects queue, queued, error, dying and last */
+	/* Protects queue, queued, error, failed_job, halted, continue_on_failure, dying and last */
 	spinlock_t lock;
 	struct list_head queue;
 	unsigned int queued;	/* jobs in queue, at most NPUIPC_MAX_QUEUED_JOBS */
-	int error;		/* first failure; later jobs are cancelled */
+	int error;		/* first failure since the last recovery */
+	u64 failed_job;		/* the seqno of the job that failed with it */
+	bool halted;		/* later jobs are cancelled, submits refused */
+	bool continue_on_failure; /* NPUIPC_FAILURE_CONTINUE: a failure does not halt */
 	bool dying;
 	/* npuipc_engine_stop_stream() is done: set once, with release order. */
 	bool stopped;
@@ -65,5 +68,9 @@ static inline struct npuipc_stream *to_npuipc_stream(struct npuipc_object *obj)
 
 int npuipc_ioctl_submit(struct drm_device *drm, void *data,
 			struct drm_file *file);
+int npuipc_ioctl_stream_set_param(struct drm_device *drm, void *data,
+				  struct drm_file *file);
+int npuipc_ioctl_stream_abort(struct drm_device *drm, void *data,
+			      struct drm_file *file);
 
 #endif /* __NPUIPC_STREAM_H__ */

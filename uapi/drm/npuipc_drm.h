@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 8
+#define NPUIPC_UAPI_VERSION 9
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -73,6 +73,8 @@ extern "C" {
 #define DRM_NPUIPC_OBJ_IMPORT	0x08
 #define DRM_NPUIPC_SUBMIT	0x09
 #define DRM_NPUIPC_WAIT		0x0a
+#define DRM_NPUIPC_STREAM_SET_PARAM	0x0b
+#define DRM_NPUIPC_STREAM_ABORT	0x0c
 
 /**
  * struct drm_npuipc_get_info - describe the device behind this DRM fd
@@ -424,9 +426,13 @@ struct drm_npuipc_obj_import {
  * WAIT_* jobs take @timeout_ns (0: no timeout). A wait that times out, or
  * whose fence signals an error, fails with that error (-ETIMEDOUT,
  * -ECANCELED, ...); COPY and FILL fail with -ETIMEDOUT past the device's
- * job timeout. A failed job puts the stream in error: its later jobs are
- * cancelled (-ECANCELED) and new submits fail with -EIO until the stream is
- * recovered (DRM_IOCTL_NPUIPC_WAIT with NPUIPC_WAIT_RECOVER) or destroyed.
+ * job timeout. A failed job puts the stream in error, which
+ * DRM_IOCTL_NPUIPC_WAIT reports and NPUIPC_WAIT_RECOVER clears. What the
+ * stream does next is its failure mode (DRM_IOCTL_NPUIPC_STREAM_SET_PARAM):
+ * by default (NPUIPC_FAILURE_STOP) its later jobs are cancelled
+ * (-ECANCELED) and new submits fail with -EIO until the stream is
+ * recovered or destroyed; with NPUIPC_FAILURE_CONTINUE its later jobs run
+ * and it takes new ones.
  */
 #define NPUIPC_JOB_COPY			1
 #define NPUIPC_JOB_FILL			2
@@ -528,7 +534,9 @@ struct drm_npuipc_submit {
  *	restarts (SA_RESTART) ends at the first deadline.
  * @status: out (must be 0 on entry): 0, or the negative errno the stream
  *	is in error with / the record's fence signalled with.
- * @pad: must be 0.
+ * @failed_job: out (must be 0 on entry; uapi version 9): for a stream in
+ *	error, the sequence number of the job that failed first (the
+ *	stream's first job is 1; the low 32 bits); otherwise 0.
  *
  * With NPUIPC_WAIT_RECOVER the wait covers, besides the jobs submitted so
  * far, the ones still being cancelled after the stream failed; then the
@@ -539,15 +547,71 @@ struct drm_npuipc_submit {
  * @status is -ECANCELED when jobs were cancelled (0 when none was left).
  *
  * Errors: -ETIME (not complete in time), -EINTR (a signal, with a handler
- *	installed without SA_RESTART), -EINVAL (unknown flags, non-zero @pad
- *	or @status, RECOVER on an event, or a notify handle), -ENOENT.
+ *	installed without SA_RESTART), -EINVAL (unknown flags, non-zero
+ *	@failed_job or @status, RECOVER on an event, or a notify handle),
+ *	-ENOENT.
  */
 struct drm_npuipc_wait {
 	__u32 handle;
 	__u32 flags;
 	__s64 timeout_ns;
 	__s32 status;
+	__u32 failed_job;
+};
+
+/* Values of NPUIPC_STREAM_PARAM_FAILURE_MODE. */
+#define NPUIPC_FAILURE_STOP		0
+#define NPUIPC_FAILURE_CONTINUE		1
+
+/* What a stream does after a failed job (uapi version 9); see struct drm_npuipc_job. */
+#define NPUIPC_STREAM_PARAM_FAILURE_MODE	1
+
+#define NPUIPC_STREAM_SET_PARAM_FLAGS_VALID	0x0
+
+/**
+ * struct drm_npuipc_stream_set_param - set one of a stream's parameters
+ * @stream: in, stream handle.
+ * @param: in, NPUIPC_STREAM_PARAM_*.
+ * @value: in, the parameter's new value.
+ * @flags: in, must be 0.
+ * @pad: must be 0.
+ *
+ * A new failure mode applies to failures from then on: a stream already
+ * stopped by a failure stays stopped until recovered.
+ *
+ * Errors: -EINVAL (unknown flags or @param, a value out of its range,
+ *	non-zero @pad, a handle that is not a stream), -ENOENT (unknown
+ *	handle).
+ */
+struct drm_npuipc_stream_set_param {
+	__u32 stream;
+	__u32 param;
+	__u64 value;
+	__u32 flags;
 	__u32 pad;
+};
+
+#define NPUIPC_STREAM_ABORT_FLAGS_VALID	0x0
+
+/**
+ * struct drm_npuipc_stream_abort - discard a stream's queued jobs
+ * @stream: in, stream handle.
+ * @flags: in, must be 0.
+ *
+ * Every job of the stream not yet complete is cancelled: its fence signals
+ * -ECANCELED (a job running a copy ends first, within the job timeout; a
+ * waiting job stops waiting). Submits racing with the abort fail with -EIO.
+ * Once the queue is empty the stream's error is cleared: it takes new jobs
+ * as a new stream would, in the failure mode it had. Interrupted by a
+ * signal (-ERESTARTSYS, restarted by the kernel), the abort goes on and
+ * the stream stays in error until an abort or a recovering WAIT ends.
+ *
+ * Errors: -EINVAL (unknown flags, a handle that is not a stream), -ENOENT
+ *	(unknown handle), -EINTR.
+ */
+struct drm_npuipc_stream_abort {
+	__u32 stream;
+	__u32 flags;
 };
 
 #define DRM_IOCTL_NPUIPC_OBJ_CREATE \
@@ -562,6 +626,10 @@ struct drm_npuipc_wait {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_SUBMIT, struct drm_npuipc_submit)
 #define DRM_IOCTL_NPUIPC_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_WAIT, struct drm_npuipc_wait)
+#define DRM_IOCTL_NPUIPC_STREAM_SET_PARAM \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_NPUIPC_STREAM_SET_PARAM, struct drm_npuipc_stream_set_param)
+#define DRM_IOCTL_NPUIPC_STREAM_ABORT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_NPUIPC_STREAM_ABORT, struct drm_npuipc_stream_abort)
 
 #if defined(__cplusplus)
 }
