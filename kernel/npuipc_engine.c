@@ -678,8 +678,10 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 	list_splice_init(&stream->queue, &cancelled);
 	stream->queued = 0;
 	/* A WAIT still on the stream reports that its jobs did not all run. */
-	if (!list_empty(&cancelled) && !stream->error)
+	if (!list_empty(&cancelled) && !stream->error) {
 		stream->error = -ECANCELED;
+		stream->failed_job = 0;
+	}
 	spin_unlock(&stream->lock);
 	npuipc_completion_init(&c);
 	list_for_each_entry(job, &cancelled, node)
@@ -706,7 +708,7 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
  *
  * Halts the stream, so that whoever runs it next cancels its jobs (a copy
  * running ends first; a waiting head stops waiting), and waits until the
- * last one has signalled. Then, unless new jobs came in after a recovery
+ * last one has signalled. Then, unless a recovery let new jobs in
  * meanwhile, clears the error: the stream runs again.
  *
  * Return: 0, -ENOENT if the stream is closing, or -ERESTARTSYS.
@@ -714,11 +716,16 @@ void npuipc_engine_stop_stream(struct npuipc_stream *stream)
 int npuipc_engine_abort_stream(struct npuipc_stream *stream)
 {
 	struct dma_fence *fence;
-	long ret = 0;
+	long ret;
 
+	/* Under the submit lock: a submit past its check has queued its jobs. */
+	ret = mutex_lock_interruptible(&stream->submit_lock);
+	if (ret)
+		return ret;
 	spin_lock(&stream->lock);
 	if (stream->dying) {
 		spin_unlock(&stream->lock);
+		mutex_unlock(&stream->submit_lock);
 		return -ENOENT;
 	}
 	stream->halted = true;
@@ -727,9 +734,10 @@ int npuipc_engine_abort_stream(struct npuipc_stream *stream)
 		stream->failed_job = 0;
 	}
 	fence = dma_fence_get(stream->last);
-	spin_unlock(&stream->lock);
-
 	npuipc_engine_kick(stream);
+	spin_unlock(&stream->lock);
+	mutex_unlock(&stream->submit_lock);
+
 	if (fence) {
 		ret = dma_fence_wait(fence, true);
 		dma_fence_put(fence);
@@ -738,13 +746,16 @@ int npuipc_engine_abort_stream(struct npuipc_stream *stream)
 	}
 
 	spin_lock(&stream->lock);
-	/* Submits were refused while halted: only a recovery lets new ones in. */
-	if (stream->halted && list_empty(&stream->queue)) {
+	if (stream->dying) {
+		/* Shutdown cancelled what was left: its error stays for WAIT. */
+		ret = -ENOENT;
+	} else if (stream->halted && list_empty(&stream->queue)) {
+		/* Submits were refused while halted: only a recovery lets new ones in. */
 		stream->error = 0;
 		stream->halted = false;
 	}
 	spin_unlock(&stream->lock);
-	return 0;
+	return ret;
 }
 
 /**

@@ -346,7 +346,11 @@ int npuipc_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_WAIT_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->failed_job || args->status))
+	/*
+	 * failed_job was pad before uapi 9, never written: a caller reusing
+	 * the structure after a failed stream's WAIT may pass it back as is.
+	 */
+	if (npuipc_refuse(drm, args->status))
 		return -EINVAL;
 	obj = npuipc_file_lookup_object(nfile, args->handle, 0);
 	if (IS_ERR(obj))

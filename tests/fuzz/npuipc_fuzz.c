@@ -133,6 +133,8 @@ static int documented(unsigned long request, int err)
 		{ DRM_IOCTL_NPUIPC_SUBMIT, { EINVAL, ENOENT, EBADF, EACCES, EOPNOTSUPP, EDEADLK,
 					     EPERM, EIO, ENOSPC, ENOMEM, EMFILE, EINTR } },
 		{ DRM_IOCTL_NPUIPC_WAIT, { ETIME, EINTR, EINVAL, ENOENT } },
+		{ DRM_IOCTL_NPUIPC_STREAM_SET_PARAM, { EINVAL, ENOENT } },
+		{ DRM_IOCTL_NPUIPC_STREAM_ABORT, { EINVAL, ENOENT, EINTR } },
 		{ DRM_IOCTL_GEM_CLOSE, { EINVAL } },
 	};
 	unsigned int i, j;
@@ -248,6 +250,8 @@ static void fuzz_one(struct fuzzer *f)
 		struct drm_npuipc_obj_import obj_import;
 		struct drm_npuipc_submit submit;
 		struct drm_npuipc_wait wait;
+		struct drm_npuipc_stream_set_param set_param;
+		struct drm_npuipc_stream_abort abort;
 		struct drm_gem_close gem_close;
 		uint8_t raw[64];
 	} a;
@@ -258,7 +262,7 @@ static void fuzz_one(struct fuzzer *f)
 	void *p;
 
 	memset(&a, 0, sizeof(a));
-	switch (pick(f, 15)) {
+	switch (pick(f, 17)) {
 	case 0:
 		request = DRM_IOCTL_NPUIPC_GET_INFO;
 		break;
@@ -319,6 +323,16 @@ static void fuzz_one(struct fuzzer *f)
 	case 12:
 		request = DRM_IOCTL_GEM_CLOSE;
 		a.gem_close.handle = some_handle(f);
+		break;
+	case 14:
+		request = DRM_IOCTL_NPUIPC_STREAM_SET_PARAM;
+		a.set_param.stream = some_handle(f);
+		a.set_param.param = pick(f, 3);
+		a.set_param.value = pick(f, 3);
+		break;
+	case 15:
+		request = DRM_IOCTL_NPUIPC_STREAM_ABORT;
+		a.abort.stream = some_handle(f);
 		break;
 	case 13:	/* mmap at a random offset of a random fd */
 		size = (size_t)4096 << pick(f, 10);

@@ -238,6 +238,63 @@ TEST_F(failure, abort_clears_an_unreported_failure_and_of_an_idle_stream_changes
 	EXPECT_EQ(2, self->map[0]);
 }
 
+/* A stream that continues after failures is aborted all the same. */
+TEST_F(failure, abort_of_a_stream_that_continues_cancels_its_queued_jobs_too)
+{
+	struct drm_npuipc_wait out;
+	uint32_t gate, event;
+	int status;
+
+	ASSERT_EQ(0, set_param(self->fd, self->stream, NPUIPC_STREAM_PARAM_FAILURE_MODE,
+			       NPUIPC_FAILURE_CONTINUE));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(gate), npuipc_fill_job(self->buf, 0, 4096, 9),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 3, NULL));
+	ASSERT_EQ(0, abort_stream(self->fd, self->stream));
+	ASSERT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
+	EXPECT_EQ(-ECANCELED, status);
+	EXPECT_EQ(0, self->map[0]);
+	ASSERT_EQ(0, wait_out(self->fd, self->stream, 0, 0, &out));
+	EXPECT_EQ(0, out.status);
+	EXPECT_EQ(0, out.failed_job);
+	/* Still continuing: a failure does not halt it. */
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		failing_job(gate), npuipc_fill_job(self->buf, 0, 4096, 4) }, 2, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, NPUIPC_WAIT_RECOVER, &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	EXPECT_EQ(4, self->map[0]);
+}
+
+/*
+ * Copies on the copy worker: the one running ends, those behind it are
+ * cancelled, and the stream copies again afterwards.
+ */
+TEST_F(failure, abort_during_long_copies_cancels_those_not_yet_run)
+{
+	uint32_t big_a, big_b, event;
+	int status;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 << 20, NPUIPC_PAGE_CLASS_HUGE, &big_a));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 64 << 20, NPUIPC_PAGE_CLASS_HUGE, &big_b));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_copy_job(big_b, 0, big_a, 0, 64 << 20), npuipc_copy_job(big_a, 0, big_b, 0, 64 << 20),
+		npuipc_copy_job(big_b, 0, big_a, 0, 64 << 20), npuipc_copy_job(big_a, 0, big_b, 0, 64 << 20),
+		npuipc_fill_job(self->buf, 0, 4096, 8),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 6, NULL));
+	ASSERT_EQ(0, abort_stream(self->fd, self->stream));
+	ASSERT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
+	EXPECT_EQ(-ECANCELED, status);
+	EXPECT_EQ(0, self->map[0]);
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_copy_job(big_b, 0, big_a, 0, 4096)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 30 * SEC_NS, 0, &status));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_a));
+	EXPECT_EQ(0, npuipc_gem_close(self->fd, big_b));
+}
+
 TEST_F(failure, set_param_rejects_unknown_flags_params_values_padding_and_handles)
 {
 	struct drm_npuipc_stream_set_param args;
@@ -302,6 +359,7 @@ TEST(uapi_failure_structures_are_padded_to_8_bytes)
 {
 	EXPECT_EQ(24, sizeof(struct drm_npuipc_stream_set_param));
 	EXPECT_EQ(8, sizeof(struct drm_npuipc_stream_abort));
+	EXPECT_EQ(24, sizeof(struct drm_npuipc_wait));
 }
 
 TEST_HARNESS_MAIN

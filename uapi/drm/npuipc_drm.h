@@ -534,9 +534,11 @@ struct drm_npuipc_submit {
  *	restarts (SA_RESTART) ends at the first deadline.
  * @status: out (must be 0 on entry): 0, or the negative errno the stream
  *	is in error with / the record's fence signalled with.
- * @failed_job: out (must be 0 on entry; uapi version 9): for a stream in
- *	error, the sequence number of the job that failed first (the
- *	stream's first job is 1; the low 32 bits); otherwise 0.
+ * @failed_job: out (uapi version 9; its value on entry is ignored): for a
+ *	stream in error after a failed job, the sequence number of the job
+ *	that failed first (the stream's first job is 1; the low 32 bits);
+ *	otherwise 0 (a healthy stream, or one an abort or shutdown put in
+ *	error).
  *
  * With NPUIPC_WAIT_RECOVER the wait covers, besides the jobs submitted so
  * far, the ones still being cancelled after the stream failed; then the
@@ -548,8 +550,7 @@ struct drm_npuipc_submit {
  *
  * Errors: -ETIME (not complete in time), -EINTR (a signal, with a handler
  *	installed without SA_RESTART), -EINVAL (unknown flags, non-zero
- *	@failed_job or @status, RECOVER on an event, or a notify handle),
- *	-ENOENT.
+ *	@status, RECOVER on an event, or a notify handle), -ENOENT.
  */
 struct drm_npuipc_wait {
 	__u32 handle;
