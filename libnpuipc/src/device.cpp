@@ -366,12 +366,37 @@ Result<int> Device::wait(uint32_t handle, int64_t timeout_ns) const
     return wait_flags(handle, timeout_ns, 0);
 }
 
-Result<int> Device::wait_and_recover(uint32_t stream, int64_t timeout_ns) const
+Result<int> Device::wait_and_recover(uint32_t stream, int64_t timeout_ns,
+                                     uint32_t *failed_job) const
 {
-    return wait_flags(stream, timeout_ns, NPUIPC_WAIT_RECOVER);
+    return wait_flags(stream, timeout_ns, NPUIPC_WAIT_RECOVER, failed_job);
 }
 
-Result<int> Device::wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t flags) const
+static_assert(static_cast<uint32_t>(FailureMode::Stop) == NPUIPC_FAILURE_STOP);
+static_assert(static_cast<uint32_t>(FailureMode::Continue) == NPUIPC_FAILURE_CONTINUE);
+
+Status Device::set_failure_mode(uint32_t stream, FailureMode mode) const
+{
+    drm_npuipc_stream_set_param args = {};
+    args.stream = stream;
+    args.param = NPUIPC_STREAM_PARAM_FAILURE_MODE;
+    args.value = static_cast<uint32_t>(mode);
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_STREAM_SET_PARAM, &args))
+        return Status::from_errno(err);
+    return Status();
+}
+
+Status Device::abort_stream(uint32_t stream) const
+{
+    drm_npuipc_stream_abort args = {};
+    args.stream = stream;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_STREAM_ABORT, &args))
+        return Status::from_errno(err);
+    return Status();
+}
+
+Result<int> Device::wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t flags,
+                               uint32_t *failed_job) const
 {
     // drmIoctl restarts an interrupted wait with the same argument: a
     // relative timeout would start again from the full length, so each try
@@ -384,8 +409,11 @@ Result<int> Device::wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t fla
         args.timeout_ns = timeout_ns;
         if (timeout_ns > 0)
             args.timeout_ns = std::max<int64_t>(deadline - npuipc_clock::now_ns(), 1);
-        if (::ioctl(fd(), DRM_IOCTL_NPUIPC_WAIT, &args) == 0)
+        if (::ioctl(fd(), DRM_IOCTL_NPUIPC_WAIT, &args) == 0) {
+            if (failed_job)
+                *failed_job = args.failed_job;
             return static_cast<int>(args.status);
+        }
         if (errno == EINTR || errno == EAGAIN)
             continue;
         return Status::from_errno(errno);

@@ -61,26 +61,8 @@ static int64_t call_aclFinalizeCallbackUnRegister(void)
 { return aclFinalizeCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
 static int64_t call_aclrtCheckArchCompatibility(void)
 { return aclrtCheckArchCompatibility(NULL, NULL); }
-static int64_t call_aclrtGetErrorVerbose(void)
-{ return aclrtGetErrorVerbose(0, NULL); }
 static int64_t call_aclrtRepairError(void)
 { return aclrtRepairError(0, NULL); }
-static int64_t call_aclrtSetExceptionInfoCallback(void)
-{ return aclrtSetExceptionInfoCallback(NULL); }
-static int64_t call_aclrtExceptionInfoCallbackRegister(void)
-{ return aclrtExceptionInfoCallbackRegister(NULL); }
-static int64_t call_aclrtExceptionInfoCallbackUnregister(void)
-{ return aclrtExceptionInfoCallbackUnregister(NULL); }
-static int64_t call_aclrtGetTaskIdFromExceptionInfo(void)
-{ return aclrtGetTaskIdFromExceptionInfo(NULL); }
-static int64_t call_aclrtGetStreamIdFromExceptionInfo(void)
-{ return aclrtGetStreamIdFromExceptionInfo(NULL); }
-static int64_t call_aclrtGetThreadIdFromExceptionInfo(void)
-{ return aclrtGetThreadIdFromExceptionInfo(NULL); }
-static int64_t call_aclrtGetDeviceIdFromExceptionInfo(void)
-{ return aclrtGetDeviceIdFromExceptionInfo(NULL); }
-static int64_t call_aclrtGetErrorCodeFromExceptionInfo(void)
-{ return aclrtGetErrorCodeFromExceptionInfo(NULL); }
 static int64_t call_aclrtGetArgsFromExceptionInfo(void)
 { return aclrtGetArgsFromExceptionInfo(NULL, NULL, NULL); }
 static int64_t call_aclrtGetFuncHandleFromExceptionInfo(void)
@@ -179,10 +161,6 @@ static int64_t call_aclrtSetStreamAttribute(void)
 { return aclrtSetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
 static int64_t call_aclrtGetStreamAttribute(void)
 { return aclrtGetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
-static int64_t call_aclrtSetStreamFailureMode(void)
-{ return aclrtSetStreamFailureMode(NULL, 0); }
-static int64_t call_aclrtStreamAbort(void)
-{ return aclrtStreamAbort(NULL); }
 static int64_t call_aclrtStreamStop(void)
 { return aclrtStreamStop(NULL); }
 static int64_t call_aclrtPersistentTaskClean(void)
@@ -583,6 +561,17 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtStreamAbort),
+    IMPLEMENTED(aclrtSetStreamFailureMode),
+    IMPLEMENTED(aclrtGetErrorCodeFromExceptionInfo),
+    IMPLEMENTED(aclrtGetDeviceIdFromExceptionInfo),
+    IMPLEMENTED(aclrtGetThreadIdFromExceptionInfo),
+    IMPLEMENTED(aclrtGetStreamIdFromExceptionInfo),
+    IMPLEMENTED(aclrtGetTaskIdFromExceptionInfo),
+    IMPLEMENTED(aclrtExceptionInfoCallbackUnregister),
+    IMPLEMENTED(aclrtExceptionInfoCallbackRegister),
+    IMPLEMENTED(aclrtSetExceptionInfoCallback),
+    IMPLEMENTED(aclrtGetErrorVerbose),
     IMPLEMENTED(aclrtMallocWithCfg),
     IMPLEMENTED(aclrtMallocAlign32),
     IMPLEMENTED(aclrtMallocHostWithCfg),
@@ -734,16 +723,7 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclFinalizeCallbackRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclFinalizeCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckArchCompatibility, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtGetErrorVerbose, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRepairError, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetExceptionInfoCallback, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtExceptionInfoCallbackRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtExceptionInfoCallbackUnregister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetTaskIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
-    STUB(aclrtGetStreamIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
-    STUB(aclrtGetThreadIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
-    STUB(aclrtGetDeviceIdFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
-    STUB(aclrtGetErrorCodeFromExceptionInfo, NOT_YET, FAILS_WITH_UINT32_MAX),
     STUB(aclrtGetArgsFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
@@ -793,8 +773,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetStreamFailureMode, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtStreamAbort, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtStreamStop, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtValueWrite, NOT_YET, FAILS_WITH_CODE),

@@ -479,9 +479,9 @@ TEST_F(AclEventTest, AWaitForARecordThatNeverComesTimesOutAndFailsItsStream)
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
-// A record that its stream's failure cancels will never be reached: once
-// the failure is reported, the streams waiting for it go on.
-TEST_F(AclEventTest, AFailedRecordingStreamReleasesTheStreamsWaitingForItsRecord)
+// A failed task does not stop its stream (CANN's default failure mode):
+// the record behind it runs and releases the streams waiting for it.
+TEST_F(AclEventTest, ARecordBehindAFailedTaskReleasesTheStreamsWaitingForIt)
 {
     aclrtStream recorder = nullptr, waiter = nullptr;
     aclrtEvent event = nullptr;
@@ -496,7 +496,7 @@ TEST_F(AclEventTest, AFailedRecordingStreamReleasesTheStreamsWaitingForItsRecord
     ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x5A, 4096, waiter));
     ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(never, recorder, 1)); // fails after 1 s
-    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));          // then cancelled
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(recorder, 20000));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
     EXPECT_TRUE(BytesAre(d, 4096, 0x5A));

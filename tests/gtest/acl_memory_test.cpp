@@ -856,9 +856,10 @@ TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostOnAHeldStreamReturnsAtOnceAndCopies
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
-// The copy waits in the stream, so a failed task before it cancels it, and
-// the failure is left for aclrtSynchronizeStream, which reports it once.
-TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostBehindAFailedTaskIsNotRunAndLeavesTheErrorToSynchronize)
+// The copy waits in the stream. In CANN's default failure mode a failed
+// task before it does not stop it, and the failure is left for
+// aclrtSynchronizeStream, which reports it once.
+TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostBehindAFailedTaskRunsAndLeavesTheErrorToSynchronize)
 {
     constexpr size_t kSize = 4096;
     aclrtStream stream = nullptr;
@@ -872,15 +873,34 @@ TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostBehindAFailedTaskIsNotRunAndLeavesT
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, 1)); // never released: fails after 1 s
     ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
-    EXPECT_TRUE(BytesAre(host.data(), kSize, 0xEE));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-
-    // Recovered: the next copy runs.
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     EXPECT_TRUE(BytesAre(host.data(), kSize, 0x31));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
 
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
+}
+
+// With ACL_STOP_ON_FAILURE the stream halts at the failure: the copy behind
+// it is not run, and the context keeps the failure for later calls.
+TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostBehindAFailedTaskOfAStoppingStreamIsNotRun)
+{
+    constexpr size_t kSize = 4096;
+    aclrtStream stream = nullptr;
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kSize, 0x31, kSize));
+    std::vector<uint8_t> host(kSize, 0xEE);
+
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
+    EXPECT_TRUE(BytesAre(host.data(), kSize, 0xEE));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT,
+              aclrtMemcpyAsync(host.data(), kSize, d, kSize, ACL_MEMCPY_DEVICE_TO_HOST, stream));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtDestroyStream(stream)); // destroyed all the same
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 

@@ -738,11 +738,9 @@ TEST_F(AclStreamTest, ProcessReportForeverReturnsWhenItsStreamIsDestroyed)
     EXPECT_EQ(ACL_ERROR_RT_THREAD_SUBSCRIBE, result.load());
 }
 
-// A callback whose point an earlier failure on its stream cancelled (a
-// notify wait that timed out) is not run; one launched once the stream
-// recovered is. Callbacks are decided in order, so when the second has run
-// the first would have run before it.
-TEST_F(AclStreamTest, CallbackBehindAFailedTaskIsNotRun)
+// In CANN's default failure mode a callback behind a failed task (a notify
+// wait that timed out) runs, as every task behind it does.
+TEST_F(AclStreamTest, CallbackBehindAFailedTaskRunsByDefault)
 {
     aclrtStream stream = nullptr;
     aclrtNotify notify = nullptr;
@@ -754,16 +752,40 @@ TEST_F(AclStreamTest, CallbackBehindAFailedTaskIsNotRun)
         std::atomic<int> ran{0};
         auto count = [](void *data) { static_cast<std::atomic<int> *>(data)->fetch_add(1); };
         ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, stream, 1)); // never recorded
-        ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(count, &ran, ACL_CALLBACK_NO_BLOCK, stream));
+        ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(count, &ran, ACL_CALLBACK_BLOCK, stream));
         EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
-        ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(count, &ran, ACL_CALLBACK_NO_BLOCK, stream));
-        EXPECT_TRUE(WaitUntil([&] { return ran.load() > 0; }));
-        EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-        EXPECT_EQ(1, ran.load());
+        EXPECT_EQ(1, ran.load()); // BLOCK: the stream waited for it
         EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
     }
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// With ACL_STOP_ON_FAILURE the failure cancels the callback's point: it is
+// never run, and its BLOCK gate does not hold the stream.
+TEST_F(AclStreamTest, CallbackBehindAFailedTaskOfAStoppingStreamIsNotRun)
+{
+    aclrtStream stream = nullptr;
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    {
+        ReportThread reporter(stream);
+        ASSERT_EQ(ACL_SUCCESS, reporter.subscribe_result());
+        std::atomic<int> ran{0};
+        auto count = [](void *data) { static_cast<std::atomic<int> *>(data)->fetch_add(1); };
+        ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(notify, stream, 1));
+        ASSERT_EQ(ACL_SUCCESS, aclrtLaunchCallback(count, &ran, ACL_CALLBACK_BLOCK, stream));
+        EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
+        // The reporter wakes at once for the cancelled point; a callback
+        // run by mistake would have run by now.
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        EXPECT_EQ(0, ran.load());
+        EXPECT_EQ(ACL_SUCCESS, reporter.Stop());
+    }
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+    EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtDestroyStream(stream)); // the context keeps it
 }
 
 // ---- driver limits, with CANN's codes ----

@@ -30,6 +30,10 @@ constexpr uint64_t kMaxBufferSize = 64ULL << 30;
 // The driver's objects other than buffers.
 enum class ObjectType : uint32_t { Stream = 1, Event = 2, Notify = 3 };
 
+// What a stream does after a failed job: halt (cancel the jobs behind it
+// and refuse new ones until recovered; a new stream's mode) or go on.
+enum class FailureMode : uint32_t { Stop = 0, Continue = 1 };
+
 // What an export of a buffer range lets its importers do.
 enum class Access { ReadWrite, ReadOnly };
 
@@ -117,8 +121,15 @@ public:
     // status (0 or a negative errno); ETIME when not complete in time.
     Result<int> wait(uint32_t handle, int64_t timeout_ns) const;
     // Waits for a stream like wait(), including the jobs being cancelled
-    // after it failed, then clears its error; the status is the error.
-    Result<int> wait_and_recover(uint32_t stream, int64_t timeout_ns) const;
+    // after it failed, then clears its error; the status is the error, and
+    // `failed_job` (if given) the stream's number of the job that failed.
+    Result<int> wait_and_recover(uint32_t stream, int64_t timeout_ns,
+                                 uint32_t *failed_job = nullptr) const;
+    // STREAM_SET_PARAM (uapi 9): what the stream does after a failed job.
+    Status set_failure_mode(uint32_t stream, FailureMode mode) const;
+    // STREAM_ABORT (uapi 9): cancels every job of the stream not yet
+    // complete and returns once they are; the stream then runs again.
+    Status abort_stream(uint32_t stream) const;
 
 private:
     Device(UniqueFd fd, uint32_t index, uint64_t caps)
@@ -135,7 +146,8 @@ private:
 
     UniqueFd fd_;
     uint32_t index_ = 0;
-    Result<int> wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t flags) const;
+    Result<int> wait_flags(uint32_t handle, int64_t timeout_ns, uint32_t flags,
+                           uint32_t *failed_job = nullptr) const;
 
     uint64_t caps_ = 0; // NPUIPC_CAP_*, as GET_INFO reported them at open
     std::unique_ptr<BufferRefs> buffer_refs_ = std::make_unique<BufferRefs>();

@@ -171,6 +171,10 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
     std::shared_ptr<Stream> stream;
     if (aclError err = find_stream(handle, stream))
         return err;
+    // Refused like every launch, although an idle stream's copy from or
+    // into host memory may not reach the driver.
+    if (aclError err = stopped_context_error(*stream))
+        return err;
     if (aclError err = check_peer(rt, stream->device, d))
         return err;
     if (aclError err = check_peer(rt, stream->device, s))

@@ -78,26 +78,8 @@ aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalize
 { return not_yet(__func__); }
 
 // Errors and state: last errors, exception information, state callbacks, memory errors.
-aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
-{ return not_yet(__func__); }
 aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)
 { return not_yet(__func__); }
-aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)
-{ return not_yet(__func__); }
-aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback)
-{ return not_yet(__func__); }
-aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback)
-{ return not_yet(__func__); }
-uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info)
-{ not_yet(__func__); return 0xFFFFFFFF; }
-uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info)
-{ not_yet(__func__); return 0xFFFFFFFF; }
-uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)
-{ not_yet(__func__); return 0xFFFFFFFF; }
-uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info)
-{ not_yet(__func__); return 0xFFFFFFFF; }
-uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info)
-{ not_yet(__func__); return 0xFFFFFFFF; }
 aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
 { return not_yet(__func__); }
 aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback,
@@ -156,10 +138,6 @@ aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
 { return not_yet(__func__); }
 aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
                                  aclrtStreamAttrValue *value)
-{ return not_yet(__func__); }
-aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
-{ return not_yet(__func__); }
-aclError aclrtStreamAbort(aclrtStream stream)
 { return not_yet(__func__); }
 aclError aclrtStreamStop(aclrtStream stream)
 { return not_yet(__func__); }

@@ -199,6 +199,8 @@ aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags)
     auto s = std::make_shared<Stream>(ctx->device, dev, std::move(h), ctx->token);
     s->priority = priority;
     s->flags = flags;
+    if (aclError err = apply_failure_mode(*ctx, *s))
+        return err;
     *stream = reinterpret_cast<aclrtStream>(rt.add_object(std::move(s)));
     return ACL_SUCCESS;
 }

@@ -390,8 +390,11 @@ aclError Runtime::resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &ou
     Result<ObjectHandle> h = create_object(dev, ObjectType::Stream);
     if (!h.ok())
         return fail_errno(h.error(), Op::CreateStream, "creating the default stream");
-    out = std::make_shared<Stream>(ctx->device, dev, std::move(h.value()), ctx->token);
-    out->is_default = true;
+    auto s = std::make_shared<Stream>(ctx->device, dev, std::move(h.value()), ctx->token);
+    s->is_default = true;
+    if (aclError err = apply_failure_mode(*ctx, *s))
+        return err;
+    out = std::move(s);
     ctx->default_stream = add_object(out);
     return ACL_SUCCESS;
 }
@@ -593,16 +596,82 @@ aclError find_stream_locked(aclrtStream handle, std::shared_ptr<Stream> &out)
 
 aclError submit(Stream &stream, const Job *jobs, uint32_t count)
 {
+    if (aclError err = stopped_context_error(stream))
+        return err;
+    stream.submitter_tid.store(static_cast<uint32_t>(::gettid()), std::memory_order_relaxed);
     Status st = stream.dev->submit(stream.handle.get(), jobs, count);
     if (!st.ok()) {
+        if (st.error() == EIO && stream.aborting.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream is being aborted");
         if (st.error() == EIO)
             return fail(ACL_ERROR_RT_STREAM_ABORT,
-                        "the stream is in error after a failed task; aclrtSynchronizeStream "
-                        "reports the failure and recovers it");
+                        "the stream stopped at a failed task; aclrtSynchronizeStream "
+                        "reports the failure");
         return fail_errno(st.error(), Op::Submit, "queueing work on the stream");
     }
     return ACL_SUCCESS;
 }
+
+aclError stopped_context_error(const Stream &stream)
+{
+    if (!stream.failure)
+        return ACL_SUCCESS;
+    if (aclError err = stream.failure->error.load(std::memory_order_acquire))
+        return fail(err, "the context stopped at a failed task (ACL_STOP_ON_FAILURE); reset "
+                         "its device or destroy it");
+    return ACL_SUCCESS;
+}
+
+aclError overlapping_abort(const Stream &stream, uint64_t aborts_before)
+{
+    if (stream.aborting.load(std::memory_order_acquire) ||
+        stream.aborts.load(std::memory_order_acquire) != aborts_before)
+        return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream was aborted meanwhile");
+    return ACL_SUCCESS;
+}
+
+aclError apply_failure_mode(const Context &ctx, Stream &stream)
+{
+    stream.failure = ctx.failure;
+    if (ctx.failure->stop.load(std::memory_order_acquire))
+        return ACL_SUCCESS; // the driver's default
+    Status st = stream.dev->set_failure_mode(stream.handle.get(), FailureMode::Continue);
+    if (!st.ok())
+        return fail_errno(st.error(), Op::CreateStream,
+                          "setting the stream's failure mode (npuipc.ko of uapi 9 or later)");
+    return ACL_SUCCESS;
+}
+
+namespace {
+
+// STOP: the first failure found stops the context. Its other streams are
+// aborted, so that none of their queued work runs, and the error stays.
+void stop_context(const Stream &failed, aclError code)
+{
+    aclError none = ACL_SUCCESS;
+    if (!failed.failure->error.compare_exchange_strong(none, code))
+        return;
+    std::vector<std::shared_ptr<Stream>> others;
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        for (const auto &entry : rt.objects) {
+            if (entry.second->kind != Kind::Stream)
+                continue;
+            auto s = std::static_pointer_cast<Stream>(entry.second);
+            if (s.get() != &failed && s->failure == failed.failure)
+                others.push_back(std::move(s));
+        }
+    }
+    for (const auto &s : others) {
+        s->aborts.fetch_add(1, std::memory_order_acq_rel);
+        if (!s->dev->abort_stream(s->handle.get()).ok())
+            log_warning("a stream of the stopped context could not be aborted");
+        open_recorded_gates(*s);
+    }
+}
+
+} // namespace
 
 aclError synchronize_failed(Stream &stream, const Result<int> &r)
 {
@@ -613,12 +682,22 @@ aclError synchronize_failed(Stream &stream, const Result<int> &r)
     }
     if (r.value() == 0)
         return ACL_SUCCESS;
-    open_recorded_gates(stream);
+    // A stream that stopped cancelled the records behind its failure; one
+    // that continues runs them, and they open their gates themselves.
+    const bool stopped = !stream.failure || stream.failure->stop.load(std::memory_order_acquire);
+    if (stopped)
+        open_recorded_gates(stream);
     // Reported once: the stream is recovered and takes work again.
-    Result<int> recovered = stream.dev->wait_and_recover(stream.handle.get(), 0);
+    uint32_t failed_job = 0;
+    Result<int> recovered = stream.dev->wait_and_recover(stream.handle.get(), 0, &failed_job);
     if (!recovered.ok())
         log_warning("stream not recovered: errno %d", recovered.error());
-    return task_error(r.value());
+    const aclError code = task_error(r.value());
+    if (stream.failure)
+        report_exception(stream, code, failed_job);
+    if (stopped && stream.failure)
+        stop_context(stream, code);
+    return code;
 }
 
 void forget_recorded_gates(Stream &stream, size_t count)

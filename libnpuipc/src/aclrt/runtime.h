@@ -78,10 +78,21 @@ struct HostCopy {
     std::shared_ptr<Allocation> source; // keeps `src` mapped meanwhile
 };
 
+// A context's failure mode, shared with its streams. CONTINUE (CANN's
+// default): a failed task's error goes to the next synchronize of its
+// stream and the tasks behind it run. STOP (aclrtSetStreamFailureMode):
+// the first failure a synchronize finds stops every stream of the context
+// and stays its error, for every later launch and synchronize.
+struct FailureState {
+    std::atomic<bool> stop{false};
+    std::atomic<aclError> error{ACL_SUCCESS}; // STOP's sticky error
+};
+
 struct Context : Object {
     explicit Context(uint32_t dev, bool dflt) : Object(Kind::Context, dev), is_default(dflt) {}
     const bool is_default;
     uint64_t default_stream = 0; // made on first use of a NULL stream
+    const std::shared_ptr<FailureState> failure = std::make_shared<FailureState>();
 };
 
 struct Notify;
@@ -109,6 +120,15 @@ struct Stream : Object {
     uint32_t flags = 0;
     uint32_t priority = 0;
     bool is_default = false; // its context's, which outlives no context
+    // Its context's (set before the stream enters the table); null for
+    // the runtime's own streams, which stop at a failure.
+    std::shared_ptr<FailureState> failure;
+    // aclrtStreamAbort calls begun, and those under way: a synchronize
+    // that overlaps one returns ACL_ERROR_RT_STREAM_ABORT.
+    std::atomic<uint64_t> aborts{0};
+    std::atomic<uint32_t> aborting{0};
+    // The thread that last queued work on it (exception info's tid).
+    std::atomic<uint32_t> submitter_tid{0};
     // Protects what follows, and keeps multi-job sequences (a callback's
     // record and its gate) in order with the queue of host tasks.
     std::mutex mu;
@@ -452,17 +472,30 @@ aclError synchronize_failed(Stream &stream, const Result<int> &waited);
 // Forgets the oldest `count` latch gates recorded on the stream: their
 // records are done.
 void forget_recorded_gates(Stream &stream, size_t count);
+// ACL_SUCCESS, or the sticky error of the stream's context (STOP).
+aclError stopped_context_error(const Stream &stream);
+// ACL_ERROR_RT_STREAM_ABORT if an aclrtStreamAbort of the stream began
+// after `aborts_before` was read or is under way.
+aclError overlapping_abort(const Stream &stream, uint64_t aborts_before);
 inline aclError synchronize(Stream &stream, int64_t timeout_ns)
 {
     const size_t gates = stream.recorded_gate_count.load(std::memory_order_acquire);
+    const uint64_t aborts = stream.aborts.load(std::memory_order_acquire);
     Result<int> r = stream.dev->wait(stream.handle.get(), timeout_ns);
+    if (aclError err = overlapping_abort(stream, aborts))
+        return err;
     if (r.ok() && r.value() == 0) {
         if (gates)
             forget_recorded_gates(stream, gates);
-        return ACL_SUCCESS;
+        return stopped_context_error(stream);
     }
     return synchronize_failed(stream, r);
 }
+// Gives a new stream of `ctx` the context's failure mode, in the driver too.
+aclError apply_failure_mode(const Context &ctx, Stream &stream);
+// Calls the registered exception callbacks (api_exception.cpp) for a
+// failed task of `stream` that a synchronize found.
+void report_exception(const Stream &stream, aclError code, uint32_t failed_job);
 // Records each gate through its opener, letting its stream go on.
 void open_latch_gates(const std::vector<LatchGate> &gates);
 // Opens and forgets every latch gate recorded on the stream: it failed, or

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// What happens after a task fails: the failure mode of a context's streams
+// (aclrtSetStreamFailureMode), aborting a stream's queued work
+// (aclrtStreamAbort) and the device's error state (aclrtGetErrorVerbose).
+// The driver runs each stream in the mode asked (STREAM_SET_PARAM) and
+// aborts it (STREAM_ABORT); the context-wide part of STOP lives in
+// synchronize_failed() (runtime.cpp).
+#include <cstring>
+
+#include "aclrt/runtime.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+// The stream a handle names; NULL is the current context's default stream,
+// and without a current context CANN refuses it as a bad parameter.
+aclError failure_target(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    if (!handle) {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (rt.current_context(ctx) != ACL_SUCCESS)
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "stream is NULL and the thread has no current context");
+    }
+    return find_stream(handle, out);
+}
+
+// Switches the context of `stream` to STOP: its streams, and the ones made
+// in it from now on, halt at their first failure.
+aclError stop_on_failure(const Stream &stream)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    if (stream.failure->stop.exchange(true, std::memory_order_acq_rel))
+        return ACL_SUCCESS;
+    for (const auto &entry : rt.objects) {
+        if (entry.second->kind != Kind::Stream)
+            continue;
+        const auto &s = static_cast<const Stream &>(*entry.second);
+        if (s.failure != stream.failure)
+            continue;
+        Status st = s.dev->set_failure_mode(s.handle.get(), FailureMode::Stop);
+        if (!st.ok())
+            return fail_errno(st.error(), Op::Generic, "switching a stream to ACL_STOP_ON_FAILURE");
+    }
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
+{
+    return api("aclrtSetStreamFailureMode", [&] {
+        std::shared_ptr<Stream> s;
+        if (aclError err = failure_target(stream, s))
+            return err;
+        if (s->flags & ACL_STREAM_DEVICE_USE_ONLY)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "a DEVICE_USE_ONLY stream has no failure mode to set");
+        // As CANN, only bit 0 counts: 2 is CONTINUE, 3 is STOP.
+        if (mode & ACL_STOP_ON_FAILURE)
+            return stop_on_failure(*s);
+        if (s->failure->stop.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "the stream's context is in ACL_STOP_ON_FAILURE, which cannot be undone");
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtStreamAbort(aclrtStream stream)
+{
+    return api("aclrtStreamAbort", [&] {
+        std::shared_ptr<Stream> s;
+        if (aclError err = failure_target(stream, s))
+            return err;
+        // Counted before the driver halts the stream, so that a submit it
+        // refuses and a synchronize it cuts short both see an abort.
+        s->aborting.fetch_add(1, std::memory_order_acq_rel);
+        s->aborts.fetch_add(1, std::memory_order_acq_rel);
+        Status st = s->dev->abort_stream(s->handle.get());
+        s->aborting.fetch_sub(1, std::memory_order_acq_rel);
+        if (!st.ok())
+            return fail_errno(st.error(), Op::Generic, "aborting the stream");
+        // Its event records were cancelled: the streams waiting for them
+        // through latch gates go on.
+        open_recorded_gates(*s);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
+{
+    return api("aclrtGetErrorVerbose", [&] {
+        if (!errorInfo)
+            return fail(ACL_ERROR_INVALID_PARAM, "errorInfo is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = rt.check_device_id(deviceId))
+            return err;
+        // A mock NPU has no memory ECC, links or cores to fault: a task's
+        // failure is the stream's (synchronize, exception callbacks), never
+        // the device's.
+        std::memset(errorInfo, 0, sizeof(*errorInfo));
+        errorInfo->errorType = ACL_RT_NO_ERROR;
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"
