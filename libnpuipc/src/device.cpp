@@ -361,9 +361,9 @@ Status Device::submit(uint32_t stream, const Job *jobs, uint32_t count) const
     return Status();
 }
 
-Result<int> Device::wait(uint32_t handle, int64_t timeout_ns) const
+Result<int> Device::wait(uint32_t handle, int64_t timeout_ns, uint32_t *failed_job) const
 {
-    return wait_flags(handle, timeout_ns, 0);
+    return wait_flags(handle, timeout_ns, 0, failed_job);
 }
 
 Result<int> Device::wait_and_recover(uint32_t stream, int64_t timeout_ns,

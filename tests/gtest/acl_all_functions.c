@@ -61,8 +61,6 @@ static int64_t call_aclFinalizeCallbackUnRegister(void)
 { return aclFinalizeCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
 static int64_t call_aclrtCheckArchCompatibility(void)
 { return aclrtCheckArchCompatibility(NULL, NULL); }
-static int64_t call_aclrtRepairError(void)
-{ return aclrtRepairError(0, NULL); }
 static int64_t call_aclrtGetArgsFromExceptionInfo(void)
 { return aclrtGetArgsFromExceptionInfo(NULL, NULL, NULL); }
 static int64_t call_aclrtGetFuncHandleFromExceptionInfo(void)
@@ -157,10 +155,6 @@ static int64_t call_aclrtNpuGetFloatOverFlowStatus(void)
 { return aclrtNpuGetFloatOverFlowStatus(NULL, 0, 0, NULL); }
 static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
 { return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
-static int64_t call_aclrtSetStreamAttribute(void)
-{ return aclrtSetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
-static int64_t call_aclrtGetStreamAttribute(void)
-{ return aclrtGetStreamAttribute(NULL, (aclrtStreamAttr)0, NULL); }
 static int64_t call_aclrtStreamStop(void)
 { return aclrtStreamStop(NULL); }
 static int64_t call_aclrtPersistentTaskClean(void)
@@ -561,6 +555,9 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtRepairError),
+    IMPLEMENTED(aclrtGetStreamAttribute),
+    IMPLEMENTED(aclrtSetStreamAttribute),
     IMPLEMENTED(aclrtStreamAbort),
     IMPLEMENTED(aclrtSetStreamFailureMode),
     IMPLEMENTED(aclrtGetErrorCodeFromExceptionInfo),
@@ -723,7 +720,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclFinalizeCallbackRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclFinalizeCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckArchCompatibility, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtRepairError, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetArgsFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
@@ -771,8 +767,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtResetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtSetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetStreamAttribute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtStreamStop, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtValueWrite, NOT_YET, FAILS_WITH_CODE),

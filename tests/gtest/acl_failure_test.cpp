@@ -4,9 +4,11 @@
 // codes. A task fails here as on a mock NPU it can: a wait that times out.
 #include "acl_test_util.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 
 #include <atomic>
 #include <chrono>
@@ -48,6 +50,32 @@ void QueueFailureThenMemset(Gate &gate, aclrtStream stream, const DeviceBuffer &
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, byte, kSize, stream));
 }
 
+// Exception callbacks counted, unregistered at the end of the scope.
+std::atomic<int> exceptions{0};
+void CountException(aclrtExceptionInfo *) { exceptions++; }
+class CountedExceptions {
+public:
+    CountedExceptions()
+    {
+        exceptions = 0;
+        EXPECT_EQ(ACL_SUCCESS, aclrtExceptionInfoCallbackRegister(CountException));
+    }
+    ~CountedExceptions() { aclrtExceptionInfoCallbackUnregister(CountException); }
+    CountedExceptions(const CountedExceptions &) = delete;
+    CountedExceptions &operator=(const CountedExceptions &) = delete;
+};
+
+// Whether thread `tid` of this process is blocked in ioctl(2), waiting
+// for the driver, within 10 s.
+bool BlocksInIoctl(pid_t tid)
+{
+    return WaitUntil([tid] {
+        std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/syscall");
+        long nr = -1;
+        return (f >> nr) && nr == SYS_ioctl;
+    });
+}
+
 // ---- failure modes ----
 
 TEST_F(AclFailureTest, ByDefaultTheTasksBehindAFailureRunAndSynchronizeReportsItOnce)
@@ -71,6 +99,7 @@ TEST_F(AclFailureTest, ByDefaultTheTasksBehindAFailureRunAndSynchronizeReportsIt
 // run, and every launch and synchronize keeps returning the failure.
 TEST_F(AclFailureTest, StopOnFailureStopsTheWholeContextAndKeepsTheFailure)
 {
+    CountedExceptions counted;
     aclrtStream failing = nullptr, other = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&failing));
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
@@ -97,6 +126,8 @@ TEST_F(AclFailureTest, StopOnFailureStopsTheWholeContextAndKeepsTheFailure)
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtDestroyStream(later));
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtDestroyStream(other));
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtDestroyStream(failing));
+    // One task failed; the aborts that stopped the context are no failures.
+    EXPECT_EQ(1, exceptions.load());
 }
 
 // A stream made after STOP halts at its first failure too.
@@ -140,32 +171,63 @@ TEST_F(AclFailureTest, SetStreamFailureModeHasCannsCodes)
 
 // ---- abort ----
 
+// Aborting `stream` while another thread synchronizes it: that
+// synchronize returns ACL_ERROR_RT_STREAM_ABORT, and no task failed.
+void AbortWhileSynchronizing(aclrtStream stream)
+{
+    std::atomic<aclError> synchronized{ACL_SUCCESS};
+    std::atomic<pid_t> tid{0};
+    std::thread waiter([&] {
+        tid = gettid();
+        synchronized = aclrtSynchronizeStreamWithTimeout(stream, 20000);
+    });
+    while (!tid)
+        std::this_thread::yield();
+    EXPECT_TRUE(BlocksInIoctl(tid));
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamAbort(stream));
+    waiter.join();
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_ABORT, synchronized.load());
+}
+
 TEST_F(AclFailureTest, StreamAbortDiscardsQueuedTasksAndTheStreamWorksAgain)
 {
+    CountedExceptions counted;
     aclrtStream stream = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     DeviceBuffer buf(0x11);
     Gate gate;
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, kGateTimeoutS));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x22, kSize, stream));
-    std::atomic<aclError> synchronized{ACL_SUCCESS};
-    std::atomic<bool> started{false};
-    std::thread waiter([&] {
-        started = true;
-        synchronized = aclrtSynchronizeStreamWithTimeout(stream, 20000);
-    });
-    while (!started)
-        std::this_thread::yield();
-    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // into its wait
-    EXPECT_EQ(ACL_SUCCESS, aclrtStreamAbort(stream));
-    waiter.join();
-    EXPECT_EQ(ACL_ERROR_RT_STREAM_ABORT, synchronized.load());
+    AbortWhileSynchronizing(stream);
+    EXPECT_EQ(0, exceptions.load());
     EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x11));
     // Nothing left to report, and new work runs.
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x33, kSize, stream));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x33));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
+// An abort is no task failure: it does not stop a context in
+// ACL_STOP_ON_FAILURE, whose other streams go on.
+TEST_F(AclFailureTest, StreamAbortDoesNotStopAStoppingContext)
+{
+    CountedExceptions counted;
+    aclrtStream stream = nullptr, other = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
+    DeviceBuffer buf(0x11);
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, kGateTimeoutS));
+    AbortWhileSynchronizing(stream);
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x44, kSize, other));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x44));
+    EXPECT_EQ(0, exceptions.load());
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
@@ -201,6 +263,21 @@ TEST_F(AclFailureTest, GetErrorVerboseReportsNoDeviceErrorWithCannsCodes)
     EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtGetErrorVerbose(-1, &info));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID,
               aclrtGetErrorVerbose(static_cast<int32_t>(device_count_), &info));
+}
+
+TEST_F(AclFailureTest, RepairErrorAcceptsOnlyTheNoErrorAMockNpuReportsWithCannsCodes)
+{
+    aclrtErrorInfo info;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetErrorVerbose(0, &info));
+    info.tryRepair = 1;
+    EXPECT_EQ(ACL_SUCCESS, aclrtRepairError(0, &info));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtRepairError(0, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtRepairError(-1, &info));
+    info.errorType = ACL_RT_ERROR_MEMORY;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRepairError(0, &info));
+    info.errorType = ACL_RT_NO_ERROR;
+    info.tryRepair = 0;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRepairError(0, &info));
 }
 
 // ---- exception callbacks ----
@@ -239,6 +316,14 @@ TEST_F(AclFailureTest, ExceptionCallbacksSeeEachFailedTaskOnceWithItsStreamThrea
 {
     first_seen = Seen();
     second_seen = Seen();
+    // Unregistered whatever fails below, so that no later test calls them.
+    struct Unregister {
+        ~Unregister()
+        {
+            aclrtExceptionInfoCallbackUnregister(RecordFirst);
+            aclrtSetExceptionInfoCallback(nullptr);
+        }
+    } unregister;
     aclrtStream stream = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
     ASSERT_EQ(ACL_SUCCESS, aclrtExceptionInfoCallbackRegister(RecordFirst));

@@ -5,6 +5,7 @@
 // process create, each with CANN's codes for bad arguments.
 #include "acl_test_util.h"
 
+#include <cstring>
 #include <thread>
 
 using namespace acltest;
@@ -70,6 +71,86 @@ TEST_F(AclStreamConfigTest, APlainStreamHasPriorityZeroAndNoFlags)
     EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, OnThreadWithoutContext([&] { return aclrtStreamGetFlags(s, &flags); }));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtStreamGetPriority(s, &priority));
+}
+
+// Each attribute reads back as set; a fresh stream's are CANN's defaults.
+TEST_F(AclStreamConfigTest, StreamAttributesReadBackAsSetFromCannsDefaults)
+{
+    aclrtStream s = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+    aclrtStreamAttrValue v;
+    auto get = [&](aclrtStreamAttr attr) {
+        std::memset(&v, 0xA5, sizeof(v));
+        return aclrtGetStreamAttribute(s, attr, &v);
+    };
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_FAILURE_MODE));
+    EXPECT_EQ(ACL_CONTINUE_ON_FAILURE, v.failureMode);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_USER_CUSTOM_TAG));
+    EXPECT_EQ(0xFFFFFFFFu, v.userCustomTag);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK));
+    EXPECT_EQ(0u, v.overflowSwitch);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_CACHE_OP_INFO));
+    EXPECT_EQ(0u, v.cacheOpInfoSwitch);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_PRIORITY));
+    EXPECT_EQ(0u, v.streamPriority);
+
+    std::memset(&v, 0, sizeof(v));
+    v.userCustomTag = 1234;
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    v.overflowSwitch = 1;
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    v.cacheOpInfoSwitch = 1;
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_CACHE_OP_INFO, &v));
+    v.streamPriority = 100; // clamped
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
+    v.failureMode = ACL_STOP_ON_FAILURE;
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_USER_CUSTOM_TAG));
+    EXPECT_EQ(1234u, v.userCustomTag);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK));
+    EXPECT_EQ(1u, v.overflowSwitch);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_CACHE_OP_INFO));
+    EXPECT_EQ(1u, v.cacheOpInfoSwitch);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_PRIORITY));
+    EXPECT_EQ(7u, v.streamPriority);
+    uint32_t priority = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamGetPriority(s, &priority));
+    EXPECT_EQ(7u, priority);
+    ASSERT_EQ(ACL_SUCCESS, get(ACL_STREAM_ATTR_FAILURE_MODE));
+    EXPECT_EQ(ACL_STOP_ON_FAILURE, v.failureMode);
+    // The whole context stops on failure: its default stream too.
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetStreamAttribute(nullptr, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    EXPECT_EQ(ACL_STOP_ON_FAILURE, v.failureMode);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+}
+
+TEST_F(AclStreamConfigTest, StreamAttributeCallsHaveCannsCodes)
+{
+    aclrtStream s = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+    aclrtStreamAttrValue v;
+    std::memset(&v, 0, sizeof(v));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE,
+              aclrtGetStreamAttribute(reinterpret_cast<aclrtStream>(0x1234), ACL_STREAM_ATTR_PRIORITY, &v));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtGetStreamAttribute(s, static_cast<aclrtStreamAttr>(0), &v));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSetStreamAttribute(s, static_cast<aclrtStreamAttr>(6), &v));
+    v.overflowSwitch = 2;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    v.cacheOpInfoSwitch = 2;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_CACHE_OP_INFO, &v));
+    // Refused changes changed nothing.
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_CACHE_OP_INFO, &v));
+    EXPECT_EQ(0u, v.cacheOpInfoSwitch);
+    // NULL: the default stream, but never for its priority.
+    EXPECT_EQ(ACL_SUCCESS, aclrtGetStreamAttribute(nullptr, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtGetStreamAttribute(nullptr, ACL_STREAM_ATTR_PRIORITY, &v));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSetStreamAttribute(nullptr, ACL_STREAM_ATTR_PRIORITY, &v));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, OnThreadWithoutContext([&] {
+                  return aclrtGetStreamAttribute(nullptr, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v);
+              }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
 }
 
 TEST_F(AclStreamConfigTest, TheDefaultStreamsHandleRunsWorkAndCannotBeDestroyed)

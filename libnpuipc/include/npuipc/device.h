@@ -119,7 +119,9 @@ public:
     // timeout_ns < 0 waits without limit, 0 polls; a positive timeout is a
     // deadline kept across signal restarts. Returns the stream's or record's
     // status (0 or a negative errno); ETIME when not complete in time.
-    Result<int> wait(uint32_t handle, int64_t timeout_ns) const;
+    // For a stream in error, `failed_job` (if given) receives the number
+    // of its job that failed, 0 when an abort or shutdown cancelled its jobs.
+    Result<int> wait(uint32_t handle, int64_t timeout_ns, uint32_t *failed_job = nullptr) const;
     // Waits for a stream like wait(), including the jobs being cancelled
     // after it failed, then clears its error; the status is the error, and
     // `failed_job` (if given) the stream's number of the job that failed.

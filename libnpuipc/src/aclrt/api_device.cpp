@@ -199,11 +199,13 @@ static aclError synchronize_device(int64_t deadline_ms)
 {
     Runtime &rt = Runtime::get();
     std::vector<std::shared_ptr<Stream>> streams;
+    std::shared_ptr<FailureState> ctx_failure;
     {
         std::lock_guard<std::mutex> lock(rt.mu);
         std::shared_ptr<Context> ctx;
         if (aclError err = rt.current_context(ctx))
             return err;
+        ctx_failure = ctx->failure;
         for (auto &entry : rt.objects)
             if (entry.second->kind == Kind::Stream && entry.second->device == ctx->device)
                 streams.push_back(std::static_pointer_cast<Stream>(entry.second));
@@ -216,6 +218,11 @@ static aclError synchronize_device(int64_t deadline_ms)
         aclError err = synchronize(*stream, left_ns);
         if (err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
             return err;
+        // Waited for, as CANN's device is; but another context's stopped
+        // state is that context's, not this one's.
+        if (err && stream->failure && stream->failure != ctx_failure &&
+            err == stream->failure->error.load(std::memory_order_acquire))
+            continue;
         if (err && !first)
             first = err;
     }

@@ -14,9 +14,15 @@ using namespace npuipc_rt;
 
 namespace {
 
-// The stream a handle names; NULL is the current context's default stream,
-// and without a current context CANN refuses it as a bad parameter.
-aclError failure_target(aclrtStream handle, std::shared_ptr<Stream> &out)
+// Switches the context of `stream` to STOP: its streams, and the ones made
+// in it from now on, halt at their first failure.
+aclError stop_on_failure(const Stream &stream);
+
+} // namespace
+
+namespace npuipc_rt {
+
+aclError stream_or_default(aclrtStream handle, std::shared_ptr<Stream> &out)
 {
     if (!handle) {
         Runtime &rt = Runtime::get();
@@ -29,14 +35,32 @@ aclError failure_target(aclrtStream handle, std::shared_ptr<Stream> &out)
     return find_stream(handle, out);
 }
 
-// Switches the context of `stream` to STOP: its streams, and the ones made
-// in it from now on, halt at their first failure.
+aclError set_failure_mode(const Stream &s, uint64_t mode)
+{
+    if (s.flags & ACL_STREAM_DEVICE_USE_ONLY)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "a DEVICE_USE_ONLY stream has no failure mode to set");
+    // As CANN, only bit 0 counts: 2 is CONTINUE, 3 is STOP.
+    if (mode & ACL_STOP_ON_FAILURE)
+        return stop_on_failure(s);
+    if (s.failure->stop.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "the stream's context is in ACL_STOP_ON_FAILURE, which cannot be undone");
+    return ACL_SUCCESS;
+}
+
+} // namespace npuipc_rt
+
+namespace {
+
 aclError stop_on_failure(const Stream &stream)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
-    if (stream.failure->stop.exchange(true, std::memory_order_acq_rel))
+    if (stream.failure->stop.load(std::memory_order_acquire))
         return ACL_SUCCESS;
+    // The flag last, so that a failure leaves the context as it was for a
+    // retry; Runtime::mu keeps new streams out meanwhile.
     for (const auto &entry : rt.objects) {
         if (entry.second->kind != Kind::Stream)
             continue;
@@ -47,6 +71,7 @@ aclError stop_on_failure(const Stream &stream)
         if (!st.ok())
             return fail_errno(st.error(), Op::Generic, "switching a stream to ACL_STOP_ON_FAILURE");
     }
+    stream.failure->stop.store(true, std::memory_order_release);
     return ACL_SUCCESS;
 }
 
@@ -58,18 +83,9 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
 {
     return api("aclrtSetStreamFailureMode", [&] {
         std::shared_ptr<Stream> s;
-        if (aclError err = failure_target(stream, s))
+        if (aclError err = stream_or_default(stream, s))
             return err;
-        if (s->flags & ACL_STREAM_DEVICE_USE_ONLY)
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "a DEVICE_USE_ONLY stream has no failure mode to set");
-        // As CANN, only bit 0 counts: 2 is CONTINUE, 3 is STOP.
-        if (mode & ACL_STOP_ON_FAILURE)
-            return stop_on_failure(*s);
-        if (s->failure->stop.load(std::memory_order_acquire))
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "the stream's context is in ACL_STOP_ON_FAILURE, which cannot be undone");
-        return ACL_SUCCESS;
+        return set_failure_mode(*s, mode);
     });
 }
 
@@ -77,19 +93,11 @@ aclError aclrtStreamAbort(aclrtStream stream)
 {
     return api("aclrtStreamAbort", [&] {
         std::shared_ptr<Stream> s;
-        if (aclError err = failure_target(stream, s))
+        if (aclError err = stream_or_default(stream, s))
             return err;
-        // Counted before the driver halts the stream, so that a submit it
-        // refuses and a synchronize it cuts short both see an abort.
-        s->aborting.fetch_add(1, std::memory_order_acq_rel);
-        s->aborts.fetch_add(1, std::memory_order_acq_rel);
-        Status st = s->dev->abort_stream(s->handle.get());
-        s->aborting.fetch_sub(1, std::memory_order_acq_rel);
+        Status st = abort_stream_work(Runtime::get(), *s);
         if (!st.ok())
             return fail_errno(st.error(), Op::Generic, "aborting the stream");
-        // Its event records were cancelled: the streams waiting for them
-        // through latch gates go on.
-        open_recorded_gates(*s);
         return ACL_SUCCESS;
     });
 }
@@ -108,6 +116,25 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
         // the device's.
         std::memset(errorInfo, 0, sizeof(*errorInfo));
         errorInfo->errorType = ACL_RT_NO_ERROR;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)
+{
+    return api("aclrtRepairError", [&] {
+        if (!errorInfo)
+            return fail(ACL_ERROR_INVALID_PARAM, "errorInfo is NULL");
+        if (!errorInfo->tryRepair)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the error says it cannot be repaired (tryRepair 0)");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = rt.check_device_id(deviceId))
+            return err;
+        // aclrtGetErrorVerbose never reports another kind on a mock NPU.
+        if (errorInfo->errorType != ACL_RT_NO_ERROR)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "device %d has no error of type %d to repair",
+                        deviceId, static_cast<int>(errorInfo->errorType));
         return ACL_SUCCESS;
     });
 }

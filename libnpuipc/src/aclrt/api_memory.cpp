@@ -106,12 +106,16 @@ aclError check_copy(Runtime &rt, void *dst, size_t destMax, const void *src, siz
     return ACL_SUCCESS;
 }
 
-aclError current_device(Runtime &rt, uint32_t &device)
+// The device of the current context, which a synchronous copy or set works
+// in: refused, as CANN's, once the context stopped on a failure.
+aclError working_device(Runtime &rt, uint32_t &device)
 {
     std::lock_guard<std::mutex> lock(rt.mu);
     std::shared_ptr<Context> ctx;
     if (aclError err = rt.current_context(ctx))
         return err;
+    if (aclError err = ctx->failure->error.load(std::memory_order_acquire))
+        return fail(err, "the context stopped at a failed task (ACL_STOP_ON_FAILURE)");
     device = ctx->device;
     return ACL_SUCCESS;
 }
@@ -382,7 +386,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
             return err;
         if (d.alloc || s.alloc) {
             uint32_t device;
-            if (aclError err = current_device(rt, device))
+            if (aclError err = working_device(rt, device))
                 return err;
             if (aclError err = check_peer(rt, device, d))
                 return err;
@@ -447,7 +451,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
             return ACL_SUCCESS;
         }
         uint32_t device;
-        if (aclError err = current_device(rt, device))
+        if (aclError err = working_device(rt, device))
             return err;
         if (aclError err = check_peer(rt, device, p))
             return err;

@@ -78,8 +78,6 @@ aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalize
 { return not_yet(__func__); }
 
 // Errors and state: last errors, exception information, state callbacks, memory errors.
-aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)
-{ return not_yet(__func__); }
 aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
 { return not_yet(__func__); }
 aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback,
@@ -132,12 +130,6 @@ aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 { return not_yet(__func__); }
 aclError aclrtSetOpWaitTimeout(uint32_t timeout)
-{ return not_yet(__func__); }
-aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
-                                 aclrtStreamAttrValue *value)
-{ return not_yet(__func__); }
-aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
-                                 aclrtStreamAttrValue *value)
 { return not_yet(__func__); }
 aclError aclrtStreamStop(aclrtStream stream)
 { return not_yet(__func__); }

@@ -355,6 +355,8 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (aclError err = stopped_context_error(*s))
+            return err;
         Result<int> r = s->dev->wait(s->handle.get(), 0);
         if (!r.ok() && r.error() != ETIME)
             return fail_errno(r.error(), Op::Generic, "querying the stream");

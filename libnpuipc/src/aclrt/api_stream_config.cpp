@@ -5,6 +5,7 @@
 // stream, an event's id, how many more can be made. The codes are those
 // CANN's runtime returns for the same arguments.
 // Documentation/man/aclrt_stream.3.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -72,6 +73,28 @@ aclError stream_flags(uint64_t flag, uint32_t &out)
     if (out & ACL_STREAM_PERSISTENT)
         return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                     "ACL_STREAM_PERSISTENT: model runtime instances are not implemented by npuipc yet");
+    return ACL_SUCCESS;
+}
+
+
+// CANN's attribute calls take NULL for the default stream, except for
+// its priority, which is the device's.
+aclError attribute_target(aclrtStream stream, aclrtStreamAttr attr, aclrtStreamAttrValue *value,
+                          std::shared_ptr<Stream> &out)
+{
+    if (!value)
+        return fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+    if (!stream && attr == ACL_STREAM_ATTR_PRIORITY)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the default stream's priority cannot be asked or set");
+    return stream_or_default(stream, out);
+}
+
+// A switch attribute: 0 or 1.
+aclError set_switch(std::atomic<uint32_t> &to, uint32_t value, const char *what)
+{
+    if (value > 1)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%s %u: 0 (off) or 1 (on)", what, value);
+    to.store(value, std::memory_order_relaxed);
     return ACL_SUCCESS;
 }
 
@@ -214,7 +237,7 @@ aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)
         std::shared_ptr<Stream> s;
         if (aclError err = stream_of(stream, true, s))
             return err;
-        *priority = s->priority;
+        *priority = s->priority.load(std::memory_order_relaxed);
         return ACL_SUCCESS;
     });
 }
@@ -262,6 +285,65 @@ aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
         // The driver's handle of the event in its home device's file.
         *eventId = ev->home.get();
         return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
+                                 aclrtStreamAttrValue *value)
+{
+    return api("aclrtSetStreamAttribute", [&] {
+        std::shared_ptr<Stream> s;
+        if (aclError err = attribute_target(stream, stmAttrType, value, s))
+            return err;
+        switch (stmAttrType) {
+        case ACL_STREAM_ATTR_FAILURE_MODE:
+            return set_failure_mode(*s, value->failureMode);
+        case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+            return set_switch(s->overflow_check, value->overflowSwitch, "overflow check");
+        case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+            s->user_tag.store(value->userCustomTag, std::memory_order_relaxed);
+            return ACL_SUCCESS;
+        case ACL_STREAM_ATTR_CACHE_OP_INFO:
+            return set_switch(s->cache_op_info, value->cacheOpInfoSwitch, "cache operation info");
+        case ACL_STREAM_ATTR_PRIORITY: {
+            // Clamped, as at creation.
+            const int32_t p = static_cast<int32_t>(value->streamPriority);
+            s->priority.store(p < 0 ? 0 : std::min<uint32_t>(static_cast<uint32_t>(p), kLeastPriority),
+                              std::memory_order_relaxed);
+            return ACL_SUCCESS;
+        }
+        }
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown stream attribute %d", static_cast<int>(stmAttrType));
+    });
+}
+
+aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
+                                 aclrtStreamAttrValue *value)
+{
+    return api("aclrtGetStreamAttribute", [&] {
+        std::shared_ptr<Stream> s;
+        if (aclError err = attribute_target(stream, stmAttrType, value, s))
+            return err;
+        switch (stmAttrType) {
+        case ACL_STREAM_ATTR_FAILURE_MODE:
+            value->failureMode = s->failure->stop.load(std::memory_order_acquire)
+                                     ? ACL_STOP_ON_FAILURE
+                                     : ACL_CONTINUE_ON_FAILURE;
+            return ACL_SUCCESS;
+        case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+            value->overflowSwitch = s->overflow_check.load(std::memory_order_relaxed);
+            return ACL_SUCCESS;
+        case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+            value->userCustomTag = s->user_tag.load(std::memory_order_relaxed);
+            return ACL_SUCCESS;
+        case ACL_STREAM_ATTR_CACHE_OP_INFO:
+            value->cacheOpInfoSwitch = s->cache_op_info.load(std::memory_order_relaxed);
+            return ACL_SUCCESS;
+        case ACL_STREAM_ATTR_PRIORITY:
+            value->streamPriority = s->priority.load(std::memory_order_relaxed);
+            return ACL_SUCCESS;
+        }
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown stream attribute %d", static_cast<int>(stmAttrType));
     });
 }
 

@@ -624,10 +624,33 @@ aclError stopped_context_error(const Stream &stream)
 
 aclError overlapping_abort(const Stream &stream, uint64_t aborts_before)
 {
-    if (stream.aborting.load(std::memory_order_acquire) ||
-        stream.aborts.load(std::memory_order_acquire) != aborts_before)
-        return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream was aborted meanwhile");
-    return ACL_SUCCESS;
+    if (!stream.aborting.load(std::memory_order_acquire) &&
+        stream.aborts.load(std::memory_order_acquire) == aborts_before)
+        return ACL_SUCCESS;
+    // Its context stopping aborted it: the context's error, not the abort.
+    if (aclError err = stopped_context_error(stream))
+        return err;
+    return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream was aborted meanwhile");
+}
+
+Status abort_stream_work(Runtime &rt, Stream &stream)
+{
+    stream.aborting.fetch_add(1, std::memory_order_acq_rel);
+    stream.aborts.fetch_add(1, std::memory_order_acq_rel);
+    Status st = stream.dev->abort_stream(stream.handle.get());
+    stream.aborting.fetch_sub(1, std::memory_order_acq_rel);
+    // Copies into host memory whose point the stream reached before the
+    // abort are dropped too, and one under way ends before we return: the
+    // caller may free their destinations.
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        drop_host_copies_locked(rt, stream);
+    }
+    wait_for_running_copy(rt);
+    // Its event records were cancelled: the streams waiting for them
+    // through latch gates go on.
+    open_recorded_gates(stream);
+    return st;
 }
 
 aclError apply_failure_mode(const Context &ctx, Stream &stream)
@@ -663,40 +686,45 @@ void stop_context(const Stream &failed, aclError code)
                 others.push_back(std::move(s));
         }
     }
-    for (const auto &s : others) {
-        s->aborts.fetch_add(1, std::memory_order_acq_rel);
-        if (!s->dev->abort_stream(s->handle.get()).ok())
+    for (const auto &s : others)
+        if (!abort_stream_work(Runtime::get(), *s).ok())
             log_warning("a stream of the stopped context could not be aborted");
-        open_recorded_gates(*s);
-    }
 }
 
 } // namespace
 
-aclError synchronize_failed(Stream &stream, const Result<int> &r)
+aclError synchronize_failed(Stream &stream, const Result<int> &r, size_t gates, uint32_t failed_job)
 {
     if (!r.ok()) {
         if (r.error() == ETIME)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the stream did not finish in time");
         return fail_errno(r.error(), Op::Generic, "waiting for the stream");
     }
-    if (r.value() == 0)
-        return ACL_SUCCESS;
+    if (aclError err = stopped_context_error(stream))
+        return err;
     // A stream that stopped cancelled the records behind its failure; one
-    // that continues runs them, and they open their gates themselves.
+    // that continues ran them, and they opened their gates themselves.
     const bool stopped = !stream.failure || stream.failure->stop.load(std::memory_order_acquire);
     if (stopped)
         open_recorded_gates(stream);
-    // Reported once: the stream is recovered and takes work again.
-    uint32_t failed_job = 0;
-    Result<int> recovered = stream.dev->wait_and_recover(stream.handle.get(), 0, &failed_job);
-    if (!recovered.ok())
+    else if (gates)
+        forget_recorded_gates(stream, gates);
+    // Reported once: the stream is recovered and takes work again (unless
+    // work queued meanwhile keeps it busy: then the next synchronize
+    // clears it, without reporting it again).
+    Result<int> recovered = stream.dev->wait_and_recover(stream.handle.get(), 0);
+    if (!recovered.ok() && recovered.error() != ETIME)
         log_warning("stream not recovered: errno %d", recovered.error());
+    // No job failed: an abort or the stream's shutdown cancelled them.
+    if (failed_job == 0)
+        return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream's work was aborted");
+    if (stream.reported_job.exchange(failed_job, std::memory_order_acq_rel) == failed_job)
+        return ACL_SUCCESS;
     const aclError code = task_error(r.value());
-    if (stream.failure)
-        report_exception(stream, code, failed_job);
     if (stopped && stream.failure)
         stop_context(stream, code);
+    if (stream.failure)
+        report_exception(stream, code, failed_job);
     return code;
 }
 

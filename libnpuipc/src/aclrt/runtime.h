@@ -118,7 +118,12 @@ struct Stream : Object {
     // As aclrtCreateStreamWithConfig gave them (ACL_STREAM_* bits; 0..7),
     // set before the stream enters the table.
     uint32_t flags = 0;
-    uint32_t priority = 0;
+    std::atomic<uint32_t> priority{0};
+    // aclrtSetStreamAttribute's switches, kept for aclrtGetStreamAttribute:
+    // a mock NPU has no floating-point overflow or cache operations to check.
+    std::atomic<uint32_t> overflow_check{0};
+    std::atomic<uint32_t> user_tag{0xFFFFFFFF};
+    std::atomic<uint32_t> cache_op_info{0};
     bool is_default = false; // its context's, which outlives no context
     // Its context's (set before the stream enters the table); null for
     // the runtime's own streams, which stop at a failure.
@@ -129,6 +134,9 @@ struct Stream : Object {
     std::atomic<uint32_t> aborting{0};
     // The thread that last queued work on it (exception info's tid).
     std::atomic<uint32_t> submitter_tid{0};
+    // The driver's number of the failed job last reported: a failure a
+    // synchronize could not clear (work queued meanwhile) is reported once.
+    std::atomic<uint32_t> reported_job{0};
     // Protects what follows, and keeps multi-job sequences (a callback's
     // record and its gate) in order with the queue of host tasks.
     std::mutex mu;
@@ -468,7 +476,11 @@ inline aclError submit(Stream &stream, const Job &job)
     return submit(stream, &job, 1);
 }
 // The failure (or the task error) of a WAIT that synchronize() made.
-aclError synchronize_failed(Stream &stream, const Result<int> &waited);
+// The rest of synchronize() when the wait did not find the stream idle and
+// healthy: `gates` latch gates were recorded before it, `failed_job` is
+// what the wait reported.
+aclError synchronize_failed(Stream &stream, const Result<int> &waited, size_t gates,
+                            uint32_t failed_job);
 // Forgets the oldest `count` latch gates recorded on the stream: their
 // records are done.
 void forget_recorded_gates(Stream &stream, size_t count);
@@ -481,7 +493,8 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
 {
     const size_t gates = stream.recorded_gate_count.load(std::memory_order_acquire);
     const uint64_t aborts = stream.aborts.load(std::memory_order_acquire);
-    Result<int> r = stream.dev->wait(stream.handle.get(), timeout_ns);
+    uint32_t failed_job = 0;
+    Result<int> r = stream.dev->wait(stream.handle.get(), timeout_ns, &failed_job);
     if (aclError err = overlapping_abort(stream, aborts))
         return err;
     if (r.ok() && r.value() == 0) {
@@ -489,8 +502,18 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
             forget_recorded_gates(stream, gates);
         return stopped_context_error(stream);
     }
-    return synchronize_failed(stream, r);
+    return synchronize_failed(stream, r, gates, failed_job);
 }
+// The stream a handle names; NULL is the current context's default stream,
+// and without a current context CANN refuses it as a bad parameter
+// (ACL_ERROR_RT_PARAM_INVALID), as its failure-mode and abort calls do.
+aclError stream_or_default(aclrtStream handle, std::shared_ptr<Stream> &out);
+// aclrtSetStreamFailureMode's work (api_failure.cpp).
+aclError set_failure_mode(const Stream &stream, uint64_t mode);
+// Aborts the stream's queued work in the driver (aclrtStreamAbort), drops
+// its queued copies into host memory and releases the streams waiting for
+// its records. Without Runtime::mu held.
+Status abort_stream_work(Runtime &rt, Stream &stream);
 // Gives a new stream of `ctx` the context's failure mode, in the driver too.
 aclError apply_failure_mode(const Context &ctx, Stream &stream);
 // Calls the registered exception callbacks (api_exception.cpp) for a
