@@ -247,10 +247,6 @@ static int64_t call_aclrtMemManagedPrefetchBatchAsync(void)
 { return aclrtMemManagedPrefetchBatchAsync(NULL, NULL, 0, NULL, NULL, 0, 0, NULL); }
 static int64_t call_aclrtMemcpyAsyncWithCondition(void)
 { return aclrtMemcpyAsyncWithCondition(NULL, 0, NULL, 0, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtMemcpy2d(void)
-{ return aclrtMemcpy2d(NULL, 0, NULL, 0, 0, 0, (aclrtMemcpyKind)0); }
-static int64_t call_aclrtMemcpy2dAsync(void)
-{ return aclrtMemcpy2dAsync(NULL, 0, NULL, 0, 0, 0, (aclrtMemcpyKind)0, NULL); }
 static int64_t call_aclrtMemcpyBatch(void)
 { return aclrtMemcpyBatch(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL); }
 static int64_t call_aclrtMemcpyBatchV2(void)
@@ -524,26 +520,6 @@ static int64_t call_aclrtSnapShotCallbackUnregister(void)
 { return aclrtSnapShotCallbackUnregister((aclrtSnapShotStage)0, NULL); }
 
 /* acl/acl_rt_allocator.h */
-static int64_t call_aclrtAllocatorCreateDesc(void)
-{ return aclrtAllocatorCreateDesc() != NULL; }
-static int64_t call_aclrtAllocatorDestroyDesc(void)
-{ return aclrtAllocatorDestroyDesc(NULL); }
-static int64_t call_aclrtAllocatorSetObjToDesc(void)
-{ return aclrtAllocatorSetObjToDesc(NULL, NULL); }
-static int64_t call_aclrtAllocatorSetAllocFuncToDesc(void)
-{ return aclrtAllocatorSetAllocFuncToDesc(NULL, NULL); }
-static int64_t call_aclrtAllocatorSetFreeFuncToDesc(void)
-{ return aclrtAllocatorSetFreeFuncToDesc(NULL, NULL); }
-static int64_t call_aclrtAllocatorSetAllocAdviseFuncToDesc(void)
-{ return aclrtAllocatorSetAllocAdviseFuncToDesc(NULL, NULL); }
-static int64_t call_aclrtAllocatorSetGetAddrFromBlockFuncToDesc(void)
-{ return aclrtAllocatorSetGetAddrFromBlockFuncToDesc(NULL, NULL); }
-static int64_t call_aclrtAllocatorRegister(void)
-{ return aclrtAllocatorRegister(NULL, NULL); }
-static int64_t call_aclrtAllocatorGetByStream(void)
-{ return aclrtAllocatorGetByStream(NULL, NULL, NULL, NULL, NULL, NULL, NULL); }
-static int64_t call_aclrtAllocatorUnregister(void)
-{ return aclrtAllocatorUnregister(NULL); }
 
 #define IMPLEMENTED(fn) { #fn, (void (*)(void))fn }
 
@@ -555,6 +531,18 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemcpy2dAsync),
+    IMPLEMENTED(aclrtMemcpy2d),
+    IMPLEMENTED(aclrtAllocatorUnregister),
+    IMPLEMENTED(aclrtAllocatorGetByStream),
+    IMPLEMENTED(aclrtAllocatorRegister),
+    IMPLEMENTED(aclrtAllocatorSetGetAddrFromBlockFuncToDesc),
+    IMPLEMENTED(aclrtAllocatorSetAllocAdviseFuncToDesc),
+    IMPLEMENTED(aclrtAllocatorSetFreeFuncToDesc),
+    IMPLEMENTED(aclrtAllocatorSetAllocFuncToDesc),
+    IMPLEMENTED(aclrtAllocatorSetObjToDesc),
+    IMPLEMENTED(aclrtAllocatorDestroyDesc),
+    IMPLEMENTED(aclrtAllocatorCreateDesc),
     IMPLEMENTED(aclrtRepairError),
     IMPLEMENTED(aclrtGetStreamAttribute),
     IMPLEMENTED(aclrtSetStreamAttribute),
@@ -812,8 +800,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemManagedPrefetchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedPrefetchBatchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyAsyncWithCondition, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpy2d, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpy2dAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyBatch, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyBatchV2, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyBatchAsync, NOT_YET, FAILS_WITH_CODE),
@@ -950,16 +936,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtSnapShotCallbackRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSnapShotCallbackUnregister, NOT_YET, FAILS_WITH_CODE),
     /* acl/acl_rt_allocator.h */
-    STUB(aclrtAllocatorCreateDesc, NOT_YET, FAILS_WITH_NULL),
-    STUB(aclrtAllocatorDestroyDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorSetObjToDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorSetAllocFuncToDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorSetFreeFuncToDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorSetAllocAdviseFuncToDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorSetGetAddrFromBlockFuncToDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorGetByStream, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtAllocatorUnregister, NOT_YET, FAILS_WITH_CODE),
 };
 
 const struct acl_all_functions ALL_FUNCTIONS = {

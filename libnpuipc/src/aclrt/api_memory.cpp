@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sys/mman.h>
 
+#include "aclrt/memory_place.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -41,11 +42,9 @@ std::vector<PageClass> classes_for(aclrtMemMallocPolicy policy, size_t size)
     }
 }
 
-// Where a pointer of a copy lies.
-struct Place {
-    std::shared_ptr<Allocation> alloc; // null: host memory
-    uint64_t offset = 0;
-};
+} // namespace
+
+namespace npuipc_rt {
 
 aclError locate(Runtime &rt, const void *ptr, size_t count, Place &out)
 {
@@ -135,6 +134,10 @@ bool stream_idle(Stream &stream)
     Result<int> r = stream.dev->wait(stream.handle.get(), 0);
     return r.ok() && r.value() == 0;
 }
+
+} // namespace npuipc_rt
+
+namespace {
 
 // Host memory into device memory, in stream order: the source is read now.
 // An idle stream takes it directly; otherwise it goes through a staging

@@ -244,12 +244,6 @@ aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTask
 aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
                                        aclrtMemcpyKind kind, aclrtStream stream)
 { return not_yet(__func__); }
-aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                       size_t height, aclrtMemcpyKind kind)
-{ return not_yet(__func__); }
-aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                            size_t height, aclrtMemcpyKind kind, aclrtStream stream)
-{ return not_yet(__func__); }
 aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
                           size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
                           size_t numAttrs, size_t *failIndex)
@@ -434,35 +428,6 @@ aclError aclrtSnapShotCallbackRegister(aclrtSnapShotStage stage, aclrtSnapShotCa
 aclError aclrtSnapShotCallbackUnregister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback)
 { return not_yet(__func__); }
 
-// External allocators (acl_rt_allocator.h).
-aclrtAllocatorDesc aclrtAllocatorCreateDesc(void)
-{ not_yet(__func__); return nullptr; }
-aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorSetObjToDesc(aclrtAllocatorDesc allocatorDesc, aclrtAllocator allocator)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorSetAllocFuncToDesc(aclrtAllocatorDesc allocatorDesc,
-                                          aclrtAllocatorAllocFunc func)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorSetFreeFuncToDesc(aclrtAllocatorDesc allocatorDesc,
-                                         aclrtAllocatorFreeFunc func)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorSetAllocAdviseFuncToDesc(aclrtAllocatorDesc allocatorDesc,
-                                                aclrtAllocatorAllocAdviseFunc func)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(aclrtAllocatorDesc allocatorDesc,
-                                                     aclrtAllocatorGetAddrFromBlockFunc func)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocatorDesc)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc *allocatorDesc,
-                                   aclrtAllocator *allocator, aclrtAllocatorAllocFunc *allocFunc,
-                                   aclrtAllocatorFreeFunc *freeFunc,
-                                   aclrtAllocatorAllocAdviseFunc *allocAdviseFunc,
-                                   aclrtAllocatorGetAddrFromBlockFunc *getAddrFromBlockFunc)
-{ return not_yet(__func__); }
-aclError aclrtAllocatorUnregister(aclrtStream stream)
-{ return not_yet(__func__); }
 
 // ======== Not supported on a mock NPU ========
 

@@ -45,7 +45,9 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
         Result<int> reached = stream.dev->wait(copy.point.reached->event.get(), 0);
         bool ok = reached.ok() && reached.value() == 0;
         if (ok) {
-            std::memmove(copy.dst, copy.src, copy.count);
+            for (size_t r = 0; r < copy.rows; r++)
+                std::memmove(static_cast<char *>(copy.dst) + r * copy.dpitch,
+                             static_cast<const char *>(copy.src) + r * copy.spitch, copy.count);
             open_gate(copy.point);
         }
         running.unlock();
@@ -128,6 +130,33 @@ void wake_copier_locked(Runtime &rt)
         log_warning("cannot wake the copier thread: errno %d", errno);
 }
 
+namespace {
+
+// `ptr` inside `alloc`, reached through a mapping that lives as long as the
+// copy holds `alloc`: for VMM memory the runtime's own view of the physical
+// memory, since the application may unmap its own first.
+aclError stable_address(const Allocation &alloc, const void *ptr, void *&out)
+{
+    out = const_cast<void *>(ptr);
+    if (!alloc.physical)
+        return ACL_SUCCESS;
+    Physical &phys = *alloc.physical;
+    std::lock_guard<std::mutex> lock(phys.mu);
+    if (!phys.copy_view.addr()) {
+        Result<BufferInfo> info = phys.dev->buffer_info(phys.buffer.get());
+        if (!info.ok())
+            return fail_errno(info.error(), Op::Generic, "querying the physical memory");
+        Result<Mapping> view = Mapping::map(*phys.dev, info.value().mmap_offset, phys.size);
+        if (!view.ok())
+            return fail_errno(view.error(), Op::Generic, "mapping the physical memory for the copy");
+        phys.copy_view = std::move(view.value());
+    }
+    out = static_cast<char *>(phys.copy_view.addr()) + (reinterpret_cast<uintptr_t>(ptr) - alloc.base);
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
 aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
                          const void *src, size_t count, std::shared_ptr<Allocation> source)
 {
@@ -136,24 +165,24 @@ aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, voi
     copy.dst = dst;
     copy.src = src;
     copy.count = count;
-    if (source->physical) {
-        // VMM memory: read through the runtime's own mapping, which lives
-        // as long as the physical memory that the copy holds.
-        Physical &phys = *source->physical;
-        std::lock_guard<std::mutex> lock(phys.mu);
-        if (!phys.copy_view.addr()) {
-            Result<BufferInfo> info = phys.dev->buffer_info(phys.buffer.get());
-            if (!info.ok())
-                return fail_errno(info.error(), Op::Generic, "querying the physical memory");
-            Result<Mapping> view = Mapping::map(*phys.dev, info.value().mmap_offset, phys.size);
-            if (!view.ok())
-                return fail_errno(view.error(), Op::Generic, "mapping the physical memory for the copy");
-            phys.copy_view = std::move(view.value());
-        }
-        copy.src = static_cast<const char *>(phys.copy_view.addr()) +
-                   (reinterpret_cast<uintptr_t>(src) - source->base);
-    }
     copy.source = std::move(source);
+    return queue_copy(rt, std::move(copy));
+}
+
+aclError queue_copy(Runtime &rt, HostCopy copy)
+{
+    const std::shared_ptr<Stream> stream = copy.stream;
+    void *at = nullptr;
+    if (copy.source) {
+        if (aclError err = stable_address(*copy.source, copy.src, at))
+            return err;
+        copy.src = at;
+    }
+    if (copy.dest) {
+        if (aclError err = stable_address(*copy.dest, copy.dst, at))
+            return err;
+        copy.dst = at;
+    }
     if (aclError err = make_point(rt, *stream, true, copy.point))
         return err;
     std::lock_guard<std::mutex> lock(rt.mu);

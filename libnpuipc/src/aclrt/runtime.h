@@ -66,16 +66,22 @@ struct HostTask {
     std::shared_ptr<Stream> opener;
 };
 
-// A copy into host memory queued on a stream (aclrtMemcpyAsync): the
-// runtime's copier thread moves the bytes once the stream reaches `point`,
-// then opens the point's gate so that the stream's later work follows.
+// A copy the CPU makes in a stream's order (aclrtMemcpyAsync into host
+// memory, aclrtMemcpy2dAsync): the runtime's copier thread moves the bytes
+// once the stream reaches `point`, then opens the point's gate so that the
+// stream's later work follows. `rows` rows of `count` bytes, `dpitch` and
+// `spitch` apart.
 struct HostCopy {
     std::shared_ptr<Stream> stream;
     HostTask point;
     void *dst = nullptr;
     const void *src = nullptr;
     size_t count = 0;
+    size_t rows = 1;
+    size_t dpitch = 0, spitch = 0;
     std::shared_ptr<Allocation> source; // keeps `src` mapped meanwhile
+    std::shared_ptr<Allocation> dest;   // and `dst`, when device memory
+    std::vector<uint8_t> staged;        // host source read at the call
 };
 
 // A context's failure mode, shared with its streams. CONTINUE (CANN's
@@ -546,6 +552,10 @@ void wake_copier_locked(Runtime &rt);
 // Queues a copy of `count` bytes from device memory at `src` (inside
 // `source`) into host memory at `dst`, in `stream`'s order, without
 // waiting for the stream.
+// Queues `copy` (its stream, bytes and memory set; `point` made here) in
+// its stream's order. Device memory is reached through mappings of the
+// runtime's own where the application's may go first (VMM).
+aclError queue_copy(Runtime &rt, HostCopy copy);
 aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
                          const void *src, size_t count, std::shared_ptr<Allocation> source);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
