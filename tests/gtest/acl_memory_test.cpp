@@ -856,6 +856,24 @@ TEST_F(AclMemoryTest, MemcpyAsyncDeviceToHostOnAHeldStreamReturnsAtOnceAndCopies
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
+// Host to host, on a busy stream: queued like a copy into host memory
+// from the device, and made when the stream gets there.
+TEST_F(AclMemoryTest, MemcpyAsyncHostToHostOnABusyStreamRunsInStreamOrder)
+{
+    constexpr size_t kSize = 4096;
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    std::vector<uint8_t> from(kSize, 0x5C), to(kSize, 0xEE);
+    Gate gate;
+    ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(to.data(), kSize, from.data(), kSize, ACL_MEMCPY_HOST_TO_HOST, stream));
+    EXPECT_TRUE(BytesAre(to.data(), kSize, 0xEE));
+    ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(to.data(), kSize, 0x5C));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+}
+
 // The copy waits in the stream. In CANN's default failure mode a failed
 // task before it does not stop it, and the failure is left for
 // aclrtSynchronizeStream, which reports it once.
