@@ -219,14 +219,22 @@ TEST_F(AclFailureTest, StreamAbortDoesNotStopAStoppingContext)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&other));
     ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
     DeviceBuffer buf(0x11);
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
     Gate gate;
     ASSERT_EQ(ACL_SUCCESS, gate.Hold(stream, kGateTimeoutS));
+    // The other stream waits for a record the abort cancels: it fails as
+    // aborted work, not as a failed task.
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(other, event));
     AbortWhileSynchronizing(stream);
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_ABORT, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x44, kSize, other));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
     EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x44));
     EXPECT_EQ(0, exceptions.load());
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }

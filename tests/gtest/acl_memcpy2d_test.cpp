@@ -60,6 +60,7 @@ TEST_F(AclMemcpy2dTest, Memcpy2dRefusesWhatCannRefusesWithItsCodes)
     void *d = nullptr, *e = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, kDevPitch * kHeight, ACL_MEM_MALLOC_NORMAL_ONLY));
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&e, kDevPitch * kHeight, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, kDevPitch * kHeight, 0, kDevPitch * kHeight));
     std::vector<uint8_t> host = PatternRows(kHostPitch);
     const auto h2d = ACL_MEMCPY_HOST_TO_DEVICE;
     // Nothing to copy: nothing checked.
@@ -79,6 +80,16 @@ TEST_F(AclMemcpy2dTest, Memcpy2dRefusesWhatCannRefusesWithItsCodes)
     std::vector<uint8_t> other(kHostPitch * kHeight);
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
               aclrtMemcpy2d(other.data(), kHostPitch, host.data(), kHostPitch, kWidth, kHeight, ACL_MEMCPY_DEFAULT));
+    // A kind the pointers contradict: refused for the application's own
+    // host memory, corrected for aclrtMallocHost's, as CANN.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemcpy2d(d, kDevPitch, host.data(), kHostPitch, kWidth, kHeight,
+                                                        ACL_MEMCPY_DEVICE_TO_HOST));
+    void *pinned = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocHost(&pinned, kHostPitch * kHeight));
+    std::memcpy(pinned, host.data(), kHostPitch * kHeight);
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemcpy2d(d, kDevPitch, pinned, kHostPitch, kWidth, kHeight, ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT_TRUE(HoldsRows(static_cast<uint8_t *>(d), kDevPitch, 0x0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(pinned));
     // The rows run past the end of the allocation.
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
               aclrtMemcpy2d(d, kDevPitch * 2, host.data(), kHostPitch, kWidth, kHeight, h2d));
@@ -136,6 +147,10 @@ TEST_F(AclMemcpy2dTest, AsyncCopiesRefuseBadStreamsAndArgumentsWithCannsCodes)
     EXPECT_EQ(ACL_SUCCESS, aclrtMemcpy2dAsync(nullptr, 0, nullptr, 0, 0, 0, ACL_MEMCPY_HOST_TO_DEVICE, nullptr));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE,
               aclrtMemcpy2dAsync(d, kDevPitch, host.data(), kHostPitch, kWidth, kHeight, ACL_MEMCPY_HOST_TO_DEVICE,
+                                 reinterpret_cast<aclrtStream>(0x1234)));
+    // The stream is looked at before the limits, as CANN.
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE,
+              aclrtMemcpy2dAsync(d, 5000001, host.data(), 5000001, 5000001, 1, ACL_MEMCPY_HOST_TO_DEVICE,
                                  reinterpret_cast<aclrtStream>(0x1234)));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
               aclrtMemcpy2dAsync(d, kWidth - 1, host.data(), kHostPitch, kWidth, kHeight, ACL_MEMCPY_HOST_TO_DEVICE,

@@ -215,14 +215,17 @@ static aclError synchronize_device(int64_t deadline_ms)
         int64_t left_ns = -1;
         if (deadline_ms >= 0)
             left_ns = std::max<int64_t>(0, deadline_ms - npuipc_clock::now_ms()) * 1000000;
+        // Another context's streams are waited for, as the device's work;
+        // their failures are that context's to report.
+        if (stream->failure != ctx_failure) {
+            Result<int> r = stream->dev->wait(stream->handle.get(), left_ns);
+            if (!r.ok() && r.error() == ETIME)
+                return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the device did not finish in time");
+            continue;
+        }
         aclError err = synchronize(*stream, left_ns);
         if (err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
             return err;
-        // Waited for, as CANN's device is; but another context's stopped
-        // state is that context's, not this one's.
-        if (err && stream->failure && stream->failure != ctx_failure &&
-            err == stream->failure->error.load(std::memory_order_acquire))
-            continue;
         if (err && !first)
             first = err;
     }

@@ -6,6 +6,7 @@
 // aborts it (STREAM_ABORT); the context-wide part of STOP lives in
 // synchronize_failed() (runtime.cpp).
 #include <cstring>
+#include <vector>
 
 #include "aclrt/runtime.h"
 
@@ -59,17 +60,25 @@ aclError stop_on_failure(const Stream &stream)
     std::lock_guard<std::mutex> lock(rt.mu);
     if (stream.failure->stop.load(std::memory_order_acquire))
         return ACL_SUCCESS;
-    // The flag last, so that a failure leaves the context as it was for a
-    // retry; Runtime::mu keeps new streams out meanwhile.
+    // Runtime::mu keeps new streams out meanwhile; a failure switches back
+    // the streams already switched, leaving the context as it was.
+    std::vector<Stream *> switched;
     for (const auto &entry : rt.objects) {
         if (entry.second->kind != Kind::Stream)
             continue;
-        const auto &s = static_cast<const Stream &>(*entry.second);
+        auto &s = static_cast<Stream &>(*entry.second);
         if (s.failure != stream.failure)
             continue;
         Status st = s.dev->set_failure_mode(s.handle.get(), FailureMode::Stop);
-        if (!st.ok())
+        if (!st.ok()) {
+            for (Stream *back : switched) {
+                (void)back->dev->set_failure_mode(back->handle.get(), FailureMode::Continue);
+                back->stops.store(false, std::memory_order_release);
+            }
             return fail_errno(st.error(), Op::Generic, "switching a stream to ACL_STOP_ON_FAILURE");
+        }
+        s.stops.store(true, std::memory_order_release);
+        switched.push_back(&s);
     }
     stream.failure->stop.store(true, std::memory_order_release);
     return ACL_SUCCESS;

@@ -36,9 +36,8 @@ size_t span(size_t pitch, size_t width, size_t height)
     return pitch * (height - 1) + width;
 }
 
-// CANN's checks, in its order, then the kind from where the memory lies
-// (CANN corrects an explicit kind that disagrees with the pointers).
-aclError check_2d(Runtime &rt, Copy2d &c, aclrtMemcpyKind kind, bool async)
+// CANN's checks of the arguments, before it looks at the stream.
+aclError check_2d_args(const Copy2d &c, aclrtMemcpyKind kind)
 {
     if (!c.dst || !c.src)
         return fail(ACL_ERROR_INVALID_PARAM, "dst and src must not be NULL");
@@ -48,6 +47,23 @@ aclError check_2d(Runtime &rt, Copy2d &c, aclrtMemcpyKind kind, bool async)
     if (kind != ACL_MEMCPY_HOST_TO_DEVICE && kind != ACL_MEMCPY_DEVICE_TO_HOST &&
         kind != ACL_MEMCPY_DEVICE_TO_DEVICE && kind != ACL_MEMCPY_DEFAULT)
         return fail(ACL_ERROR_INVALID_PARAM, "copy kind %d is not one of a 2-D copy", kind);
+    return ACL_SUCCESS;
+}
+
+// Whether host memory at `p` is the application's own (malloc, the
+// stack), not aclrtMallocHost's: CANN takes a kind for it only from those
+// the pointers allow, where it corrects any kind for its own host memory.
+bool pageable(Runtime &rt, const void *p)
+{
+    uintptr_t base;
+    size_t size;
+    return !host_allocation_of(rt, p, base, size);
+}
+
+// The runtime's checks, in CANN's order, then the kind from where the
+// memory lies.
+aclError check_2d_memory(Runtime &rt, Copy2d &c, aclrtMemcpyKind kind, bool async)
+{
     if (c.height > kMaxHeight || c.width > kMaxWidth)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu rows of %zu bytes: at most %zu rows of %zu",
                     c.height, c.width, kMaxHeight, kMaxWidth);
@@ -71,6 +87,14 @@ aclError check_2d(Runtime &rt, Copy2d &c, aclrtMemcpyKind kind, bool async)
     if (!async && c.kind == ACL_MEMCPY_DEVICE_TO_DEVICE)
         return fail(ACL_ERROR_RT_PARAM_INVALID,
                     "both sides are device memory: aclrtMemcpy2d copies between host and device");
+    // Pageable host memory and device memory: the kind given, or DEFAULT,
+    // must be one the pointers allow (device to device names both).
+    const void *host = c.kind == ACL_MEMCPY_HOST_TO_DEVICE ? c.src : c.dst;
+    if (c.kind != ACL_MEMCPY_DEVICE_TO_DEVICE && kind != ACL_MEMCPY_DEFAULT &&
+        kind != ACL_MEMCPY_DEVICE_TO_DEVICE && kind != c.kind && pageable(rt, host))
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "copy kind %d does not match the memory: dst is %s, src is %s",
+                    kind, c.kind == ACL_MEMCPY_HOST_TO_DEVICE ? "device" : "host",
+                    c.kind == ACL_MEMCPY_HOST_TO_DEVICE ? "host" : "device");
     return ACL_SUCCESS;
 }
 
@@ -93,7 +117,9 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
             return ACL_SUCCESS; // as CANN: nothing to copy, nothing checked
         Runtime &rt = Runtime::get();
         Copy2d c{dst, dpitch, src, spitch, width, height, {}, {}, kind};
-        if (aclError err = check_2d(rt, c, kind, false))
+        if (aclError err = check_2d_args(c, kind))
+            return err;
+        if (aclError err = check_2d_memory(rt, c, kind, false))
             return err;
         uint32_t device;
         if (aclError err = working_device(rt, device))
@@ -115,10 +141,12 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t sp
             return ACL_SUCCESS;
         Runtime &rt = Runtime::get();
         Copy2d c{dst, dpitch, src, spitch, width, height, {}, {}, kind};
-        if (aclError err = check_2d(rt, c, kind, true))
+        if (aclError err = check_2d_args(c, kind))
             return err;
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
+            return err;
+        if (aclError err = check_2d_memory(rt, c, kind, true))
             return err;
         if (aclError err = stopped_context_error(*s))
             return err;

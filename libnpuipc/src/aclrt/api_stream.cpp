@@ -55,10 +55,10 @@ void drop_callbacks_locked(Runtime &rt, Stream &stream)
     }
 }
 
-void drop_host_copies_locked(Runtime &rt, Stream &stream)
+void drop_host_copies_locked(Runtime &rt, Stream &stream, uint64_t before)
 {
     for (auto copy = rt.host_copies.begin(); copy != rt.host_copies.end();) {
-        if (copy->second.stream.get() != &stream) {
+        if (copy->second.stream.get() != &stream || copy->first >= before) {
             ++copy;
             continue;
         }

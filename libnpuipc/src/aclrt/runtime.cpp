@@ -594,6 +594,29 @@ aclError find_stream_locked(aclrtStream handle, std::shared_ptr<Stream> &out)
     return err;
 }
 
+UsageCharge::UsageCharge(std::shared_ptr<MemUsage> usage, uint64_t bytes)
+    : usage_(std::move(usage)), bytes_(bytes)
+{
+    const uint64_t now = usage_->current.fetch_add(bytes_, std::memory_order_relaxed) + bytes_;
+    uint64_t peak = usage_->peak.load(std::memory_order_relaxed);
+    while (now > peak && !usage_->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed))
+        ;
+}
+
+UsageCharge::~UsageCharge()
+{
+    if (usage_)
+        usage_->current.fetch_sub(bytes_, std::memory_order_relaxed);
+}
+
+std::shared_ptr<MemUsage> Runtime::usage_of(uint32_t device, UsageKind kind)
+{
+    std::shared_ptr<MemUsage> &u = mem_usage[device][static_cast<size_t>(kind)];
+    if (!u)
+        u = std::make_shared<MemUsage>();
+    return u;
+}
+
 aclError submit(Stream &stream, const Job *jobs, uint32_t count)
 {
     if (aclError err = stopped_context_error(stream))
@@ -635,16 +658,22 @@ aclError overlapping_abort(const Stream &stream, uint64_t aborts_before)
 
 Status abort_stream_work(Runtime &rt, Stream &stream)
 {
+    uint64_t queued_before;
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        queued_before = rt.next_host_copy;
+    }
     stream.aborting.fetch_add(1, std::memory_order_acq_rel);
     stream.aborts.fetch_add(1, std::memory_order_acq_rel);
     Status st = stream.dev->abort_stream(stream.handle.get());
     stream.aborting.fetch_sub(1, std::memory_order_acq_rel);
-    // Copies into host memory whose point the stream reached before the
-    // abort are dropped too, and one under way ends before we return: the
-    // caller may free their destinations.
+    // Copies queued before the abort whose point the stream had reached
+    // are dropped too (not those queued since, by other threads), and one
+    // under way ends before we return: the caller may free their
+    // destinations.
     {
         std::lock_guard<std::mutex> lock(rt.mu);
-        drop_host_copies_locked(rt, stream);
+        drop_host_copies_locked(rt, stream, queued_before);
     }
     wait_for_running_copy(rt);
     // Its event records were cancelled: the streams waiting for them
@@ -656,8 +685,10 @@ Status abort_stream_work(Runtime &rt, Stream &stream)
 aclError apply_failure_mode(const Context &ctx, Stream &stream)
 {
     stream.failure = ctx.failure;
-    if (ctx.failure->stop.load(std::memory_order_acquire))
+    if (ctx.failure->stop.load(std::memory_order_acquire)) {
+        stream.stops.store(true, std::memory_order_release);
         return ACL_SUCCESS; // the driver's default
+    }
     Status st = stream.dev->set_failure_mode(stream.handle.get(), FailureMode::Continue);
     if (!st.ok())
         return fail_errno(st.error(), Op::CreateStream,
@@ -704,27 +735,31 @@ aclError synchronize_failed(Stream &stream, const Result<int> &r, size_t gates, 
         return err;
     // A stream that stopped cancelled the records behind its failure; one
     // that continues ran them, and they opened their gates themselves.
-    const bool stopped = !stream.failure || stream.failure->stop.load(std::memory_order_acquire);
+    const bool stopped = !stream.failure || stream.stops.load(std::memory_order_acquire);
     if (stopped)
         open_recorded_gates(stream);
     else if (gates)
         forget_recorded_gates(stream, gates);
     // Reported once: the stream is recovered and takes work again (unless
     // work queued meanwhile keeps it busy: then the next synchronize
-    // clears it, without reporting it again).
+    // returns it again, without calling the callbacks again).
     Result<int> recovered = stream.dev->wait_and_recover(stream.handle.get(), 0);
     if (!recovered.ok() && recovered.error() != ETIME)
         log_warning("stream not recovered: errno %d", recovered.error());
-    // No job failed: an abort or the stream's shutdown cancelled them.
-    if (failed_job == 0)
+    // No job failed: an abort or the stream's shutdown cancelled its jobs,
+    // or a wait's record that an abort (or its process's end) cancelled.
+    if (failed_job == 0 || r.value() == -ECANCELED)
         return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream's work was aborted");
-    if (stream.reported_job.exchange(failed_job, std::memory_order_acq_rel) == failed_job)
-        return ACL_SUCCESS;
+    const bool first_report = stream.reported_job.exchange(failed_job, std::memory_order_acq_rel) != failed_job;
     const aclError code = task_error(r.value());
-    if (stopped && stream.failure)
-        stop_context(stream, code);
-    if (stream.failure)
+    if (!stream.failure)
+        return code;
+    if (stopped)
+        stop_context(stream, code); // once per context, whoever gets here first
+    if (first_report)
         report_exception(stream, code, failed_job);
+    if (stopped)
+        return stopped_context_error(stream);
     return code;
 }
 

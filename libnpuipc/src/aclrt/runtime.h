@@ -15,6 +15,7 @@
 #ifndef NPUIPC_ACLRT_RUNTIME_H
 #define NPUIPC_ACLRT_RUNTIME_H
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -35,6 +36,32 @@ using namespace npuipc;
 
 struct Allocation;
 struct Stream;
+
+// Device memory of one kind this process holds on one device, now and at
+// its most (aclrtGetMemUsageInfo).
+struct MemUsage {
+    std::atomic<uint64_t> current{0};
+    std::atomic<uint64_t> peak{0};
+};
+
+// `bytes` counted in a MemUsage while the owner lives: every way memory
+// goes (free, reset, the last reference of a queued copy) uncounts it.
+class UsageCharge {
+public:
+    UsageCharge() = default;
+    UsageCharge(std::shared_ptr<MemUsage> usage, uint64_t bytes);
+    ~UsageCharge();
+    UsageCharge(const UsageCharge &) = delete;
+    UsageCharge &operator=(const UsageCharge &) = delete;
+
+private:
+    std::shared_ptr<MemUsage> usage_;
+    uint64_t bytes_ = 0;
+};
+
+// The kinds aclrtGetMemUsageInfo reports, by name.
+enum class UsageKind : uint8_t { Malloc, Physical };
+constexpr size_t kUsageKinds = 2;
 
 enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical };
 
@@ -138,6 +165,9 @@ struct Stream : Object {
     // that overlaps one returns ACL_ERROR_RT_STREAM_ABORT.
     std::atomic<uint64_t> aborts{0};
     std::atomic<uint32_t> aborting{0};
+    // Set to NPUIPC_FAILURE_STOP in the driver: it halts at a failure.
+    // Null `failure` (the runtime's own streams) stops too.
+    std::atomic<bool> stops{false};
     // The thread that last queued work on it (exception info's tid).
     std::atomic<uint32_t> submitter_tid{0};
     // The driver's number of the failed job last reported: a failure a
@@ -245,6 +275,7 @@ struct Physical : Object {
     Mapping copy_view;
     uint64_t shareable = 0;  // its one shareable handle in this process
     std::string shared_key;  // the key that handle names
+    UsageCharge charge;      // allocated here (not imported)
 };
 
 // One aclrtMalloc allocation: a buffer of its device mapped into the
@@ -268,6 +299,7 @@ struct Allocation {
     // VMM: mapped by aclrtMapMem into a reservation (aclrtUnmapMem undoes
     // it; aclrtFree refuses it), from this physical memory.
     std::shared_ptr<Physical> physical;
+    UsageCharge charge; // aclrtMalloc's (not imports, not VMM mappings)
 };
 
 // aclrtReserveMemAddress: address space of the process kept PROT_NONE.
@@ -350,6 +382,10 @@ public:
     std::map<uintptr_t, std::shared_ptr<Allocation>> allocations;
     std::map<uintptr_t, size_t> host_allocations;
     std::map<uintptr_t, Reservation> reservations; // by base, under mem_mu
+    // By npuipc device index and UsageKind; with mu held. Never dropped, so
+    // that a peak outlives a reset of its device.
+    std::map<uint32_t, std::array<std::shared_ptr<MemUsage>, kUsageKinds>> mem_usage;
+    std::shared_ptr<MemUsage> usage_of(uint32_t device, UsageKind kind);
 
     // With mu held.
     uint64_t add_object(std::shared_ptr<Object> obj);
@@ -536,7 +572,8 @@ void open_recorded_gates(Stream &stream);
 void drop_callbacks_locked(Runtime &rt, Stream &stream);
 // With Runtime::mu held: drops the stream's queued copies into host memory
 // (the stream is going away), opening their gates.
-void drop_host_copies_locked(Runtime &rt, Stream &stream);
+// Only those queued before copy id `before` (Runtime::next_host_copy).
+void drop_host_copies_locked(Runtime &rt, Stream &stream, uint64_t before = UINT64_MAX);
 // Records a gated host task's gate, letting its stream go on.
 void open_gate(const HostTask &task);
 // A point on `stream` for a host task: the pooled event recorded there
