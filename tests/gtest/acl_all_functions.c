@@ -226,8 +226,6 @@ static int64_t call_aclrtHostUnregister(void)
 { return aclrtHostUnregister(NULL); }
 static int64_t call_aclrtHostMemMapCapabilities(void)
 { return aclrtHostMemMapCapabilities(0, (aclrtHacType)0, NULL); }
-static int64_t call_aclrtGetMemUsageInfo(void)
-{ return aclrtGetMemUsageInfo(0, NULL, 0, NULL); }
 static int64_t call_aclrtCheckMemType(void)
 { return aclrtCheckMemType(NULL, 0, 0, NULL, 0); }
 static int64_t call_aclrtGetMemUceInfo(void)
@@ -531,6 +529,7 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtGetMemUsageInfo),
     IMPLEMENTED(aclrtMemcpy2dAsync),
     IMPLEMENTED(aclrtMemcpy2d),
     IMPLEMENTED(aclrtAllocatorUnregister),
@@ -790,7 +789,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtHostGetDevicePointer, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostUnregister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostMemMapCapabilities, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetMemUsageInfo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckMemType, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemUceRepair, NOT_YET, FAILS_WITH_CODE),

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
+#include <thread>
 
 using namespace acltest;
 
@@ -24,6 +26,68 @@ aclrtPhysicalMemProp Prop(aclrtMemAttr attr, uint32_t device = 0)
 }
 
 class AclVmmTest : public AclTest {};
+
+// The usage of `name` among aclrtGetMemUsageInfo's entries for device 0.
+struct Usage {
+    uint64_t current = 0, peak = 0;
+    bool found = false;
+};
+Usage UsageOf(const char *name)
+{
+    aclrtMemUsageInfo info[8];
+    size_t n = 0;
+    Usage u;
+    EXPECT_EQ(ACL_SUCCESS, aclrtGetMemUsageInfo(0, info, 8, &n));
+    for (size_t i = 0; i < n; i++)
+        if (std::strcmp(info[i].name, name) == 0)
+            u = Usage{info[i].curMemSize, info[i].memPeakSize, true};
+    return u;
+}
+
+// What this process holds on the device, by the call that made it: the
+// current size follows allocations and frees, the peak stays.
+TEST_F(AclVmmTest, MemUsageInfoCountsMallocAndPhysicalMemoryNowAndAtMost)
+{
+    const Usage malloc_before = UsageOf("aclrtMalloc"), phys_before = UsageOf("aclrtMallocPhysical");
+    ASSERT_TRUE(malloc_before.found);
+    ASSERT_TRUE(phys_before.found);
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, 3 * kMiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_HUGE);
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kMiB, &prop, 0));
+    Usage m = UsageOf("aclrtMalloc"), ph = UsageOf("aclrtMallocPhysical");
+    EXPECT_EQ(malloc_before.current + 3 * kMiB, m.current);
+    EXPECT_LE(m.current, m.peak);
+    EXPECT_EQ(phys_before.current + 4 * kMiB, ph.current);
+    // The largest first; one entry if there is room for one.
+    aclrtMemUsageInfo one[1];
+    size_t n = 9;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetMemUsageInfo(0, one, 1, &n));
+    EXPECT_EQ(1u, n);
+    EXPECT_STREQ(ph.current > m.current ? "aclrtMallocPhysical" : "aclrtMalloc", one[0].name);
+    ASSERT_EQ(ACL_SUCCESS, aclrtFree(p));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    Usage m_after = UsageOf("aclrtMalloc"), ph_after = UsageOf("aclrtMallocPhysical");
+    EXPECT_EQ(malloc_before.current, m_after.current);
+    EXPECT_EQ(phys_before.current, ph_after.current);
+    EXPECT_LE(malloc_before.current + 3 * kMiB, m_after.peak);
+    EXPECT_LE(phys_before.current + 4 * kMiB, ph_after.peak);
+}
+
+TEST_F(AclVmmTest, MemUsageInfoHasCannsCodes)
+{
+    aclrtMemUsageInfo info[2];
+    size_t n = 7;
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetMemUsageInfo(0, nullptr, 2, &n));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetMemUsageInfo(0, info, 2, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtGetMemUsageInfo(0, info, 0, &n));
+    EXPECT_EQ(0u, n);
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtGetMemUsageInfo(-1, info, 2, &n));
+    aclError no_context = ACL_SUCCESS;
+    std::thread([&] { no_context = aclrtGetMemUsageInfo(0, info, 2, &n); }).join();
+    EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL, no_context);
+}
 
 TEST_F(AclVmmTest, GranularityFollowsThePageSizeOfTheAttribute)
 {

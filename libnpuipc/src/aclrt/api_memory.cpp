@@ -264,6 +264,7 @@ aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
             auto state = rt.devices.find(device);
             if (state == rt.devices.end() || state->second.dev != dev)
                 return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", device);
+            alloc->charge = UsageCharge(rt.usage_of(device, UsageKind::Malloc), rounded);
             std::unique_lock<std::shared_mutex> mlock(rt.mem_mu);
             rt.allocations.emplace(alloc->base, alloc);
         }

@@ -2,6 +2,10 @@
 // Device and host memory allocated with a configuration, and what a
 // pointer is. The codes are those CANN's runtime returns for the same
 // arguments. Documentation/man/aclrt_memory.3.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -138,6 +142,51 @@ aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attribut
                                                                             : ACL_MEM_LOCATION_TYPE_UNREGISTERED;
         attributes->location.id = 0;
         attributes->pageSize = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum,
+                              size_t *outputNum)
+{
+    return api("aclrtGetMemUsageInfo", [&] {
+        if (!memUsageInfo || !outputNum)
+            return fail(ACL_ERROR_INVALID_PARAM, "memUsageInfo and outputNum must not be NULL");
+        *outputNum = 0;
+        if (inputNum == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "inputNum is 0: no room for any entry");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        uint32_t index;
+        if (aclError err = rt.check_device_id(deviceId, index))
+            return err;
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        // This process's device memory by the call that made it, the
+        // largest use first, as CANN sorts its components.
+        struct Entry {
+            const char *name;
+            uint64_t current, peak;
+        };
+        std::vector<Entry> entries;
+        const char *const names[kUsageKinds] = {"aclrtMalloc", "aclrtMallocPhysical"};
+        for (size_t k = 0; k < kUsageKinds; k++) {
+            std::shared_ptr<MemUsage> u = rt.usage_of(index, static_cast<UsageKind>(k));
+            entries.push_back({names[k], u->current.load(std::memory_order_relaxed),
+                               u->peak.load(std::memory_order_relaxed)});
+        }
+        std::stable_sort(entries.begin(), entries.end(),
+                         [](const Entry &a, const Entry &b) { return a.current > b.current; });
+        const size_t n = std::min(inputNum, entries.size());
+        for (size_t i = 0; i < n; i++) {
+            // reserved[] is left as the caller gave it, as CANN.
+            std::memset(memUsageInfo[i].name, 0, sizeof(memUsageInfo[i].name));
+            std::strncpy(memUsageInfo[i].name, entries[i].name, sizeof(memUsageInfo[i].name) - 1);
+            memUsageInfo[i].curMemSize = entries[i].current;
+            memUsageInfo[i].memPeakSize = entries[i].peak;
+        }
+        *outputNum = n;
         return ACL_SUCCESS;
     });
 }

@@ -208,9 +208,6 @@ aclError aclrtHostUnregister(void *ptr)
 aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
                                      aclrtHostMemMapCapability *capabilities)
 { return not_yet(__func__); }
-aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum,
-                              size_t *outputNum)
-{ return not_yet(__func__); }
 aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult,
                            uint32_t reserve)
 { return not_yet(__func__); }

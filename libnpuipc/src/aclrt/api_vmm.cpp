@@ -113,7 +113,9 @@ private:
     const std::shared_ptr<const Device> dev_;
 };
 
-aclError add_physical(std::shared_ptr<Physical> phys, aclrtDrvMemHandle *handle)
+// `charged`: memory this process allocated (aclrtGetMemUsageInfo counts
+// it), not one it imported.
+aclError add_physical(std::shared_ptr<Physical> phys, aclrtDrvMemHandle *handle, bool charged)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
@@ -121,6 +123,8 @@ aclError add_physical(std::shared_ptr<Physical> phys, aclrtDrvMemHandle *handle)
     auto it = rt.devices.find(phys->device);
     if (it == rt.devices.end() || it->second.dev != phys->dev)
         return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", phys->device);
+    if (charged)
+        phys->charge = UsageCharge(rt.usage_of(phys->device, UsageKind::Physical), phys->size);
     *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(std::move(phys)));
     return ACL_SUCCESS;
 }
@@ -181,7 +185,7 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
             return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
         return add_physical(std::make_shared<Physical>(index, dev, std::move(h.value()), size,
                                                        page_class, *prop),
-                            handle);
+                            handle, true);
     });
 }
 
@@ -599,7 +603,7 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
         return add_physical(std::make_shared<Physical>(index, dev,
                                                        std::move(buffer), info.value().size,
                                                        info.value().page_class, prop),
-                            handle);
+                            handle, false);
     });
 }
 

@@ -603,10 +603,12 @@ UsageCharge::UsageCharge(std::shared_ptr<MemUsage> usage, uint64_t bytes)
         ;
 }
 
-UsageCharge::~UsageCharge()
+void UsageCharge::release() noexcept
 {
     if (usage_)
         usage_->current.fetch_sub(bytes_, std::memory_order_relaxed);
+    usage_.reset();
+    bytes_ = 0;
 }
 
 std::shared_ptr<MemUsage> Runtime::usage_of(uint32_t device, UsageKind kind)

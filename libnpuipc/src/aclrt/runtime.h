@@ -26,6 +26,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acl/acl.h"
@@ -50,11 +51,25 @@ class UsageCharge {
 public:
     UsageCharge() = default;
     UsageCharge(std::shared_ptr<MemUsage> usage, uint64_t bytes);
-    ~UsageCharge();
+    ~UsageCharge() { release(); }
+    UsageCharge(UsageCharge &&other) noexcept
+        : usage_(std::move(other.usage_)), bytes_(std::exchange(other.bytes_, 0))
+    {
+    }
+    UsageCharge &operator=(UsageCharge &&other) noexcept
+    {
+        if (this != &other) {
+            release();
+            usage_ = std::move(other.usage_);
+            bytes_ = std::exchange(other.bytes_, 0);
+        }
+        return *this;
+    }
     UsageCharge(const UsageCharge &) = delete;
     UsageCharge &operator=(const UsageCharge &) = delete;
 
 private:
+    void release() noexcept;
     std::shared_ptr<MemUsage> usage_;
     uint64_t bytes_ = 0;
 };
