@@ -91,12 +91,6 @@ static int64_t call_aclrtDeviceL2CacheFlush(void)
 { return aclrtDeviceL2CacheFlush(NULL); }
 static int64_t call_aclrtGetHardwareSyncAddr(void)
 { return aclrtGetHardwareSyncAddr(NULL); }
-static int64_t call_aclrtGetDeviceResLimit(void)
-{ return aclrtGetDeviceResLimit(0, (aclrtDevResLimitType)0, NULL); }
-static int64_t call_aclrtSetDeviceResLimit(void)
-{ return aclrtSetDeviceResLimit(0, (aclrtDevResLimitType)0, 0); }
-static int64_t call_aclrtResetDeviceResLimit(void)
-{ return aclrtResetDeviceResLimit(0); }
 static int64_t call_aclrtGetStreamResLimit(void)
 { return aclrtGetStreamResLimit(NULL, (aclrtDevResLimitType)0, NULL); }
 static int64_t call_aclrtSetStreamResLimit(void)
@@ -529,6 +523,9 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtResetDeviceResLimit),
+    IMPLEMENTED(aclrtSetDeviceResLimit),
+    IMPLEMENTED(aclrtGetDeviceResLimit),
     IMPLEMENTED(aclrtGetMemUsageInfo),
     IMPLEMENTED(aclrtMemcpy2dAsync),
     IMPLEMENTED(aclrtMemcpy2d),
@@ -722,9 +719,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtGetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtDeviceL2CacheFlush, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetHardwareSyncAddr, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtGetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtSetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtResetDeviceResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtResetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -377,4 +377,33 @@ TEST_F(AclDeviceInfoTest, IdMappingsFollowVisibleDevices)
     EXPECT_EQ(1, out);
 }
 
+// A mock NPU has no cube or vector cores: 0 is the limit there is, and
+// CANN refuses a limit above the device's cores.
+TEST_F(AclDeviceInfoTest, ResourceLimitsAreTheDevicesZeroCoresWithCannsCodes)
+{
+    uint32_t value = 42;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, &value));
+    EXPECT_EQ(0u, value);
+    value = 42;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, &value));
+    EXPECT_EQ(0u, value);
+    EXPECT_EQ(ACL_SUCCESS, aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtSetDeviceResLimit(0, static_cast<aclrtDevResLimitType>(2), 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtGetDeviceResLimit(0, static_cast<aclrtDevResLimitType>(2), &value));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtGetDeviceResLimit(-1, ACL_RT_DEV_RES_CUBE_CORE, &value));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID,
+              aclrtSetDeviceResLimit(static_cast<int32_t>(device_count_), ACL_RT_DEV_RES_CUBE_CORE, 0));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtResetDeviceResLimit(-1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtResetDeviceResLimit(0));
+    if (device_count_ > 1) {
+        // A device this process has not set has no limits to ask or change.
+        EXPECT_EQ(ACL_ERROR_RT_DEV_SETUP_ERROR, aclrtGetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, &value));
+        EXPECT_EQ(ACL_ERROR_RT_DEV_SETUP_ERROR, aclrtResetDeviceResLimit(1));
+    }
+}
+
 } // namespace

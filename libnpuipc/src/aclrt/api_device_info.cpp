@@ -647,3 +647,91 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *grea
 }
 
 } // extern "C"
+
+namespace {
+
+// The state of a device the process has set, for its resource limits:
+// CANN keeps them in its device object, which exists from aclrtSetDevice
+// to the device's reset (ACL_ERROR_RT_DEV_SETUP_ERROR otherwise).
+aclError res_limit_device(Runtime &rt, int32_t deviceId, DeviceState *&out)
+{
+    uint32_t index;
+    if (deviceId < 0)
+        return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
+    if (aclError err = rt.check_device_id(deviceId, index))
+        return err;
+    auto it = rt.devices.find(index);
+    if (it == rt.devices.end() || it->second.refs == 0)
+        return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, "device %d is not set in this process (aclrtSetDevice)",
+                    deviceId);
+    out = &it->second;
+    return ACL_SUCCESS;
+}
+
+aclError check_res_type(aclrtDevResLimitType type)
+{
+    if (type != ACL_RT_DEV_RES_CUBE_CORE && type != ACL_RT_DEV_RES_VECTOR_CORE)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown resource type %d", static_cast<int>(type));
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value)
+{
+    return api("aclrtGetDeviceResLimit", [&] {
+        if (!value)
+            return fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+        if (deviceId < 0)
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
+        if (aclError err = check_res_type(type))
+            return err;
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        DeviceState *state;
+        if (aclError err = res_limit_device(rt, deviceId, state))
+            return err;
+        *value = state->res_limit[type];
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)
+{
+    return api("aclrtSetDeviceResLimit", [&] {
+        if (deviceId < 0)
+            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
+        if (aclError err = check_res_type(type))
+            return err;
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        DeviceState *state;
+        if (aclError err = res_limit_device(rt, deviceId, state))
+            return err;
+        // As CANN: at most the cores the device has, and a mock NPU has none.
+        if (value > 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "limit %u: must be less than or equal to 0, the device's %s cores", value,
+                        type == ACL_RT_DEV_RES_CUBE_CORE ? "cube" : "vector");
+        state->res_limit[type] = value;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtResetDeviceResLimit(int32_t deviceId)
+{
+    return api("aclrtResetDeviceResLimit", [&] {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        DeviceState *state;
+        if (aclError err = res_limit_device(rt, deviceId, state))
+            return err;
+        state->res_limit[ACL_RT_DEV_RES_CUBE_CORE] = 0;
+        state->res_limit[ACL_RT_DEV_RES_VECTOR_CORE] = 0;
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"

@@ -603,12 +603,6 @@ aclError aclrtGetOpTimeOutInterval(uint64_t *interval)
 // AI-core groups, task schedulers and core limits.
 aclError aclrtSetTsDevice(aclrtTsId tsId)
 { return not_supported(__func__, kCores); }
-aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value)
-{ return not_supported(__func__, kCores); }
-aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)
-{ return not_supported(__func__, kCores); }
-aclError aclrtResetDeviceResLimit(int32_t deviceId)
-{ return not_supported(__func__, kCores); }
 aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value)
 { return not_supported(__func__, kCores); }
 aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t value)

@@ -327,6 +327,9 @@ struct DeviceState {
     std::shared_ptr<const Device> dev;
     int refs = 0; // aclrtSetDevice calls not reset; 0: opened for VMM memory only
     int users = 0; // VMM calls under way that opened it (not to be closed meanwhile)
+    // aclrtSetDeviceResLimit's cube and vector core limits: a mock NPU has
+    // none of either, so 0 is the only limit there is.
+    uint32_t res_limit[2] = {0, 0};
     uint64_t default_context = 0;
     std::set<uint32_t> peers; // devices this one may access
     // A stream of the runtime's own for host-side records and resets.
