@@ -239,14 +239,6 @@ static int64_t call_aclrtMemManagedPrefetchBatchAsync(void)
 { return aclrtMemManagedPrefetchBatchAsync(NULL, NULL, 0, NULL, NULL, 0, 0, NULL); }
 static int64_t call_aclrtMemcpyAsyncWithCondition(void)
 { return aclrtMemcpyAsyncWithCondition(NULL, 0, NULL, 0, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtMemcpyBatch(void)
-{ return aclrtMemcpyBatch(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL); }
-static int64_t call_aclrtMemcpyBatchV2(void)
-{ return aclrtMemcpyBatchV2(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0); }
-static int64_t call_aclrtMemcpyBatchAsync(void)
-{ return aclrtMemcpyBatchAsync(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL); }
-static int64_t call_aclrtMemcpyBatchAsyncV2(void)
-{ return aclrtMemcpyBatchAsyncV2(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL); }
 static int64_t call_aclrtGetMemcpyDescSize(void)
 { return aclrtGetMemcpyDescSize((aclrtMemcpyKind)0, NULL); }
 static int64_t call_aclrtSetMemcpyDesc(void)
@@ -523,6 +515,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemcpyBatchAsyncV2),
+    IMPLEMENTED(aclrtMemcpyBatchAsync),
+    IMPLEMENTED(aclrtMemcpyBatchV2),
+    IMPLEMENTED(aclrtMemcpyBatch),
     IMPLEMENTED(aclrtResetDeviceResLimit),
     IMPLEMENTED(aclrtSetDeviceResLimit),
     IMPLEMENTED(aclrtGetDeviceResLimit),
@@ -792,10 +788,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemManagedPrefetchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedPrefetchBatchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyAsyncWithCondition, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyBatch, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyBatchV2, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyBatchAsync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyBatchAsyncV2, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemcpyDescSize, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetMemcpyDesc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),

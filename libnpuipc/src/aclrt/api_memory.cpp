@@ -168,8 +168,10 @@ aclError copy_from_host(Runtime &rt, Stream &stream, const Place &d, const void 
     return submit(stream, prep_copy(dst_handle, d.offset, staging.get(), 0, count));
 }
 
-aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
-                    aclrtMemcpyKind kind, aclrtStream handle)
+} // namespace
+
+aclError npuipc_rt::copy_async(void *dst, size_t destMax, const void *src, size_t count,
+                               aclrtMemcpyKind kind, aclrtStream handle)
 {
     Runtime &rt = Runtime::get();
     Place d, s;
@@ -209,8 +211,6 @@ aclError copy_async(void *dst, size_t destMax, const void *src, size_t count,
     }
     return queue_host_copy(rt, stream, dst, src, count, std::move(s.alloc));
 }
-
-} // namespace
 
 namespace npuipc_rt {
 

@@ -241,22 +241,6 @@ aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTask
 aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
                                        aclrtMemcpyKind kind, aclrtStream stream)
 { return not_yet(__func__); }
-aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
-                          size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
-                          size_t numAttrs, size_t *failIndex)
-{ return not_yet(__func__); }
-aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
-                            size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
-                            size_t numAttrs)
-{ return not_yet(__func__); }
-aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
-                               size_t numBatches, aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
-                               size_t numAttrs, size_t *failIndex, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes,
-                                 size_t numBatches, aclrtMemcpyBatchAttr *attrs,
-                                 size_t *attrsIndexes, size_t numAttrs, aclrtStream stream)
-{ return not_yet(__func__); }
 aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)
 { return not_yet(__func__); }
 aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr,

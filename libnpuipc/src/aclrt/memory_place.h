@@ -27,6 +27,9 @@ aclError working_device(Runtime &rt, uint32_t &device);
 aclError check_peer(Runtime &rt, uint32_t device, const Place &p);
 // Whether the stream has nothing left to run.
 bool stream_idle(Stream &stream);
+// aclrtMemcpyAsync's work: checks, then a copy in the stream's order.
+aclError copy_async(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                    aclrtStream handle);
 
 } // namespace npuipc_rt
 
