@@ -74,6 +74,32 @@ static struct drm_npuipc_job failing_job(uint32_t notify)
 	return job;
 }
 
+/*
+ * Queues a fill and a record behind a gate that stays closed, aborts the
+ * stream, and checks that neither ran and that no error is left to report;
+ * the gate's notify in *@gate.
+ */
+static void abort_a_gated_fill(struct __test_metadata *_metadata, FIXTURE_DATA(failure) *self,
+			       uint32_t *gate)
+{
+	struct drm_npuipc_wait out;
+	uint32_t event;
+	int status;
+
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, gate));
+	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
+		npuipc_gate_job(*gate), npuipc_fill_job(self->buf, 0, 4096, 9),
+		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 3, NULL));
+	ASSERT_EQ(0, abort_stream(self->fd, self->stream));
+	ASSERT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
+	EXPECT_EQ(-ECANCELED, status);
+	EXPECT_EQ(0, self->map[0]);
+	ASSERT_EQ(0, wait_out(self->fd, self->stream, 0, 0, &out));
+	EXPECT_EQ(0, out.status);
+	EXPECT_EQ(0, out.failed_job);
+}
+
 TEST_F(failure, a_stream_that_continues_runs_the_jobs_behind_a_failure_and_takes_new_ones)
 {
 	struct drm_npuipc_wait out;
@@ -163,22 +189,10 @@ TEST_F(failure, switched_back_to_stop_a_stream_halts_at_its_next_failure)
 
 TEST_F(failure, abort_cancels_every_queued_job_and_the_stream_runs_again)
 {
-	struct drm_npuipc_wait out;
-	uint32_t gate, event;
+	uint32_t gate;
 	int status;
 
-	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
-	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
-	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		npuipc_gate_job(gate), npuipc_fill_job(self->buf, 0, 4096, 9),
-		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 3, NULL));
-	ASSERT_EQ(0, abort_stream(self->fd, self->stream));
-	ASSERT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
-	EXPECT_EQ(-ECANCELED, status);
-	EXPECT_EQ(0, self->map[0]);
-	/* No error left to report, and new jobs run. */
-	ASSERT_EQ(0, wait_out(self->fd, self->stream, 0, 0, &out));
-	EXPECT_EQ(0, out.status);
+	abort_a_gated_fill(_metadata, self, &gate);
 	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, npuipc_fill_job(self->buf, 0, 4096, 4)));
 	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, &status));
 	EXPECT_EQ(0, status);
@@ -241,24 +255,12 @@ TEST_F(failure, abort_clears_an_unreported_failure_and_of_an_idle_stream_changes
 /* A stream that continues after failures is aborted all the same. */
 TEST_F(failure, abort_of_a_stream_that_continues_cancels_its_queued_jobs_too)
 {
-	struct drm_npuipc_wait out;
-	uint32_t gate, event;
+	uint32_t gate;
 	int status;
 
 	ASSERT_EQ(0, set_param(self->fd, self->stream, NPUIPC_STREAM_PARAM_FAILURE_MODE,
 			       NPUIPC_FAILURE_CONTINUE));
-	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_NOTIFY, &gate));
-	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
-	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
-		npuipc_gate_job(gate), npuipc_fill_job(self->buf, 0, 4096, 9),
-		npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event) }, 3, NULL));
-	ASSERT_EQ(0, abort_stream(self->fd, self->stream));
-	ASSERT_EQ(0, npuipc_wait(self->fd, event, 0, 0, &status));
-	EXPECT_EQ(-ECANCELED, status);
-	EXPECT_EQ(0, self->map[0]);
-	ASSERT_EQ(0, wait_out(self->fd, self->stream, 0, 0, &out));
-	EXPECT_EQ(0, out.status);
-	EXPECT_EQ(0, out.failed_job);
+	abort_a_gated_fill(_metadata, self, &gate);
 	/* Still continuing: a failure does not halt it. */
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
 		failing_job(gate), npuipc_fill_job(self->buf, 0, 4096, 4) }, 2, NULL));

@@ -650,14 +650,19 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *grea
 
 namespace {
 
-// The state of a device the process has set, for its resource limits:
-// CANN keeps them in its device object, which exists from aclrtSetDevice
-// to the device's reset (ACL_ERROR_RT_DEV_SETUP_ERROR otherwise).
-aclError res_limit_device(Runtime &rt, int32_t deviceId, DeviceState *&out)
+// The state of a device the process has set, for its resource limits,
+// after CANN's checks in its order: the id's sign, the type (when the call
+// takes one), the id, the device set (CANN keeps the limits in its device
+// object, which exists from aclrtSetDevice to the device's reset). With
+// Runtime::mu held.
+aclError res_limit_device(Runtime &rt, int32_t deviceId, const aclrtDevResLimitType *type,
+                          DeviceState *&out)
 {
-    uint32_t index;
     if (deviceId < 0)
         return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
+    if (type && *type != ACL_RT_DEV_RES_CUBE_CORE && *type != ACL_RT_DEV_RES_VECTOR_CORE)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown resource type %d", static_cast<int>(*type));
+    uint32_t index;
     if (aclError err = rt.check_device_id(deviceId, index))
         return err;
     auto it = rt.devices.find(index);
@@ -665,13 +670,6 @@ aclError res_limit_device(Runtime &rt, int32_t deviceId, DeviceState *&out)
         return fail(ACL_ERROR_RT_DEV_SETUP_ERROR, "device %d is not set in this process (aclrtSetDevice)",
                     deviceId);
     out = &it->second;
-    return ACL_SUCCESS;
-}
-
-aclError check_res_type(aclrtDevResLimitType type)
-{
-    if (type != ACL_RT_DEV_RES_CUBE_CORE && type != ACL_RT_DEV_RES_VECTOR_CORE)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown resource type %d", static_cast<int>(type));
     return ACL_SUCCESS;
 }
 
@@ -684,14 +682,10 @@ aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uin
     return api("aclrtGetDeviceResLimit", [&] {
         if (!value)
             return fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
-        if (deviceId < 0)
-            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
-        if (aclError err = check_res_type(type))
-            return err;
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         DeviceState *state;
-        if (aclError err = res_limit_device(rt, deviceId, state))
+        if (aclError err = res_limit_device(rt, deviceId, &type, state))
             return err;
         *value = state->res_limit[type];
         return ACL_SUCCESS;
@@ -701,14 +695,10 @@ aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uin
 aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value)
 {
     return api("aclrtSetDeviceResLimit", [&] {
-        if (deviceId < 0)
-            return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device id %d is negative", deviceId);
-        if (aclError err = check_res_type(type))
-            return err;
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         DeviceState *state;
-        if (aclError err = res_limit_device(rt, deviceId, state))
+        if (aclError err = res_limit_device(rt, deviceId, &type, state))
             return err;
         // As CANN: at most the cores the device has, and a mock NPU has none.
         if (value > 0)
@@ -726,7 +716,7 @@ aclError aclrtResetDeviceResLimit(int32_t deviceId)
         Runtime &rt = Runtime::get();
         std::lock_guard<std::mutex> lock(rt.mu);
         DeviceState *state;
-        if (aclError err = res_limit_device(rt, deviceId, state))
+        if (aclError err = res_limit_device(rt, deviceId, nullptr, state))
             return err;
         state->res_limit[ACL_RT_DEV_RES_CUBE_CORE] = 0;
         state->res_limit[ACL_RT_DEV_RES_VECTOR_CORE] = 0;
