@@ -126,6 +126,7 @@ TEST_F(AclMemcpyBatchTest, BatchesRefuseWhatCannRefusesNamingTheCopy)
     c.attrs[1].rsv[3] = 1;
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, run());
     c.attrs[1].rsv[3] = 0;
+    fail_index = 7;
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
               aclrtMemcpyBatch(c.dsts, c.destMaxs, c.srcs, c.sizes, 3, c.attrs, c.indexes, 0, &fail_index));
     EXPECT_EQ(SIZE_MAX, fail_index);
@@ -136,17 +137,23 @@ TEST_F(AclMemcpyBatchTest, BatchesRefuseWhatCannRefusesNamingTheCopy)
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, run());
     c.indexes[1] = 2;
     // Copy 1's memory is not where attrs[0] says: refused, by index, before
-    // any copy is made.
+    // any copy is made (copy 0 would have written d1).
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(c.d1, kSize, 0x3C, kSize));
     c.dsts[1] = c.b.data();
     c.srcs[1] = c.d2;
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, run());
     EXPECT_EQ(1u, fail_index);
-    EXPECT_TRUE(BytesAre(c.back.data(), kSize, 0xEE));
+    EXPECT_TRUE(BytesAre(c.d1, kSize, 0x3C));
+    // An attribute never says UNREGISTERED: the application's memory is host.
+    c.dsts[1] = c.d2;
+    c.srcs[1] = c.b.data();
+    c.attrs[0].srcLoc.type = ACL_MEM_LOCATION_TYPE_UNREGISTERED;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, run());
+    EXPECT_EQ(0u, fail_index);
+    c.attrs[0].srcLoc = Host();
     // Host to host, where attrs say host on both sides: not a batch copy.
     c.attrs[1].srcLoc = Host();
     c.srcs[2] = c.a.data();
-    c.dsts[1] = c.d2;
-    c.srcs[1] = c.b.data();
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, run());
     EXPECT_EQ(2u, fail_index);
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE,

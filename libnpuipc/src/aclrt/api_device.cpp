@@ -221,6 +221,10 @@ static aclError synchronize_device(int64_t deadline_ms)
             Result<int> r = stream->dev->wait(stream->handle.get(), left_ns);
             if (!r.ok() && r.error() == ETIME)
                 return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the device did not finish in time");
+            // A halted stream's cancelled records will never open the
+            // gates of the streams waiting for them, whose turn may come.
+            if (r.ok() && r.value() != 0 && stream->stops.load(std::memory_order_acquire))
+                open_recorded_gates(*stream);
             continue;
         }
         aclError err = synchronize(*stream, left_ns);

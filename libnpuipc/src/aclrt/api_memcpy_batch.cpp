@@ -5,8 +5,11 @@
 // any is made: the synchronous batch copies them all with the CPU, the
 // asynchronous one queues each as aclrtMemcpyAsync would. *failIndex names
 // the copy a check refused (SIZE_MAX when none, or none in particular).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "aclrt/memory_place.h"
 #include "aclrt/runtime.h"
@@ -54,10 +57,11 @@ aclError check_batch_args(const Batch &b, bool &empty)
     return ACL_SUCCESS;
 }
 
+// As CANN compares them: NUMA host memory is host memory, and an
+// attribute never says UNREGISTERED (the application's own memory is host).
 bool is_host(aclrtMemLocationType t)
 {
-    return t == ACL_MEM_LOCATION_TYPE_HOST || t == ACL_MEM_LOCATION_TYPE_HOST_NUMA ||
-           t == ACL_MEM_LOCATION_TYPE_UNREGISTERED;
+    return t == ACL_MEM_LOCATION_TYPE_HOST || t == ACL_MEM_LOCATION_TYPE_HOST_NUMA;
 }
 
 // Whether `loc` says where `p` (found at `place`) lies.
@@ -71,9 +75,14 @@ bool location_matches(Runtime &rt, const aclrtMemLocation &loc, const Place &pla
     return rt.logical_id(place.alloc->device) == static_cast<int32_t>(loc.id);
 }
 
-// The runtime's checks, copy by copy; `*failIndex` names a refused copy.
-aclError check_batch_copies(Runtime &rt, const Batch &b, bool async, size_t *failIndex)
+// The runtime's checks, copy by copy, where each copy's memory is kept in
+// `places` (held until the copies are made); `*failIndex` names a refused
+// copy. `stream`: the asynchronous batch's, whose device must reach the
+// memory as aclrtMemcpyAsync's does.
+aclError check_batch_copies(Runtime &rt, const Batch &b, Stream *stream, size_t *failIndex,
+                            std::vector<std::pair<Place, Place>> &places)
 {
+    const bool async = stream != nullptr;
     if (b.numAttrs == 0 || b.numAttrs > b.numBatches)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "numAttrs %zu: 1 to numBatches (%zu)", b.numAttrs,
                     b.numBatches);
@@ -85,22 +94,28 @@ aclError check_batch_copies(Runtime &rt, const Batch &b, bool async, size_t *fai
     for (size_t j = 1; j < b.numAttrs; j++)
         if (b.attrsIndexes[j] <= b.attrsIndexes[j - 1] || b.attrsIndexes[j] >= b.numBatches)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "attrsIndexes must rise, below numBatches");
+    if (stream) {
+        if (aclError err = stopped_context_error(*stream))
+            return err;
+    }
+    places.assign(b.numBatches, {});
     size_t attr = 0;
     for (size_t i = 0; i < b.numBatches; i++) {
         if (attr + 1 < b.numAttrs && i == b.attrsIndexes[attr + 1])
             attr++;
-        if (b.sizes[i] == 0 && !async)
-            continue;
-        if (b.sizes[i] == 0 || !b.dsts[i] || !b.srcs[i]) {
+        if ((async && b.sizes[i] == 0) || !b.dsts[i] || !b.srcs[i]) {
             *failIndex = i;
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "copy %zu: a size of 0 or a NULL pointer", i);
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "copy %zu: a NULL pointer%s", i,
+                        async ? " or a size of 0" : "");
         }
-        Place d, s;
-        if (aclError err = locate(rt, b.dsts[i], b.sizes[i], d)) {
+        // A synchronous copy of 0 bytes is checked where its pointers lie.
+        const size_t span = std::max<size_t>(b.sizes[i], 1);
+        Place &d = places[i].first, &s = places[i].second;
+        if (aclError err = locate(rt, b.dsts[i], span, d)) {
             *failIndex = i;
             return err;
         }
-        if (aclError err = locate(rt, b.srcs[i], b.sizes[i], s)) {
+        if (aclError err = locate(rt, b.srcs[i], span, s)) {
             *failIndex = i;
             return err;
         }
@@ -114,6 +129,15 @@ aclError check_batch_copies(Runtime &rt, const Batch &b, bool async, size_t *fai
             *failIndex = i;
             return fail(ACL_ERROR_RT_PARAM_INVALID,
                         "copy %zu: a batch copies between host and device memory only", i);
+        }
+        if (stream) {
+            aclError err = check_peer(rt, stream->device, d);
+            if (!err)
+                err = check_peer(rt, stream->device, s);
+            if (err) {
+                *failIndex = i;
+                return err;
+            }
         }
     }
     return ACL_SUCCESS;
@@ -143,7 +167,9 @@ aclError batch(const char *name, const Batch &b, size_t *failIndex, bool reports
         }
         *fail_at = SIZE_MAX;
         Runtime &rt = Runtime::get();
-        if (aclError err = check_batch_copies(rt, b, async, fail_at))
+        // Holding each copy's memory: a free racing the batch cannot unmap it.
+        std::vector<std::pair<Place, Place>> places;
+        if (aclError err = check_batch_copies(rt, b, s.get(), fail_at, places))
             return err;
         for (size_t i = 0; i < b.numBatches; i++) {
             if (b.sizes[i] == 0)

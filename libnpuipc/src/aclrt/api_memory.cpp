@@ -49,6 +49,9 @@ namespace npuipc_rt {
 aclError locate(Runtime &rt, const void *ptr, size_t count, Place &out)
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    if (count > UINTPTR_MAX - p)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p run past the end of the address space",
+                    count, ptr);
     out.alloc = rt.find_allocation(ptr, count);
     if (out.alloc) {
         out.offset = p - out.alloc->base;

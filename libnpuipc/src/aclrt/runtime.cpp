@@ -467,6 +467,9 @@ void Runtime::discard_after_fork()
     // fork handler has forgotten them).
     pending_revocations.clear();
     pending_unnames.clear();
+    // The parent's memory is not the child's to report (the leaked charges
+    // keep their own counters).
+    mem_usage.clear();
     // Their eventfds are the child's own; the runtime's host-function
     // thread, whose entry goes too, stayed in the parent.
     subscribers.clear();
