@@ -17,7 +17,35 @@ namespace {
 
 // Switches the context of `stream` to STOP: its streams, and the ones made
 // in it from now on, halt at their first failure.
-aclError stop_on_failure(const Stream &stream);
+aclError stop_on_failure(const Stream &stream)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    if (stream.failure->stop.load(std::memory_order_acquire))
+        return ACL_SUCCESS;
+    // Runtime::mu keeps new streams out meanwhile; a failure switches back
+    // the streams already switched, leaving the context as it was.
+    std::vector<Stream *> switched;
+    for (const auto &entry : rt.objects) {
+        if (entry.second->kind != Kind::Stream)
+            continue;
+        auto &s = static_cast<Stream &>(*entry.second);
+        if (s.failure != stream.failure)
+            continue;
+        Status st = s.dev->set_failure_mode(s.handle.get(), FailureMode::Stop);
+        if (!st.ok()) {
+            for (Stream *back : switched) {
+                (void)back->dev->set_failure_mode(back->handle.get(), FailureMode::Continue);
+                back->stops.store(false, std::memory_order_release);
+            }
+            return fail_errno(st.error(), Op::Generic, "switching a stream to ACL_STOP_ON_FAILURE");
+        }
+        s.stops.store(true, std::memory_order_release);
+        switched.push_back(&s);
+    }
+    stream.failure->stop.store(true, std::memory_order_release);
+    return ACL_SUCCESS;
+}
 
 } // namespace
 
@@ -51,40 +79,6 @@ aclError set_failure_mode(const Stream &s, uint64_t mode)
 }
 
 } // namespace npuipc_rt
-
-namespace {
-
-aclError stop_on_failure(const Stream &stream)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    if (stream.failure->stop.load(std::memory_order_acquire))
-        return ACL_SUCCESS;
-    // Runtime::mu keeps new streams out meanwhile; a failure switches back
-    // the streams already switched, leaving the context as it was.
-    std::vector<Stream *> switched;
-    for (const auto &entry : rt.objects) {
-        if (entry.second->kind != Kind::Stream)
-            continue;
-        auto &s = static_cast<Stream &>(*entry.second);
-        if (s.failure != stream.failure)
-            continue;
-        Status st = s.dev->set_failure_mode(s.handle.get(), FailureMode::Stop);
-        if (!st.ok()) {
-            for (Stream *back : switched) {
-                (void)back->dev->set_failure_mode(back->handle.get(), FailureMode::Continue);
-                back->stops.store(false, std::memory_order_release);
-            }
-            return fail_errno(st.error(), Op::Generic, "switching a stream to ACL_STOP_ON_FAILURE");
-        }
-        s.stops.store(true, std::memory_order_release);
-        switched.push_back(&s);
-    }
-    stream.failure->stop.store(true, std::memory_order_release);
-    return ACL_SUCCESS;
-}
-
-} // namespace
 
 extern "C" {
 
