@@ -212,7 +212,13 @@ aclError npuipc_rt::copy_async(void *dst, size_t destMax, const void *src, size_
         std::memmove(dst, src, count);
         return ACL_SUCCESS;
     }
-    return queue_host_copy(rt, stream, dst, src, count, std::move(s.alloc));
+    HostCopy copy;
+    copy.stream = std::move(stream);
+    copy.dst = dst;
+    copy.src = src;
+    copy.count = count;
+    copy.source = std::move(s.alloc);
+    return queue_copy(rt, std::move(copy));
 }
 
 namespace npuipc_rt {

@@ -157,18 +157,6 @@ aclError stable_address(const Allocation &alloc, const void *ptr, void *&out)
 
 } // namespace
 
-aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
-                         const void *src, size_t count, std::shared_ptr<Allocation> source)
-{
-    HostCopy copy;
-    copy.stream = stream;
-    copy.dst = dst;
-    copy.src = src;
-    copy.count = count;
-    copy.source = std::move(source);
-    return queue_copy(rt, std::move(copy));
-}
-
 aclError queue_copy(Runtime &rt, HostCopy copy)
 {
     const std::shared_ptr<Stream> stream = copy.stream;

@@ -186,7 +186,8 @@ struct Stream : Object {
     // The thread that last queued work on it (exception info's tid).
     std::atomic<uint32_t> submitter_tid{0};
     // The driver's number of the failed job last reported: a failure a
-    // synchronize could not clear (work queued meanwhile) is reported once.
+    // synchronize could not clear (work queued meanwhile) is returned again
+    // by the next one, without calling the exception callbacks again.
     std::atomic<uint32_t> reported_job{0};
     // Protects what follows, and keeps multi-job sequences (a callback's
     // record and its gate) in order with the queue of host tasks.
@@ -604,15 +605,11 @@ aclError make_point(Runtime &rt, Stream &stream, bool gated, HostTask &task);
 uint32_t point_jobs(const HostTask &task, Job *jobs);
 // Makes the copier thread look at Runtime::host_copies again.
 void wake_copier_locked(Runtime &rt);
-// Queues a copy of `count` bytes from device memory at `src` (inside
-// `source`) into host memory at `dst`, in `stream`'s order, without
-// waiting for the stream.
 // Queues `copy` (its stream, bytes and memory set; `point` made here) in
-// its stream's order. Device memory is reached through mappings of the
-// runtime's own where the application's may go first (VMM).
+// its stream's order, without waiting for the stream. Device memory is
+// reached through mappings of the runtime's own where the application's
+// may go first (VMM).
 aclError queue_copy(Runtime &rt, HostCopy copy);
-aclError queue_host_copy(Runtime &rt, const std::shared_ptr<Stream> &stream, void *dst,
-                         const void *src, size_t count, std::shared_ptr<Allocation> source);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
 // Returns once a copy into host memory that the copier thread took before
 // the caller dropped its stream's copies has moved its bytes, so that the
