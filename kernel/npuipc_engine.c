@@ -9,7 +9,7 @@
  * fence or a notify) does not block the worker: it arms a callback (and a
  * deadline, if it has a timeout) that kicks the stream again. Every job
  * completes its dma_fence exactly once: with success, its error, or
- * -ECANCELED when its stream fails or goes away.
+ * -ECANCELED when its stream halts, is aborted or goes away.
  *
  * Lock order: every nesting of the driver's locks, outer first. Any lock
  * not listed as outer takes nothing of npuipc's while held.
