@@ -76,6 +76,14 @@ bool BlocksInIoctl(pid_t tid)
     });
 }
 
+// Work queued on `stream` runs: a memset of `buf` to `byte`.
+void ExpectNewWorkRuns(aclrtStream stream, const DeviceBuffer &buf, uint8_t byte)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, byte, kSize, stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(buf.get(), kSize, byte));
+}
+
 // ---- failure modes ----
 
 TEST_F(AclFailureTest, ByDefaultTheTasksBehindAFailureRunAndSynchronizeReportsItOnce)
@@ -88,9 +96,7 @@ TEST_F(AclFailureTest, ByDefaultTheTasksBehindAFailureRunAndSynchronizeReportsIt
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(stream, 20000));
     EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x22));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x33, kSize, stream));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-    EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x33));
+    ExpectNewWorkRuns(stream, buf, 0x33);
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
@@ -203,9 +209,7 @@ TEST_F(AclFailureTest, StreamAbortDiscardsQueuedTasksAndTheStreamWorksAgain)
     EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x11));
     // Nothing left to report, and new work runs.
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x33, kSize, stream));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
-    EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x33));
+    ExpectNewWorkRuns(stream, buf, 0x33);
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
 }
 
@@ -230,9 +234,7 @@ TEST_F(AclFailureTest, StreamAbortDoesNotStopAStoppingContext)
     AbortWhileSynchronizing(stream);
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
     EXPECT_EQ(ACL_ERROR_RT_STREAM_ABORT, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(buf.get(), kSize, 0x44, kSize, other));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(other, kSyncTimeoutMs));
-    EXPECT_TRUE(BytesAre(buf.get(), kSize, 0x44));
+    ExpectNewWorkRuns(other, buf, 0x44);
     EXPECT_EQ(0, exceptions.load());
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(other));
