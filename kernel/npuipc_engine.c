@@ -7,7 +7,8 @@
  * not a COPY or FILL, by the submitting thread (direct submission; COPY
  * and FILL always go to their file's copy worker). A job that must wait (for a
  * fence or a notify) does not block the worker: it arms a callback (and a
- * deadline, if it has a timeout) that kicks the stream again. Every job
+ * deadline, if it has a timeout) that kicks the stream again (a
+ * wait for a word of memory re-reads it on a timer). Every job
  * completes its dma_fence exactly once: with success, its error, or
  * -ECANCELED when its stream halts, is aborted or goes away.
  *
@@ -422,6 +423,23 @@ static int npuipc_job_wait_notify(struct npuipc_job *job)
 }
 
 /*
+ * The device polls a WAIT_VALUE job's word: nothing tells it when a
+ * process's mapping changes it. Re-read every tick until the deadline.
+ */
+static int npuipc_job_wait_value(struct npuipc_job *job)
+{
+	int ret = npuipc_job_value_reached(job);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (npuipc_job_expired(job))
+		return -ETIMEDOUT;
+	npuipc_job_arm_deadline(job);
+	mod_delayed_work(npuipc_engine_wq, &job->stream->timeout_work, 1);
+	return -EINPROGRESS;
+}
+
+/*
  * Runs @job: 0 when done, -EINPROGRESS while it waits, or its error. A
  * notify record that claimed a waiter's stream hands that job back in
  * @handed, to complete after @job.
@@ -450,6 +468,10 @@ static int npuipc_job_run(struct npuipc_job *job, struct npuipc_job **handed)
 	case NPUIPC_JOB_RESET_NOTIFY:
 		npuipc_notify_reset(job->notify);
 		return 0;
+	case NPUIPC_JOB_WRITE_VALUE:
+		return npuipc_job_write_value(job);
+	case NPUIPC_JOB_WAIT_VALUE:
+		return npuipc_job_wait_value(job);
 	default:	/* RECORD_EVENT: its fence is the record */
 		return 0;
 	}

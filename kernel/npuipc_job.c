@@ -356,6 +356,74 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 	return 0;
 }
 
+/*
+ * The page of a value job's 64-bit word, mapped: false (nothing mapped or
+ * entered) once its device is unplugged. The word is aligned, so it lies
+ * in one page.
+ */
+static bool npuipc_job_map_word(struct npuipc_job *job, struct iosys_map *map, int idx[2])
+{
+	if (!npuipc_job_enter(job, idx))
+		return false;
+	*map = npuipc_mem_map_page(&job->dst->mem, job->dst_offset >> PAGE_SHIFT);
+	return true;
+}
+
+static void npuipc_job_unmap_word(struct npuipc_job *job, const struct iosys_map *map,
+				  const int idx[2])
+{
+	npuipc_mem_unmap_page(map);
+	npuipc_job_exit(job, idx);
+}
+
+/**
+ * npuipc_job_write_value() - do a WRITE_VALUE job's work
+ * @job: the WRITE_VALUE job
+ *
+ * Return: 0, or -ENODEV when the buffer's device is gone.
+ */
+int npuipc_job_write_value(struct npuipc_job *job)
+{
+	struct iosys_map map;
+	int idx[2];
+
+	if (!npuipc_job_map_word(job, &map, idx))
+		return -ENODEV;
+	iosys_map_wr(&map, offset_in_page(job->dst_offset), u64, job->value);
+	npuipc_job_unmap_word(job, &map, idx);
+	return 0;
+}
+
+/**
+ * npuipc_job_value_reached() - read a WAIT_VALUE job's word and compare it
+ * @job: the WAIT_VALUE job
+ *
+ * Return: 1 when the comparison holds, 0 when not yet, -ENODEV when the
+ * buffer's device is gone.
+ */
+int npuipc_job_value_reached(struct npuipc_job *job)
+{
+	struct iosys_map map;
+	int idx[2];
+	u64 w;
+
+	if (!npuipc_job_map_word(job, &map, idx))
+		return -ENODEV;
+	w = iosys_map_rd(&map, offset_in_page(job->dst_offset), u64);
+	npuipc_job_unmap_word(job, &map, idx);
+
+	switch (job->compare) {
+	case NPUIPC_WAIT_VALUE_GEQ:	/* cyclic, as a counter that wraps */
+		return (s64)(w - job->value) >= 0;
+	case NPUIPC_WAIT_VALUE_EQ:
+		return w == job->value;
+	case NPUIPC_WAIT_VALUE_AND:
+		return (w & job->value) != 0;
+	default:	/* NOR */
+		return ~(w | job->value) != 0;
+	}
+}
+
 /* A GEM buffer of @file with [@offset, @offset + @size) inside it. */
 static int npuipc_job_lookup_range(struct drm_file *file, u32 handle, u64 offset,
 				   u64 size, bool write, struct npuipc_bo **out)
@@ -445,27 +513,34 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	bool uses_buffers = in->kind == NPUIPC_JOB_COPY || in->kind == NPUIPC_JOB_FILL;
+	bool value_job = in->kind == NPUIPC_JOB_WRITE_VALUE || in->kind == NPUIPC_JOB_WAIT_VALUE;
 	struct drm_device *drm = file->minor->dev;
 	struct npuipc_object *obj;
 	int ret;
 
-	if (npuipc_refuse(drm, in->flags || in->pad))
+	if (npuipc_refuse(drm, in->pad ||
+			  (in->flags && (in->kind != NPUIPC_JOB_WAIT_VALUE ||
+					 in->flags > NPUIPC_WAIT_VALUE_NOR))))
 		return -EINVAL;
-	if (npuipc_refuse(drm, !uses_buffers && (in->dst || in->src || in->dst_offset || in->src_offset ||
-			      in->size)))
+	if (npuipc_refuse(drm, !uses_buffers && !value_job &&
+			  (in->dst || in->src || in->dst_offset || in->src_offset || in->size)))
 		return -EINVAL;
 	if (npuipc_refuse(drm, uses_buffers && (in->object || in->timeout_ns)))
 		return -EINVAL;
-	if (npuipc_refuse(drm, in->value && in->kind != NPUIPC_JOB_FILL &&
-			  in->kind != NPUIPC_JOB_WAIT_SYNCOBJ))
+	if (npuipc_refuse(drm, value_job && (in->src || in->src_offset || in->size || in->object)))
 		return -EINVAL;
-	if (npuipc_refuse(drm, in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT))
+	if (npuipc_refuse(drm, in->value && in->kind != NPUIPC_JOB_FILL &&
+			  in->kind != NPUIPC_JOB_WAIT_SYNCOBJ && !value_job))
+		return -EINVAL;
+	if (npuipc_refuse(drm, in->timeout_ns && in->kind >= NPUIPC_JOB_RECORD_EVENT &&
+			  in->kind != NPUIPC_JOB_WAIT_VALUE))
 		return -EINVAL;
 
 	job->kind = in->kind;
 	job->dst_offset = in->dst_offset;
 	job->src_offset = in->src_offset;
 	job->size = in->size;
+	job->compare = in->flags;
 	if (in->timeout_ns)
 		job->timeout_jiffies = npuipc_timeout_jiffies(in->timeout_ns);
 
@@ -487,6 +562,14 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 			return -EINVAL;
 		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
 					      true, &job->dst);
+		job->value = in->value;
+		break;
+	case NPUIPC_JOB_WRITE_VALUE:
+	case NPUIPC_JOB_WAIT_VALUE:
+		if (npuipc_refuse(drm, !IS_ALIGNED(in->dst_offset, sizeof(u64))))
+			return -EINVAL;
+		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, sizeof(u64),
+					      in->kind == NPUIPC_JOB_WRITE_VALUE, &job->dst);
 		job->value = in->value;
 		break;
 	case NPUIPC_JOB_WAIT_SYNC_FILE:
@@ -526,6 +609,7 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 		ret = -EINVAL;
 	}
 	job->waits_on_user = !ret && (in->kind == NPUIPC_JOB_WAIT_NOTIFY ||
+				      in->kind == NPUIPC_JOB_WAIT_VALUE ||
 				      npuipc_fence_waits_on_user(job->wait_fence));
 	return ret;
 }
@@ -564,6 +648,15 @@ static const char *const npuipc_job_kind_names[] = {
 	[NPUIPC_JOB_RECORD_EVENT] = "record_event",
 	[NPUIPC_JOB_RECORD_NOTIFY] = "record_notify",
 	[NPUIPC_JOB_RESET_NOTIFY] = "reset_notify",
+	[NPUIPC_JOB_WRITE_VALUE] = "write_value",
+	[NPUIPC_JOB_WAIT_VALUE] = "wait_value",
+};
+
+static const char *const npuipc_wait_value_names[] = {
+	[NPUIPC_WAIT_VALUE_GEQ] = ">=",
+	[NPUIPC_WAIT_VALUE_EQ] = "==",
+	[NPUIPC_WAIT_VALUE_AND] = "& !=0",
+	[NPUIPC_WAIT_VALUE_NOR] = "nor !=0",
 };
 
 /**
@@ -581,6 +674,9 @@ void npuipc_job_show(struct seq_file *m, struct npuipc_job *job)
 		   npuipc_job_kind_names[job->kind] : "?");
 	if (npuipc_job_is_bulk(job))
 		seq_printf(m, " of %llu bytes", job->size);
+	if (job->kind == NPUIPC_JOB_WAIT_VALUE)
+		seq_printf(m, " for word %s %#llx at offset %llu", npuipc_wait_value_names[job->compare],
+			   job->value, job->dst_offset);
 	if (job->notify)
 		seq_printf(m, " on notify %p%s", job->notify,
 			   READ_ONCE(job->notify_parked) ? ", parked" : "");

@@ -35,7 +35,8 @@ struct npuipc_job {
 
 	struct npuipc_bo *dst, *src;
 	u64 dst_offset, src_offset, size;
-	u8 value;
+	u64 value;		/* FILL's byte, or a value job's word */
+	u32 compare;		/* WAIT_VALUE: NPUIPC_WAIT_VALUE_* */
 
 	struct dma_fence *wait_fence;
 	struct dma_fence_cb cb;
@@ -69,6 +70,8 @@ void npuipc_job_release_resources(struct npuipc_job *job);
 void npuipc_jobs_discard(struct npuipc_job **jobs, unsigned int count,
 			 bool fences_initialized);
 int npuipc_job_copy_fill(struct npuipc_job *job);
+int npuipc_job_write_value(struct npuipc_job *job);
+int npuipc_job_value_reached(struct npuipc_job *job);
 void npuipc_job_show(struct seq_file *m, struct npuipc_job *job);
 
 struct npuipc_job *npuipc_fence_to_job(struct dma_fence *fence);

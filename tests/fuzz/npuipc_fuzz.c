@@ -213,7 +213,7 @@ static void mutate(struct fuzzer *f, void *arg, size_t size)
 static void fuzz_job(struct fuzzer *f, struct drm_npuipc_job *job)
 {
 	memset(job, 0, sizeof(*job));
-	job->kind = 1 + pick(f, 9);
+	job->kind = 1 + pick(f, NPUIPC_JOB_WAIT_VALUE);
 	switch (job->kind) {
 	case NPUIPC_JOB_COPY:
 		job->src = some_handle(f);
@@ -224,6 +224,15 @@ static void fuzz_job(struct fuzzer *f, struct drm_npuipc_job *job)
 		job->dst_offset = pick(f, 2) ? 0 : some_size(f);
 		job->size = pick(f, 2) ? 4096 : some_size(f);
 		job->value = job->kind == NPUIPC_JOB_FILL ? pick(f, 300) : 0;
+		break;
+	case NPUIPC_JOB_WAIT_VALUE:
+		job->flags = pick(f, 5);
+		job->timeout_ns = pick(f, 4) ? 10 * 1000 * 1000 : 0;
+		/* fall through */
+	case NPUIPC_JOB_WRITE_VALUE:
+		job->dst = some_handle(f);
+		job->dst_offset = pick(f, 2) ? 8 * pick(f, 512) : some_size(f);
+		job->value = pick(f, 2) ? pick(f, 4) : ~0ULL;
 		break;
 	case NPUIPC_JOB_WAIT_SYNC_FILE:
 		job->object = pool_fd(f);

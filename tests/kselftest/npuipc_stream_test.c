@@ -127,30 +127,6 @@ TEST_F(stream, debugfs_counts_each_kind_of_object_from_creation_to_free)
 	EXPECT_EQ(1, npuipc_debugfs_value(self->fd, "live_objects"));
 }
 
-/* This file's block of debugfs npuipc_streams, into @out; 0 or -1. */
-static int streams_state(int fd, char *out, size_t size)
-{
-	static char all[1 << 16];
-	char path[96], head[64], *start, *end;
-	struct stat st;
-	long long client;
-	char value[32];
-
-	if (fstat(fd, &st) || npuipc_fdinfo_value(fd, "drm-client-id", value, sizeof(value)))
-		return -1;
-	client = strtoll(value, NULL, 10);
-	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%u/npuipc_streams", minor(st.st_rdev));
-	if (npuipc_read_file(path, all, sizeof(all)))
-		return -1;
-	snprintf(head, sizeof(head), "client %lld pid %d\n", client, getpid());
-	start = strstr(all, head);
-	if (!start)
-		return -1;
-	end = strstr(start + 1, "\nclient ");
-	snprintf(out, size, "%.*s", end ? (int)(end - start + 1) : (int)strlen(start), start);
-	return 0;
-}
-
 /*
  * debugfs npuipc_streams shows why a stream does not move: its depth, its
  * head job and what that waits on, and the notify with the parked wait.
@@ -166,7 +142,7 @@ TEST_F(stream, debugfs_shows_each_streams_depth_head_job_and_parked_waits)
 	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, (struct drm_npuipc_job[]){
 		npuipc_gate_job(notify), npuipc_fill_job(self->a, 0, 4096, 9) }, 2, NULL));
 
-	ASSERT_EQ(0, streams_state(self->fd, state, sizeof(state)));
+	ASSERT_EQ(0, npuipc_streams_state(self->fd, state, sizeof(state)));
 	TH_LOG("%s", state);
 	snprintf(line, sizeof(line), "  stream %u: 2 queued, error 0, claim idle\n"
 		 "    head: wait_notify on notify ", self->stream);
@@ -191,7 +167,7 @@ TEST_F(stream, debugfs_shows_each_streams_depth_head_job_and_parked_waits)
 	 */
 	snprintf(line, sizeof(line), "  stream %u: 0 queued, error 0, claim idle\n", self->stream);
 	for (int i = 0; i < 1000; i++) {
-		ASSERT_EQ(0, streams_state(self->fd, state, sizeof(state)));
+		ASSERT_EQ(0, npuipc_streams_state(self->fd, state, sizeof(state)));
 		if (strstr(state, line))
 			break;
 		usleep(10000);
@@ -1562,7 +1538,7 @@ TEST_F(stream, submit_rejects_unknown_job_kind)
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 	job.kind = 0;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
-	job.kind = NPUIPC_JOB_RESET_NOTIFY + 1;
+	job.kind = NPUIPC_JOB_WAIT_VALUE + 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 }
 

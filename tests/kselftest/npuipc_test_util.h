@@ -627,6 +627,30 @@ static inline int npuipc_obj_import(int fd, int obj_fd, uint32_t *handle)
 	return npuipc_obj_import_typed(fd, obj_fd, handle, NULL);
 }
 
+/* This file's block of debugfs npuipc_streams, into @out; 0 or -1. */
+static inline int npuipc_streams_state(int fd, char *out, size_t size)
+{
+	static char all[1 << 16];
+	char path[96], head[64], *start, *end;
+	struct stat st;
+	long long client;
+	char value[32];
+
+	if (fstat(fd, &st) || npuipc_fdinfo_value(fd, "drm-client-id", value, sizeof(value)))
+		return -1;
+	client = strtoll(value, NULL, 10);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%u/npuipc_streams", minor(st.st_rdev));
+	if (npuipc_read_file(path, all, sizeof(all)))
+		return -1;
+	snprintf(head, sizeof(head), "client %lld pid %d\n", client, getpid());
+	start = strstr(all, head);
+	if (!start)
+		return -1;
+	end = strstr(start + 1, "\nclient ");
+	snprintf(out, size, "%.*s", end ? (int)(end - start + 1) : (int)strlen(start), start);
+	return 0;
+}
+
 /* Submits @count jobs; *out_fence gets a sync_file fd when non-NULL. */
 static inline int npuipc_submit(int fd, uint32_t stream, const struct drm_npuipc_job *jobs,
 				unsigned int count, int *out_fence)

@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 9
+#define NPUIPC_UAPI_VERSION 10
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -422,6 +422,14 @@ struct drm_npuipc_obj_import {
  * RECORD_NOTIFY: set notify @object when reached.
  * RESET_NOTIFY: clear notify @object when reached, dropping a record no
  *	wait has consumed; owner only (uapi version 4, NPUIPC_CAP_RESET_NOTIFY).
+ * WRITE_VALUE: store the 64-bit @value at @dst_offset of GEM @dst (8-byte
+ *	aligned, writable) when reached (uapi version 10).
+ * WAIT_VALUE: wait until the 64-bit word at @dst_offset of GEM @dst
+ *	(8-byte aligned) compares true with @value, the comparison being
+ *	@flags, one of NPUIPC_WAIT_VALUE_* (uapi version 10). Anything may
+ *	change the word, a job or a process's mapping: the device re-reads it
+ *	every timer tick (jiffy) while the job waits. Like WAIT_NOTIFY it
+ *	waits on userspace, whatever its timeout (NPUIPC_SUBMIT_OUT_FENCE).
  *
  * WAIT_* jobs take @timeout_ns (0: no timeout). A wait that times out, or
  * whose fence signals an error, fails with that error (-ETIMEDOUT,
@@ -443,10 +451,18 @@ struct drm_npuipc_obj_import {
 #define NPUIPC_JOB_RECORD_EVENT		7
 #define NPUIPC_JOB_RECORD_NOTIFY	8
 #define NPUIPC_JOB_RESET_NOTIFY		9
+#define NPUIPC_JOB_WRITE_VALUE		10
+#define NPUIPC_JOB_WAIT_VALUE		11
+
+/* WAIT_VALUE comparisons (the job's @flags) of the word w with @value. */
+#define NPUIPC_WAIT_VALUE_GEQ		0	/* (__s64)(w - value) >= 0: cyclic */
+#define NPUIPC_WAIT_VALUE_EQ		1	/* w == value */
+#define NPUIPC_WAIT_VALUE_AND		2	/* (w & value) != 0 */
+#define NPUIPC_WAIT_VALUE_NOR		3	/* ~(w | value) != 0 */
 
 struct drm_npuipc_job {
 	__u32 kind;
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* WAIT_VALUE's comparison; otherwise 0 */
 	__u32 dst;
 	__u32 src;
 	__u64 dst_offset;
@@ -489,13 +505,14 @@ struct drm_npuipc_job {
  * Errors:
  *	-EINVAL: unknown flags or job kind, non-zero padding, unused or out
  *		fields, a bad @job_count or @job_size, a range outside its
- *		buffer (overflow-safe), a FILL value above 255, a sync_file fd
+ *		buffer (overflow-safe), a FILL value above 255, a value
+ *		word not 8-byte aligned, an unknown comparison, a sync_file fd
  *		that is not one, a syncobj point with no fence.
  *	-ENOENT: unknown stream, GEM, event, notify or syncobj handle; a
  *		@stream or job object handle of the wrong kind gives -EINVAL.
  *	-EBADF: a WAIT_SYNC_FILE fd that is not open.
- *	-EACCES: a read-only buffer as COPY or FILL target.
- *	-EOPNOTSUPP: a COPY or FILL buffer imported from another exporter
+ *	-EACCES: a read-only buffer as COPY, FILL or WRITE_VALUE target.
+ *	-EOPNOTSUPP: a buffer of a COPY, FILL or value job imported from another exporter
  *		(NPUIPC_BO_FOREIGN): only its exporter may reach its memory.
  *	-EDEADLK: NPUIPC_SUBMIT_OUT_FENCE on a fence that may never signal.
  *	-EPERM: WAIT_NOTIFY or RESET_NOTIFY on a notify this file does not own.
