@@ -342,6 +342,8 @@ Status Device::submit(uint32_t stream, const Job *jobs, uint32_t count) const
     for (uint32_t i = 0; i < count; i++) {
         raw[i] = {};
         raw[i].kind = static_cast<uint32_t>(jobs[i].kind);
+        if (jobs[i].kind == Job::Kind::WaitValue)
+            raw[i].flags = static_cast<uint32_t>(jobs[i].compare);
         raw[i].dst = jobs[i].dst;
         raw[i].src = jobs[i].src;
         raw[i].dst_offset = jobs[i].dst_offset;

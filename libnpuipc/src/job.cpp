@@ -13,6 +13,12 @@ static_assert(static_cast<uint32_t>(Job::Kind::WaitNotify) == NPUIPC_JOB_WAIT_NO
 static_assert(static_cast<uint32_t>(Job::Kind::RecordEvent) == NPUIPC_JOB_RECORD_EVENT);
 static_assert(static_cast<uint32_t>(Job::Kind::RecordNotify) == NPUIPC_JOB_RECORD_NOTIFY);
 static_assert(static_cast<uint32_t>(Job::Kind::ResetNotify) == NPUIPC_JOB_RESET_NOTIFY);
+static_assert(static_cast<uint32_t>(Job::Kind::WriteValue) == NPUIPC_JOB_WRITE_VALUE);
+static_assert(static_cast<uint32_t>(Job::Kind::WaitValue) == NPUIPC_JOB_WAIT_VALUE);
+static_assert(static_cast<uint32_t>(Job::Compare::AtLeast) == NPUIPC_WAIT_VALUE_GEQ);
+static_assert(static_cast<uint32_t>(Job::Compare::Equal) == NPUIPC_WAIT_VALUE_EQ);
+static_assert(static_cast<uint32_t>(Job::Compare::AnyBit) == NPUIPC_WAIT_VALUE_AND);
+static_assert(static_cast<uint32_t>(Job::Compare::NotAllBits) == NPUIPC_WAIT_VALUE_NOR);
 
 namespace {
 
@@ -74,6 +80,29 @@ Job prep_wait_notify(uint32_t notify, uint64_t timeout_ns) noexcept
 Job prep_reset_notify(uint32_t notify) noexcept
 {
     return on_object(Job::Kind::ResetNotify, notify);
+}
+
+Job prep_write_value(uint32_t dst, uint64_t offset, uint64_t value) noexcept
+{
+    Job job;
+    job.kind = Job::Kind::WriteValue;
+    job.dst = dst;
+    job.dst_offset = offset;
+    job.value = value;
+    return job;
+}
+
+Job prep_wait_value(uint32_t dst, uint64_t offset, Job::Compare compare, uint64_t value,
+                    uint64_t timeout_ns) noexcept
+{
+    Job job;
+    job.kind = Job::Kind::WaitValue;
+    job.dst = dst;
+    job.dst_offset = offset;
+    job.compare = compare;
+    job.value = value;
+    job.timeout_ns = timeout_ns;
+    return job;
 }
 
 } // namespace npuipc

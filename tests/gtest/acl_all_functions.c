@@ -153,10 +153,6 @@ static int64_t call_aclrtStreamStop(void)
 { return aclrtStreamStop(NULL); }
 static int64_t call_aclrtPersistentTaskClean(void)
 { return aclrtPersistentTaskClean(NULL); }
-static int64_t call_aclrtValueWrite(void)
-{ return aclrtValueWrite(NULL, 0, 0, NULL); }
-static int64_t call_aclrtValueWait(void)
-{ return aclrtValueWait(NULL, 0, 0, NULL); }
 static int64_t call_aclrtActiveStream(void)
 { return aclrtActiveStream(NULL, NULL); }
 static int64_t call_aclrtSwitchStream(void)
@@ -515,6 +511,8 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtValueWrite),
+    IMPLEMENTED(aclrtValueWait),
     IMPLEMENTED(aclrtMemcpyBatchAsyncV2),
     IMPLEMENTED(aclrtMemcpyBatchAsync),
     IMPLEMENTED(aclrtMemcpyBatchV2),
@@ -746,8 +744,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtStreamStop, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtValueWrite, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtValueWait, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtActiveStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSwitchStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetThreadLastTaskId, NOT_YET, FAILS_WITH_CODE),

@@ -18,6 +18,15 @@ struct Job {
         RecordEvent = 7,
         RecordNotify = 8,
         ResetNotify = 9,
+        WriteValue = 10,
+        WaitValue = 11,
+    };
+    // How a WaitValue job compares the word w with `value`.
+    enum class Compare : uint32_t {
+        AtLeast = 0,    // (int64_t)(w - value) >= 0: counters that wrap
+        Equal = 1,      // w == value
+        AnyBit = 2,     // (w & value) != 0
+        NotAllBits = 3, // ~(w | value) != 0
     };
     Kind kind = Kind::Copy;
     uint32_t dst = 0; // buffer handles
@@ -25,8 +34,9 @@ struct Job {
     uint64_t dst_offset = 0;
     uint64_t src_offset = 0;
     uint64_t size = 0;
-    uint64_t value = 0;      // a fill's byte
+    uint64_t value = 0;      // a fill's byte, a value job's word
     uint32_t object = 0;     // an event or notify handle
+    Compare compare = Compare::AtLeast; // a WaitValue's
     uint64_t timeout_ns = 0; // of a wait; 0 waits without limit
 };
 
@@ -50,6 +60,13 @@ Job prep_record_notify(uint32_t notify) noexcept;
 Job prep_wait_notify(uint32_t notify, uint64_t timeout_ns = 0) noexcept;
 // Clears the notify when the stream gets there.
 Job prep_reset_notify(uint32_t notify) noexcept;
+// Stores the 64-bit `value` at `offset` (8-byte aligned) of buffer `dst`.
+Job prep_write_value(uint32_t dst, uint64_t offset, uint64_t value) noexcept;
+// Holds the stream until the 64-bit word at `offset` (8-byte aligned) of
+// buffer `dst` compares true with `value`; a positive timeout fails the
+// stream with ETIMEDOUT when it passes.
+Job prep_wait_value(uint32_t dst, uint64_t offset, Job::Compare compare, uint64_t value,
+                    uint64_t timeout_ns = 0) noexcept;
 
 } // namespace npuipc
 

@@ -158,11 +158,7 @@ aclError aclrtCntNotifyReset(aclrtCntNotify cntNotify, aclrtStream stream)
 aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId)
 { return not_yet(__func__); }
 
-// Control flow on streams: value write and wait, labels, stream activation and switch.
-aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
-{ return not_yet(__func__); }
+// Control flow on streams: labels, stream activation and switch.
 aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
 { return not_yet(__func__); }
 aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue,
