@@ -71,8 +71,6 @@ static int64_t call_aclrtSetTsDevice(void)
 { return aclrtSetTsDevice((aclrtTsId)0); }
 static int64_t call_aclrtQueryDeviceStatus(void)
 { return aclrtQueryDeviceStatus(0, NULL); }
-static int64_t call_aclrtDeviceTaskAbort(void)
-{ return aclrtDeviceTaskAbort(0, 0); }
 static int64_t call_aclrtGetDeviceUtilizationRate(void)
 { return aclrtGetDeviceUtilizationRate(0, NULL); }
 static int64_t call_aclrtDeviceSetLimit(void)
@@ -103,12 +101,6 @@ static int64_t call_aclrtUnuseStreamResInCurrentThread(void)
 { return aclrtUnuseStreamResInCurrentThread(NULL); }
 static int64_t call_aclrtGetResInCurrentThread(void)
 { return aclrtGetResInCurrentThread((aclrtDevResLimitType)0, NULL); }
-static int64_t call_aclrtRegDeviceStateCallback(void)
-{ return aclrtRegDeviceStateCallback(NULL, NULL, NULL); }
-static int64_t call_aclrtSetDeviceTaskAbortCallback(void)
-{ return aclrtSetDeviceTaskAbortCallback(NULL, NULL, NULL); }
-static int64_t call_aclrtRegStreamStateCallback(void)
-{ return aclrtRegStreamStateCallback(NULL, NULL, NULL); }
 static int64_t call_aclrtGetPrimaryCtxState(void)
 { return aclrtGetPrimaryCtxState(0, NULL, NULL); }
 static int64_t call_aclrtCtxGetSysParamOpt(void)
@@ -149,8 +141,6 @@ static int64_t call_aclrtNpuGetFloatOverFlowStatus(void)
 { return aclrtNpuGetFloatOverFlowStatus(NULL, 0, 0, NULL); }
 static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
 { return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
-static int64_t call_aclrtStreamStop(void)
-{ return aclrtStreamStop(NULL); }
 static int64_t call_aclrtPersistentTaskClean(void)
 { return aclrtPersistentTaskClean(NULL); }
 static int64_t call_aclrtActiveStream(void)
@@ -511,6 +501,11 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtRegStreamStateCallback),
+    IMPLEMENTED(aclrtRegDeviceStateCallback),
+    IMPLEMENTED(aclrtSetDeviceTaskAbortCallback),
+    IMPLEMENTED(aclrtStreamStop),
+    IMPLEMENTED(aclrtDeviceTaskAbort),
     IMPLEMENTED(aclrtValueWrite),
     IMPLEMENTED(aclrtValueWait),
     IMPLEMENTED(aclrtMemcpyBatchAsyncV2),
@@ -703,7 +698,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceTaskAbort, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceUtilizationRate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceSetLimit, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceGetLimit, NOT_YET, FAILS_WITH_CODE),
@@ -719,9 +713,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtUseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtUnuseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtRegDeviceStateCallback, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetDeviceTaskAbortCallback, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtRegStreamStateCallback, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetPrimaryCtxState, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCtxGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCtxSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
@@ -742,7 +733,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtResetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtStreamStop, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtActiveStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSwitchStream, NOT_YET, FAILS_WITH_CODE),

@@ -22,6 +22,19 @@ aclError release_all(Runtime &rt)
     return ACL_SUCCESS;
 }
 
+// The streams `pred` picks, for their DESTROY_PRE; none when no stream
+// state callback would hear of them. With Runtime::mu held.
+template <typename Pred> std::vector<uint64_t> streams_to_report(Runtime &rt, Pred pred)
+{
+    std::vector<uint64_t> out;
+    if (!stream_state_callbacks_registered())
+        return out;
+    for (const auto &entry : rt.objects)
+        if (entry.second->kind == Kind::Stream && pred(static_cast<const Stream &>(*entry.second)))
+            out.push_back(entry.first);
+    return out;
+}
+
 } // namespace
 
 extern "C" {
@@ -118,34 +131,69 @@ aclError aclrtSetDevice(int32_t deviceId)
 {
     return api("aclrtSetDevice", [&] {
         Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
         uint32_t index;
-        if (aclError err = rt.check_device_id(deviceId, index))
-            return err;
-        return rt.set_device(index);
+        bool first;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.check_device_id(deviceId, index))
+                return err;
+            first = rt.devices.find(index) == rt.devices.end();
+        }
+        // Device state callbacks run with no lock held: they may call the API.
+        if (first)
+            notify_device_state(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.set_device(index))
+                return err;
+        }
+        notify_device_state(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
+        return ACL_SUCCESS;
     });
 }
 
 static aclError reset_device(const char *name, int32_t deviceId, bool force)
 {
+    bool released = false;
     aclError err = api(name, [&] {
         Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
         uint32_t index;
-        if (aclError err = rt.check_device_id(deviceId, index))
-            return err;
-        auto it = rt.devices.find(index);
-        // Opened only for VMM physical memory: not set, nothing to reset.
-        if (it == rt.devices.end() || it->second.refs == 0)
+        auto not_set = [&] {
             return fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
-                        "device %d is not set in this process (or was already released)",
-                        deviceId);
-        if (force || --it->second.refs == 0)
+                        "device %d is not set in this process (or was already released)", deviceId);
+        };
+        bool releases;
+        std::vector<uint64_t> streams;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.check_device_id(deviceId, index))
+                return err;
+            auto it = rt.devices.find(index);
+            // Opened only for VMM physical memory: not set, nothing to reset.
+            if (it == rt.devices.end() || it->second.refs == 0)
+                return not_set();
+            releases = force || it->second.refs == 1;
+            if (releases)
+                streams = streams_to_report(rt, [&](const Stream &s) { return s.device == index; });
+        }
+        if (releases) {
+            notify_device_state(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
+            notify_streams_destroyed(streams);
+        }
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto it = rt.devices.find(index);
+        if (it == rt.devices.end() || it->second.refs == 0) // by another thread meanwhile
+            return not_set();
+        if (force || --it->second.refs == 0) {
             rt.release_device(index);
+            released = true;
+        }
         return ACL_SUCCESS;
     });
     wait_for_running_copy(Runtime::get()); // its stream's copies were dropped
     Runtime::get().revoke_pending();
+    if (released)
+        notify_device_state(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
     return err;
 }
 
@@ -277,6 +325,17 @@ aclError aclrtDestroyContext(aclrtContext context)
         if (!context)
             return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
         Runtime &rt = Runtime::get();
+        const uint64_t token = reinterpret_cast<uintptr_t>(context);
+        std::vector<uint64_t> going;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            auto ctx = rt.find<Context>(context, Kind::Context);
+            if (!ctx || ctx->is_default)
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a context made by aclrtCreateContext",
+                            context);
+            going = streams_to_report(rt, [&](const Stream &s) { return s.context == token; });
+        }
+        notify_streams_destroyed(going);
         std::lock_guard<std::mutex> lock(rt.mu);
         auto ctx = rt.find<Context>(context, Kind::Context);
         if (!ctx || ctx->is_default)

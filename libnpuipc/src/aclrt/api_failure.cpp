@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "aclrt/runtime.h"
+#include "clock.h"
 
 using namespace npuipc;
 using namespace npuipc_rt;
+using namespace npuipc_clock;
 
 namespace {
 
@@ -101,6 +103,70 @@ aclError aclrtStreamAbort(aclrtStream stream)
         Status st = abort_stream_work(Runtime::get(), *s);
         if (!st.ok())
             return fail_errno(st.error(), Op::Generic, "aborting the stream");
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtStreamStop(aclrtStream stream)
+{
+    return api("aclrtStreamStop", [&] {
+        // As CANN: a stream named, never the default one.
+        if (!stream)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "stream is NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (s->is_default)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is a context's default stream", stream);
+        if (s->aborting.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream is being aborted");
+        Status st = abort_stream_work(Runtime::get(), *s);
+        if (!st.ok())
+            return fail_errno(st.error(), Op::Generic, "stopping the stream");
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
+{
+    return api("aclrtDeviceTaskAbort", [&] {
+        // CANN's longest timeout: 36 minutes, in ms; 0 waits for ever.
+        constexpr uint32_t kMaxTimeoutMs = 36 * 60 * 1000;
+        if (timeout > kMaxTimeoutMs)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %u ms is above %u", timeout, kMaxTimeoutMs);
+        Runtime &rt = Runtime::get();
+        const int64_t start = now_ms();
+        auto left = [&]() -> uint32_t {
+            if (!timeout)
+                return 0;
+            const int64_t spent = now_ms() - start;
+            return spent >= timeout ? 1 : static_cast<uint32_t>(timeout - spent);
+        };
+        std::vector<std::shared_ptr<Stream>> streams;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            uint32_t index;
+            if (aclError err = rt.check_device_id(deviceId, index))
+                return err;
+            auto it = rt.devices.find(index);
+            if (it == rt.devices.end() || it->second.refs == 0)
+                return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %d is not set in this process", deviceId);
+            for (const auto &entry : rt.objects)
+                if (entry.second->kind == Kind::Stream && entry.second->device == index)
+                    streams.push_back(std::static_pointer_cast<Stream>(entry.second));
+        }
+        if (int32_t rc = notify_task_abort(deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE, left()))
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "a task-abort callback refused the abort (%d)", rc);
+        for (const auto &s : streams) {
+            Status st = abort_stream_work(rt, *s);
+            if (!st.ok() && st.error() != ENOENT) // a stream destroyed meanwhile is done
+                return fail_errno(st.error(), Op::Generic, "aborting a stream of the device");
+        }
+        if (timeout && now_ms() - start > timeout)
+            return fail(ACL_ERROR_RT_WAIT_TIMEOUT, "the abort took more than %u ms", timeout);
+        if (int32_t rc = notify_task_abort(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, left()))
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "a task-abort callback failed after the abort (%d)",
+                        rc);
         return ACL_SUCCESS;
     });
 }

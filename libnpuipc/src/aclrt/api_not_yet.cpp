@@ -80,15 +80,6 @@ aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalize
 // Errors and state: last errors, exception information, state callbacks, memory errors.
 aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
 { return not_yet(__func__); }
-aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback,
-                                     void *args)
-{ return not_yet(__func__); }
-aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbortCallback callback,
-                                         void *args)
-{ return not_yet(__func__); }
-aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback,
-                                     void *args)
-{ return not_yet(__func__); }
 aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
 { return not_yet(__func__); }
 aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize,
@@ -127,11 +118,7 @@ aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 { return not_yet(__func__); }
 
 // Streams: configuration, priorities, ids, attributes, failure mode, abort and stop.
-aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
-{ return not_yet(__func__); }
 aclError aclrtSetOpWaitTimeout(uint32_t timeout)
-{ return not_yet(__func__); }
-aclError aclrtStreamStop(aclrtStream stream)
 { return not_yet(__func__); }
 aclError aclrtPersistentTaskClean(aclrtStream stream)
 { return not_yet(__func__); }

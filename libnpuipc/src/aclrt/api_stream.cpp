@@ -132,6 +132,7 @@ aclError destroy(const char *name, aclrtStream handle, bool wait)
                 return fail(ACL_ERROR_RT_PARAM_INVALID,
                             "%p is a context's default stream, which goes with its context", handle);
         }
+        notify_stream_state(handle, ACL_RT_STREAM_STATE_DESTROY_PRE);
         aclError result = ACL_SUCCESS;
         if (wait)
             result = synchronize(*stream, -1);
@@ -202,6 +203,7 @@ aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags)
     if (aclError err = apply_failure_mode(*ctx, *s))
         return err;
     *stream = reinterpret_cast<aclrtStream>(rt.add_object(std::move(s)));
+    defer_stream_state(*stream, ACL_RT_STREAM_STATE_CREATE_POST);
     return ACL_SUCCESS;
 }
 

@@ -396,6 +396,7 @@ aclError Runtime::resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &ou
         return err;
     out = std::move(s);
     ctx->default_stream = add_object(out);
+    defer_stream_state(reinterpret_cast<aclrtStream>(ctx->default_stream), ACL_RT_STREAM_STATE_CREATE_POST);
     return ACL_SUCCESS;
 }
 

@@ -626,6 +626,7 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
 } // namespace npuipc_rt
 
 #include "aclrt/errors.h"
+#include "aclrt/state_callbacks.h"
 
 namespace npuipc_rt {
 using namespace npuipc;
@@ -657,7 +658,10 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
         return fail(ACL_ERROR_UNINITIALIZE,
                     "this process is a fork child: the parent's runtime cannot be used; call aclInit first");
     try {
-        return fn();
+        aclError rc = fn();
+        if (scope.outermost())
+            run_deferred_state_callbacks();
+        return rc;
     } catch (const std::bad_alloc &) {
         return fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
     } catch (...) {
