@@ -369,19 +369,26 @@ static bool npuipc_job_expired(struct npuipc_job *job)
 
 /*
  * Starts the job's deadline on its first wait, and re-arms the timer on
- * later ones: the timer wheel may fire very long timeouts early.
+ * later ones (the timer wheel may fire very long timeouts early): at the
+ * deadline, or in @poll jiffies if that is sooner (0: no poll).
  */
-static void npuipc_job_arm_deadline(struct npuipc_job *job)
+static void npuipc_job_arm_timer(struct npuipc_job *job, unsigned long poll)
 {
-	if (!job->timeout_jiffies)
+	unsigned long delay = poll;
+
+	if (job->timeout_jiffies) {
+		unsigned long left;
+
+		if (!job->deadline_armed) {
+			job->deadline = jiffies + job->timeout_jiffies;
+			job->deadline_armed = true;
+		}
+		left = npuipc_job_expired(job) ? 0 : job->deadline - jiffies;
+		delay = poll ? min(poll, left) : left;
+	} else if (!poll) {
 		return;
-	if (!job->deadline_armed) {
-		job->deadline = jiffies + job->timeout_jiffies;
-		job->deadline_armed = true;
 	}
-	if (!npuipc_job_expired(job))
-		mod_delayed_work(npuipc_engine_wq, &job->stream->timeout_work,
-				 job->deadline - jiffies);
+	mod_delayed_work(npuipc_engine_wq, &job->stream->timeout_work, delay);
 }
 
 static int npuipc_job_wait_fence(struct npuipc_job *job)
@@ -409,7 +416,7 @@ static int npuipc_job_wait_fence(struct npuipc_job *job)
 		job->cb_armed = false;
 		return -ETIMEDOUT;
 	}
-	npuipc_job_arm_deadline(job);
+	npuipc_job_arm_timer(job, 0);
 	return -EINPROGRESS;
 }
 
@@ -418,13 +425,18 @@ static int npuipc_job_wait_notify(struct npuipc_job *job)
 	int ret = npuipc_notify_wait(job->notify, job, npuipc_job_expired(job));
 
 	if (ret == -EINPROGRESS)
-		npuipc_job_arm_deadline(job);
+		npuipc_job_arm_timer(job, 0);
 	return ret;
 }
 
+/* The longest a WAIT_VALUE job goes without reading its word. */
+#define NPUIPC_VALUE_POLL_MAX_MS	16
+
 /*
  * The device polls a WAIT_VALUE job's word: nothing tells it when a
- * process's mapping changes it. Re-read every tick until the deadline.
+ * process's mapping changes it. Re-read on the next tick, then at
+ * intervals doubling up to NPUIPC_VALUE_POLL_MAX_MS, so that a wait that
+ * lasts costs little; until the deadline.
  */
 static int npuipc_job_wait_value(struct npuipc_job *job)
 {
@@ -434,8 +446,9 @@ static int npuipc_job_wait_value(struct npuipc_job *job)
 		return ret < 0 ? ret : 0;
 	if (npuipc_job_expired(job))
 		return -ETIMEDOUT;
-	npuipc_job_arm_deadline(job);
-	mod_delayed_work(npuipc_engine_wq, &job->stream->timeout_work, 1);
+	job->poll_jiffies = clamp(2 * job->poll_jiffies, 1UL,
+				  msecs_to_jiffies(NPUIPC_VALUE_POLL_MAX_MS));
+	npuipc_job_arm_timer(job, job->poll_jiffies);
 	return -EINPROGRESS;
 }
 

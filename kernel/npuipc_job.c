@@ -249,6 +249,19 @@ static void npuipc_engine_copy(struct iosys_map *dst, size_t doff, const struct 
 	}
 }
 
+/* @n bytes (whole words) of a mapped page from @off set to the word @value. */
+static void npuipc_fill_u32(struct iosys_map *dst, size_t off, u32 value, size_t n)
+{
+	size_t k;
+
+	if (!dst->is_iomem) {
+		memset32(dst->vaddr + off, value, n / sizeof(u32));
+		return;
+	}
+	for (k = 0; k < n; k += sizeof(u32))
+		iosys_map_wr(dst, off + k, u32, value);
+}
+
 /*
  * Leaves what npuipc_job_enter() entered. Write-combined stores to a BAR
  * are ordered (wmb(), sfence on x86) before the device may go and before
@@ -334,6 +347,8 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 					   npuipc_mem_pfn(smem, s >> PAGE_SHIFT) ==
 					   npuipc_mem_pfn(dmem, d >> PAGE_SHIFT));
 			npuipc_mem_unmap_page(&src);
+		} else if (job->flags & NPUIPC_FILL_U32) {
+			npuipc_fill_u32(&dst, offset_in_page(d), job->value, n);
 		} else {
 			iosys_map_memset(&dst, offset_in_page(d), job->value, n);
 		}
@@ -412,7 +427,7 @@ int npuipc_job_value_reached(struct npuipc_job *job)
 	w = iosys_map_rd(&map, offset_in_page(job->dst_offset), u64);
 	npuipc_job_unmap_word(job, &map, idx);
 
-	switch (job->compare) {
+	switch (job->flags) {
 	case NPUIPC_WAIT_VALUE_GEQ:	/* cyclic, as a counter that wraps */
 		return (s64)(w - job->value) >= 0;
 	case NPUIPC_WAIT_VALUE_EQ:
@@ -518,9 +533,10 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 	struct npuipc_object *obj;
 	int ret;
 
-	if (npuipc_refuse(drm, in->pad ||
-			  (in->flags && (in->kind != NPUIPC_JOB_WAIT_VALUE ||
-					 in->flags > NPUIPC_WAIT_VALUE_NOR))))
+	if (npuipc_refuse(drm, in->pad))
+		return -EINVAL;
+	if (npuipc_refuse(drm, in->kind == NPUIPC_JOB_WAIT_VALUE ? in->flags > NPUIPC_WAIT_VALUE_NOR :
+			  in->kind == NPUIPC_JOB_FILL ? in->flags & ~NPUIPC_FILL_FLAGS_VALID : in->flags))
 		return -EINVAL;
 	if (npuipc_refuse(drm, !uses_buffers && !value_job &&
 			  (in->dst || in->src || in->dst_offset || in->src_offset || in->size)))
@@ -540,7 +556,7 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 	job->dst_offset = in->dst_offset;
 	job->src_offset = in->src_offset;
 	job->size = in->size;
-	job->compare = in->flags;
+	job->flags = in->flags;
 	if (in->timeout_ns)
 		job->timeout_jiffies = npuipc_timeout_jiffies(in->timeout_ns);
 
@@ -558,7 +574,12 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 			ret = -EINVAL;
 		break;
 	case NPUIPC_JOB_FILL:
-		if (npuipc_refuse(drm, in->src || in->src_offset || in->value > 0xff))
+		if (npuipc_refuse(drm, in->src || in->src_offset ||
+				  in->value > (in->flags & NPUIPC_FILL_U32 ? U32_MAX : 0xff)))
+			return -EINVAL;
+		/* Whole words: each page's stretch of the fill is too. */
+		if (npuipc_refuse(drm, (in->flags & NPUIPC_FILL_U32) &&
+				  !IS_ALIGNED(in->dst_offset | in->size, sizeof(u32))))
 			return -EINVAL;
 		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, in->size,
 					      true, &job->dst);
@@ -675,7 +696,7 @@ void npuipc_job_show(struct seq_file *m, struct npuipc_job *job)
 	if (npuipc_job_is_bulk(job))
 		seq_printf(m, " of %llu bytes", job->size);
 	if (job->kind == NPUIPC_JOB_WAIT_VALUE)
-		seq_printf(m, " for word %s %#llx at offset %llu", npuipc_wait_value_names[job->compare],
+		seq_printf(m, " for word %s %#llx at offset %llu", npuipc_wait_value_names[job->flags],
 			   job->value, job->dst_offset);
 	if (job->notify)
 		seq_printf(m, " on notify %p%s", job->notify,

@@ -36,7 +36,7 @@ struct npuipc_job {
 	struct npuipc_bo *dst, *src;
 	u64 dst_offset, src_offset, size;
 	u64 value;		/* FILL's byte, or a value job's word */
-	u32 compare;		/* WAIT_VALUE: NPUIPC_WAIT_VALUE_* */
+	u32 flags;		/* WAIT_VALUE's comparison, FILL's NPUIPC_FILL_U32 */
 
 	struct dma_fence *wait_fence;
 	struct dma_fence_cb cb;
@@ -44,6 +44,7 @@ struct npuipc_job {
 	/* WAIT_* timeout, counted from when the wait starts; 0: none. */
 	unsigned long timeout_jiffies;
 	unsigned long deadline;		/* valid once deadline_armed */
+	unsigned long poll_jiffies;	/* WAIT_VALUE: the last interval between reads */
 	bool deadline_armed;
 
 	struct npuipc_event *event;

@@ -344,6 +344,8 @@ Status Device::submit(uint32_t stream, const Job *jobs, uint32_t count) const
         raw[i].kind = static_cast<uint32_t>(jobs[i].kind);
         if (jobs[i].kind == Job::Kind::WaitValue)
             raw[i].flags = static_cast<uint32_t>(jobs[i].compare);
+        if (jobs[i].fill_words)
+            raw[i].flags = NPUIPC_FILL_U32;
         raw[i].dst = jobs[i].dst;
         raw[i].src = jobs[i].src;
         raw[i].dst_offset = jobs[i].dst_offset;

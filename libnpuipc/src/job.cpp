@@ -57,6 +57,14 @@ Job prep_fill(uint32_t dst, uint64_t offset, uint64_t size, uint8_t byte) noexce
     return job;
 }
 
+Job prep_fill_u32(uint32_t dst, uint64_t offset, uint64_t size, uint32_t word) noexcept
+{
+    Job job = prep_fill(dst, offset, size, 0);
+    job.fill_words = true;
+    job.value = word;
+    return job;
+}
+
 Job prep_record_event(uint32_t event) noexcept
 {
     return on_object(Job::Kind::RecordEvent, event);

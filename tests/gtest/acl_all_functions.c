@@ -101,8 +101,6 @@ static int64_t call_aclrtUnuseStreamResInCurrentThread(void)
 { return aclrtUnuseStreamResInCurrentThread(NULL); }
 static int64_t call_aclrtGetResInCurrentThread(void)
 { return aclrtGetResInCurrentThread((aclrtDevResLimitType)0, NULL); }
-static int64_t call_aclrtGetPrimaryCtxState(void)
-{ return aclrtGetPrimaryCtxState(0, NULL, NULL); }
 static int64_t call_aclrtCtxGetSysParamOpt(void)
 { return aclrtCtxGetSysParamOpt((aclSysParamOpt)0, NULL); }
 static int64_t call_aclrtCtxSetSysParamOpt(void)
@@ -186,14 +184,8 @@ static int64_t call_aclrtCntNotifyReset(void)
 { return aclrtCntNotifyReset(NULL, NULL); }
 static int64_t call_aclrtCntNotifyGetId(void)
 { return aclrtCntNotifyGetId(NULL, NULL); }
-static int64_t call_aclrtMallocCached(void)
-{ return aclrtMallocCached(NULL, 0, (aclrtMemMallocPolicy)0); }
 static int64_t call_aclrtMallocForTaskScheduler(void)
 { return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
-static int64_t call_aclrtFreeWithDevSync(void)
-{ return aclrtFreeWithDevSync(NULL); }
-static int64_t call_aclrtFreeHostWithDevSync(void)
-{ return aclrtFreeHostWithDevSync(NULL); }
 static int64_t call_aclrtMemAllocManaged(void)
 { return aclrtMemAllocManaged(NULL, 0, 0); }
 static int64_t call_aclrtHostRegister(void)
@@ -206,8 +198,6 @@ static int64_t call_aclrtHostUnregister(void)
 { return aclrtHostUnregister(NULL); }
 static int64_t call_aclrtHostMemMapCapabilities(void)
 { return aclrtHostMemMapCapabilities(0, (aclrtHacType)0, NULL); }
-static int64_t call_aclrtCheckMemType(void)
-{ return aclrtCheckMemType(NULL, 0, 0, NULL, 0); }
 static int64_t call_aclrtGetMemUceInfo(void)
 { return aclrtGetMemUceInfo(0, NULL, 0, NULL); }
 static int64_t call_aclrtMemUceRepair(void)
@@ -233,10 +223,6 @@ static int64_t call_aclrtMemcpyAsyncWithDesc(void)
 { return aclrtMemcpyAsyncWithDesc(NULL, (aclrtMemcpyKind)0, NULL); }
 static int64_t call_aclrtMemcpyAsyncWithOffset(void)
 { return aclrtMemcpyAsyncWithOffset(NULL, 0, 0, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtMemsetD32(void)
-{ return aclrtMemsetD32(NULL, 0, 0, 0); }
-static int64_t call_aclrtMemsetD32Async(void)
-{ return aclrtMemsetD32Async(NULL, 0, 0, 0, NULL); }
 static int64_t call_aclrtReduceAsync(void)
 { return aclrtReduceAsync(NULL, NULL, 0, (aclrtReduceKind)0, (aclDataType)0, NULL, NULL); }
 static int64_t call_aclrtRandomNumAsync(void)
@@ -253,10 +239,6 @@ static int64_t call_aclrtMemcpyToSymbol(void)
 { return aclrtMemcpyToSymbol(NULL, NULL, 0, 0, (aclrtMemcpyKind)0); }
 static int64_t call_aclrtMemcpyToSymbolAsync(void)
 { return aclrtMemcpyToSymbolAsync(NULL, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtMemFlush(void)
-{ return aclrtMemFlush(NULL, 0); }
-static int64_t call_aclrtMemInvalidate(void)
-{ return aclrtMemInvalidate(NULL, 0); }
 static int64_t call_aclrtCmoAsync(void)
 { return aclrtCmoAsync(NULL, 0, (aclrtCmoType)0, NULL); }
 static int64_t call_aclrtCmoAsyncWithBarrier(void)
@@ -501,6 +483,15 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemsetD32),
+    IMPLEMENTED(aclrtMemsetD32Async),
+    IMPLEMENTED(aclrtMallocCached),
+    IMPLEMENTED(aclrtFreeWithDevSync),
+    IMPLEMENTED(aclrtFreeHostWithDevSync),
+    IMPLEMENTED(aclrtMemFlush),
+    IMPLEMENTED(aclrtMemInvalidate),
+    IMPLEMENTED(aclrtCheckMemType),
+    IMPLEMENTED(aclrtGetPrimaryCtxState),
     IMPLEMENTED(aclrtRegStreamStateCallback),
     IMPLEMENTED(aclrtRegDeviceStateCallback),
     IMPLEMENTED(aclrtSetDeviceTaskAbortCallback),
@@ -713,7 +704,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtUseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtUnuseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtGetPrimaryCtxState, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCtxGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCtxSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
@@ -755,17 +745,13 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtCntNotifyWaitWithTimeout, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyReset, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyGetId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMallocCached, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtFreeWithDevSync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtFreeHostWithDevSync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostRegisterV2, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostGetDevicePointer, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostUnregister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostMemMapCapabilities, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCheckMemType, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemUceRepair, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedAdvise, NOT_YET, FAILS_WITH_CODE),
@@ -778,8 +764,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtSetMemcpyDesc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyAsyncWithOffset, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemsetD32, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemsetD32Async, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtReduceAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),
@@ -788,8 +772,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemcpyFromSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyToSymbol, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyToSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtMemFlush, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemInvalidate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCmoAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCmoAsyncWithBarrier, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCmoWaitBarrier, NOT_YET, FAILS_WITH_CODE),

@@ -200,9 +200,9 @@ TEST_F(AclStateTest, DeviceTaskAbortEndsTheWorkOfEveryStreamOfTheDeviceBetweenIt
     ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx));
     aclrtStream a = nullptr, b = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&a));
+    Hold(a, 0);
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateContext(&other, 0)); // a stream of another context too
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&b));
-    Hold(a, 0);
     Hold(b, 1);
     EXPECT_EQ(ACL_SUCCESS, aclrtDeviceTaskAbort(0, 0));
     ASSERT_EQ(2u, seen_.aborts.size());

@@ -92,7 +92,7 @@ TEST_F(AclValueTest, AWaitHoldsItsStreamUntilAWriteOnAnotherStreamReleasesIt)
 {
     QueueHeldWait(ACL_STREAM_WAIT_VALUE_EQ, 100);
     ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(word_, 100, 0, b_));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(b_));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b_, kSyncTimeoutMs));
     ExpectReleased();
     EXPECT_EQ(100u, Word());
 }
@@ -152,30 +152,37 @@ TEST_F(AclValueTest, TwoThreadsAsInCannsMultiStreamSample)
     aclrtContext ctx = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx));
     aclError waited = ACL_ERROR_INTERNAL_ERROR, wrote = ACL_ERROR_INTERNAL_ERROR;
+    uint8_t marker_before_write = 0xff;
     std::thread waiter([&] {
         aclrtSetCurrentContext(ctx);
         waited = aclrtValueWait(word_, 100, ACL_STREAM_WAIT_VALUE_EQ, a_);
         if (waited == ACL_SUCCESS)
-            waited = aclrtSynchronizeStream(a_);
+            waited = aclrtMemsetAsync(marker_, 1, 0x5a, 1, a_);
+        if (waited == ACL_SUCCESS)
+            waited = aclrtSynchronizeStreamWithTimeout(a_, kSyncTimeoutMs);
     });
     std::thread writer([&] {
         aclrtSetCurrentContext(ctx);
         std::this_thread::sleep_for(std::chrono::milliseconds(kHeldMs));
+        // The waiter's set is held until this write, wherever it got.
+        aclrtMemcpy(&marker_before_write, 1, marker_, 1, ACL_MEMCPY_DEVICE_TO_HOST);
         wrote = aclrtValueWrite(word_, 100, 0, b_);
         if (wrote == ACL_SUCCESS)
-            wrote = aclrtSynchronizeStream(b_);
+            wrote = aclrtSynchronizeStreamWithTimeout(b_, kSyncTimeoutMs);
     });
     writer.join();
     waiter.join();
     EXPECT_EQ(ACL_SUCCESS, waited);
     EXPECT_EQ(ACL_SUCCESS, wrote);
+    EXPECT_EQ(0, marker_before_write);
+    EXPECT_EQ(0x5a, Marker());
 }
 
 TEST_F(AclValueTest, TheDefaultStreamTakesBoth)
 {
     ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(word_, 9, 0, nullptr));
     ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(word_, 9, ACL_STREAM_WAIT_VALUE_EQ, nullptr));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(nullptr, kSyncTimeoutMs));
     EXPECT_EQ(9u, Word());
 }
 
@@ -183,11 +190,11 @@ TEST_F(AclValueTest, AnAbortEndsAWaitAndTheTasksBehindItDoNotRun)
 {
     QueueHeldWait(ACL_STREAM_WAIT_VALUE_EQ, 1);
     EXPECT_EQ(ACL_SUCCESS, aclrtStreamAbort(a_));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(a_));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a_, kSyncTimeoutMs));
     EXPECT_EQ(0, Marker());
     // The stream works again.
     ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(word_, 3, 0, a_));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(a_));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a_, kSyncTimeoutMs));
     EXPECT_EQ(3u, Word());
 }
 
@@ -220,10 +227,22 @@ TEST_F(AclValueTest, RefusedArgumentsHaveCannsCodesAndQueueNothing)
     ExpectRefusedWithNothingQueued(aclrtValueWait(host, 1, 0, a_), ACL_ERROR_RT_PARAM_INVALID);
     EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(host));
     EXPECT_EQ(0u, on_stack);
-    // Handles it did not issue.
+    // Handles it did not issue; as CANN, the stream is checked before the flag.
     int not_a_stream = 0;
     ExpectRefusedWithNothingQueued(aclrtValueWrite(word_, 1, 0, &not_a_stream), ACL_ERROR_RT_INVALID_HANDLE);
     ExpectRefusedWithNothingQueued(aclrtValueWait(word_, 1, 0, &not_a_stream), ACL_ERROR_RT_INVALID_HANDLE);
+    ExpectRefusedWithNothingQueued(aclrtValueWrite(word_, 1, 1, &not_a_stream), ACL_ERROR_RT_INVALID_HANDLE);
+    // A stream of another context.
+    aclrtContext mine = nullptr, other = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&mine));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateContext(&other, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(mine));
+    aclrtStream theirs = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(other));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&theirs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(mine));
+    ExpectRefusedWithNothingQueued(aclrtValueWrite(word_, 1, 0, theirs), ACL_ERROR_RT_STREAM_CONTEXT);
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyContext(other));
 }
 
 TEST_F(AclValueTest, TheDefaultStreamWithoutAContextIsContextNull)

@@ -1621,6 +1621,12 @@ TEST_F(stream, submit_rejects_nonzero_unused_fields)
 	ASSERT_EQ(0, npuipc_obj_create(self->fd, NPUIPC_OBJ_EVENT, &event));
 
 	job = npuipc_fill_job(self->b, 0, 4096, 1);
+	job.flags = NPUIPC_FILL_U32 << 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_copy_job(self->b, 0, self->b, 8192, 4096);
+	job.flags = 1;
+	expect_submit_rejected(_metadata, self, job, -EINVAL);
+	job = npuipc_object_job(NPUIPC_JOB_RECORD_EVENT, event);
 	job.flags = 1;
 	expect_submit_rejected(_metadata, self, job, -EINVAL);
 	job = npuipc_fill_job(self->b, 0, 4096, 1);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Value jobs: WRITE_VALUE stores a 64-bit word when its stream reaches it;
+ * Word jobs. WRITE_VALUE stores a 64-bit word when its stream reaches it;
  * WAIT_VALUE holds its stream until a word compares true, whoever changes
  * it (a job of another stream, or a process through its mapping). Each
  * comparison, timeouts, aborts, the fence export rule, and every input
- * SUBMIT refuses for them.
+ * SUBMIT refuses for them. A FILL with NPUIPC_FILL_U32 sets 32-bit words.
  */
 #include <stdint.h>
 
@@ -175,6 +175,15 @@ TEST_F(value, a_write_value_on_another_stream_releases_the_wait)
 	EXPECT_TRUE(npuipc_all_bytes_are(self->map + MARKER, 4096, 0x5a));
 }
 
+TEST_F(value, the_last_word_of_a_buffer_is_one)
+{
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, write_value_job(self->buf, 64 * 1024 - 8, 5)));
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream,
+				    wait_value_job(self->buf, 64 * 1024 - 8, NPUIPC_WAIT_VALUE_EQ, 5)));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 5 * SEC_NS, 0, NULL));
+	EXPECT_EQ(5, *word(self, 64 * 1024 - 8));
+}
+
 TEST_F(value, a_wait_that_is_already_true_completes_at_once)
 {
 	*word(self, WORD) = 9;
@@ -252,8 +261,9 @@ TEST_F(value, submit_refuses_bad_value_jobs)
 	expect_refused(_metadata, self, write_value_job(self->buf, WORD + 4, 1), -EINVAL);
 	expect_refused(_metadata, self, wait_value_job(self->buf, WORD + 1, 0, 1), -EINVAL);
 	expect_refused(_metadata, self, write_value_job(self->buf, 64 * 1024, 1), -EINVAL);
-	expect_refused(_metadata, self, write_value_job(self->buf, 64 * 1024 - 4, 1), -EINVAL);
 	expect_refused(_metadata, self, wait_value_job(self->buf, 64 * 1024, 0, 1), -EINVAL);
+	expect_refused(_metadata, self, wait_value_job(self->buf, ~7ULL, 0, 1), -EINVAL);
+	expect_refused(_metadata, self, write_value_job(self->buf, ~7ULL, 1), -EINVAL);
 	expect_refused(_metadata, self, wait_value_job(self->buf, WORD, NPUIPC_WAIT_VALUE_NOR + 1, 1),
 		       -EINVAL);
 	job = write_value_job(self->buf, WORD, 1);
@@ -279,9 +289,47 @@ TEST_F(value, submit_refuses_bad_value_jobs)
 	expect_refused(_metadata, self, job, -EINVAL);
 	expect_refused(_metadata, self, write_value_job(0xdead, WORD, 1), -ENOENT);
 	expect_refused(_metadata, self, wait_value_job(0xdead, WORD, 0, 1), -ENOENT);
-	/* Other kinds still take no flags. */
-	job = npuipc_fill_job(self->buf, 0, 8, 1);
+	/* Other kinds still take no flags, FILL only its own. */
+	job = npuipc_copy_job(self->buf, 0, self->buf, 4096, 8);
 	job.flags = NPUIPC_WAIT_VALUE_EQ;
+	expect_refused(_metadata, self, job, -EINVAL);
+	job = npuipc_fill_job(self->buf, 0, 8, 1);
+	job.flags = NPUIPC_FILL_U32 << 1;
+	expect_refused(_metadata, self, job, -EINVAL);
+}
+
+TEST_F(value, a_word_fill_sets_each_32_bit_word_of_its_range_across_pages)
+{
+	struct drm_npuipc_job job = npuipc_fill_job(self->buf, 4092, 8200, 0);
+	size_t i;
+
+	memset(self->map, 0xee, 16384);
+	job.flags = NPUIPC_FILL_U32;
+	job.value = 0xdeadbeef;
+	ASSERT_EQ(0, npuipc_submit1(self->fd, self->stream, job));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 5 * SEC_NS, 0, NULL));
+	for (i = 4092; i < 4092 + 8200; i += 4)
+		ASSERT_EQ(0xdeadbeef, *(volatile uint32_t *)(self->map + i)) TH_LOG("offset %zu", i);
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map, 4092, 0xee));
+	EXPECT_TRUE(npuipc_all_bytes_are(self->map + 4092 + 8200, 16384 - 4092 - 8200, 0xee));
+}
+
+TEST_F(value, a_word_fill_needs_whole_words_and_a_32_bit_value)
+{
+	struct drm_npuipc_job job = npuipc_fill_job(self->buf, 8, 16, 0);
+
+	job.flags = NPUIPC_FILL_U32;
+	job.value = 0x100000000ULL;
+	expect_refused(_metadata, self, job, -EINVAL);
+	job.value = 1;
+	job.dst_offset = 2;
+	expect_refused(_metadata, self, job, -EINVAL);
+	job.dst_offset = 8;
+	job.size = 6;
+	expect_refused(_metadata, self, job, -EINVAL);
+	/* Without the flag, the value is still one byte. */
+	job = npuipc_fill_job(self->buf, 8, 16, 0);
+	job.value = 0x100;
 	expect_refused(_metadata, self, job, -EINVAL);
 }
 

@@ -411,7 +411,9 @@ struct drm_npuipc_obj_import {
  * Job kinds. Fields a kind does not use must be 0.
  *
  * COPY: @size bytes from GEM @src at @src_offset to GEM @dst at @dst_offset.
- * FILL: @size bytes of GEM @dst at @dst_offset set to the byte @value.
+ * FILL: @size bytes of GEM @dst at @dst_offset set to the byte @value; with
+ *	@flags NPUIPC_FILL_U32 (uapi version 10), @dst_offset and @size whole
+ *	32-bit words, each set to the word @value.
  * WAIT_SYNC_FILE: wait for the sync_file fd @object (taken at submit).
  * WAIT_SYNCOBJ: wait for syncobj @object at timeline point @value (0 for a
  *	binary syncobj); the point must have a fence at submit.
@@ -428,7 +430,8 @@ struct drm_npuipc_obj_import {
  *	(8-byte aligned) compares true with @value, the comparison being
  *	@flags, one of NPUIPC_WAIT_VALUE_* (uapi version 10). Anything may
  *	change the word, a job or a process's mapping: the device re-reads it
- *	every timer tick (jiffy) while the job waits. Like WAIT_NOTIFY it
+ *	while the job waits, on the next timer tick, then at intervals
+ *	doubling up to 16 ms. Like WAIT_NOTIFY it
  *	waits on userspace, whatever its timeout (NPUIPC_SUBMIT_OUT_FENCE).
  *
  * WAIT_* jobs take @timeout_ns (0: no timeout). A wait that times out, or
@@ -454,6 +457,10 @@ struct drm_npuipc_obj_import {
 #define NPUIPC_JOB_WRITE_VALUE		10
 #define NPUIPC_JOB_WAIT_VALUE		11
 
+/* FILL's @flags. */
+#define NPUIPC_FILL_U32			(1U << 0)
+#define NPUIPC_FILL_FLAGS_VALID		NPUIPC_FILL_U32
+
 /* WAIT_VALUE comparisons (the job's @flags) of the word w with @value. */
 #define NPUIPC_WAIT_VALUE_GEQ		0	/* (__s64)(w - value) >= 0: cyclic */
 #define NPUIPC_WAIT_VALUE_EQ		1	/* w == value */
@@ -462,7 +469,7 @@ struct drm_npuipc_obj_import {
 
 struct drm_npuipc_job {
 	__u32 kind;
-	__u32 flags;		/* WAIT_VALUE's comparison; otherwise 0 */
+	__u32 flags;		/* FILL's NPUIPC_FILL_*, WAIT_VALUE's comparison; otherwise 0 */
 	__u32 dst;
 	__u32 src;
 	__u64 dst_offset;
@@ -505,7 +512,8 @@ struct drm_npuipc_job {
  * Errors:
  *	-EINVAL: unknown flags or job kind, non-zero padding, unused or out
  *		fields, a bad @job_count or @job_size, a range outside its
- *		buffer (overflow-safe), a FILL value above 255, a value
+ *		buffer (overflow-safe), a FILL value above 255 (above
+ *		U32_MAX, or a range not of whole words, with NPUIPC_FILL_U32), a value
  *		word not 8-byte aligned, an unknown comparison, a sync_file fd
  *		that is not one, a syncobj point with no fence.
  *	-ENOENT: unknown stream, GEM, event, notify or syncobj handle; a

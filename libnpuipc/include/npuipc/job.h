@@ -37,6 +37,7 @@ struct Job {
     uint64_t value = 0;      // a fill's byte, a value job's word
     uint32_t object = 0;     // an event or notify handle
     Compare compare = Compare::AtLeast; // a WaitValue's
+    bool fill_words = false;            // a Fill of 32-bit words: value is the word
     uint64_t timeout_ns = 0; // of a wait; 0 waits without limit
 };
 
@@ -49,6 +50,9 @@ Job prep_copy(uint32_t dst, uint64_t dst_offset, uint32_t src, uint64_t src_offs
               uint64_t size) noexcept;
 // `size` bytes of buffer `dst` from `offset` on set to `byte`.
 Job prep_fill(uint32_t dst, uint64_t offset, uint64_t size, uint8_t byte) noexcept;
+// `size` bytes of buffer `dst` from `offset` on (both multiples of 4) set
+// to the 32-bit `word`, word by word.
+Job prep_fill_u32(uint32_t dst, uint64_t offset, uint64_t size, uint32_t word) noexcept;
 // The event's record: done when every earlier task of the stream is.
 Job prep_record_event(uint32_t event) noexcept;
 // Holds the stream until the event's record made before this submit is

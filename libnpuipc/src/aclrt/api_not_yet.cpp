@@ -106,8 +106,6 @@ aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
 { return not_yet(__func__); }
 
 // Contexts and system parameters.
-aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)
-{ return not_yet(__func__); }
 aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
 { return not_yet(__func__); }
 aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
@@ -169,14 +167,8 @@ aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList la
 // Host functions.
 
 // Memory: configured allocations, pointer attributes, usage, managed and registered host memory.
-aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
-{ return not_yet(__func__); }
 aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
                                      aclrtMallocConfig *cfg)
-{ return not_yet(__func__); }
-aclError aclrtFreeWithDevSync(void *devPtr)
-{ return not_yet(__func__); }
-aclError aclrtFreeHostWithDevSync(void *hostPtr)
 { return not_yet(__func__); }
 aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
 { return not_yet(__func__); }
@@ -190,9 +182,6 @@ aclError aclrtHostUnregister(void *ptr)
 { return not_yet(__func__); }
 aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
                                      aclrtHostMemMapCapability *capabilities)
-{ return not_yet(__func__); }
-aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult,
-                           uint32_t reserve)
 { return not_yet(__func__); }
 aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size,
                                aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location)
@@ -212,10 +201,6 @@ aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, siz
                                            size_t *prefetchLocIdxs, size_t numPrefetchLocs,
                                            uint64_t flags, aclrtStream stream)
 { return not_yet(__func__); }
-aclError aclrtMemFlush(void *devPtr, size_t size)
-{ return not_yet(__func__); }
-aclError aclrtMemInvalidate(void *devPtr, size_t size)
-{ return not_yet(__func__); }
 
 // Copies: 32-bit fills, 2D, batches, descriptors, conditions, reductions, random numbers.
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
@@ -234,11 +219,6 @@ aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream 
 aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset,
                                     const void **src, size_t count, size_t srcDataOffset,
                                     aclrtMemcpyKind kind, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
-{ return not_yet(__func__); }
-aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N,
-                             aclrtStream stream)
 { return not_yet(__func__); }
 aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind,
                           aclDataType type, aclrtStream stream, void *reserve)

@@ -2,8 +2,8 @@
 // Memory-value synchronisation between streams: aclrtValueWrite stores a
 // 64-bit word of device memory in stream order, aclrtValueWait holds a
 // stream until a word compares true. Both are driver jobs (WRITE_VALUE,
-// WAIT_VALUE); the device re-reads a waited word on every timer tick, so a
-// host write through the memory's mapping releases a wait as well.
+// WAIT_VALUE); the device polls a waited word, so a host write through the
+// memory's mapping releases a wait as well.
 #include "aclrt/memory_place.h"
 #include "aclrt/runtime.h"
 
@@ -37,16 +37,32 @@ aclError locate_word(void *devAddr, const std::shared_ptr<Stream> &s, uint32_t &
     return ACL_SUCCESS;
 }
 
-// CANN's order: the address, then the flag, then the stream.
+// CANN's order: the address, the stream, the flag, a current context and
+// the stream of that context, then the memory.
 aclError value_job(void *devAddr, uint32_t flag, uint32_t flag_limit, aclrtStream stream,
                    std::shared_ptr<Stream> &s, uint32_t &handle, uint64_t &offset)
 {
     if (!devAddr)
         return fail(ACL_ERROR_INVALID_PARAM, "devAddr is NULL");
-    if (flag >= flag_limit)
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "flag %u is not valid here", flag);
-    if (aclError err = find_stream(stream, s))
-        return err;
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = rt.resolve_stream(stream, s))
+            return err;
+        if (flag >= flag_limit)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "flag %u is not valid here", flag);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        if (s->context != ctx->token)
+            return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
+    }
+    Result<DeviceInfo> info = s->dev->info();
+    if (!info.ok())
+        return fail_errno(info.error(), Op::Generic, "querying the device");
+    if (info.value().uapi_version < 10)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "the loaded npuipc.ko (uapi %u) has no value jobs: uapi 10 has", info.value().uapi_version);
     return locate_word(devAddr, s, handle, offset);
 }
 
@@ -74,7 +90,7 @@ aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStrea
         if (aclError err = value_job(devAddr, flag, ACL_STREAM_WAIT_VALUE_NOR + 1, stream, s, handle,
                                      offset))
             return err;
-        // As CANN, no timeout: an abort, a destroy or a reset ends the wait.
+        // As CANN, no timeout: an abort, a forced destroy or a reset ends it.
         return submit(*s, prep_wait_value(handle, offset, static_cast<Job::Compare>(flag), value));
     });
 }
