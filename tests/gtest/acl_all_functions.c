@@ -378,16 +378,8 @@ static int64_t call_aclrtGetBufChainNum(void)
 { return aclrtGetBufChainNum(NULL, NULL); }
 static int64_t call_aclrtGetBufFromChain(void)
 { return aclrtGetBufFromChain(NULL, 0, NULL); }
-static int64_t call_aclmdlRICaptureBegin(void)
-{ return aclmdlRICaptureBegin(NULL, (aclmdlRICaptureMode)0); }
 static int64_t call_aclmdlRICaptureToModelRIBegin(void)
 { return aclmdlRICaptureToModelRIBegin(NULL, NULL, (aclmdlRICaptureMode)0); }
-static int64_t call_aclmdlRICaptureGetInfo(void)
-{ return aclmdlRICaptureGetInfo(NULL, NULL, NULL); }
-static int64_t call_aclmdlRICaptureEnd(void)
-{ return aclmdlRICaptureEnd(NULL, NULL); }
-static int64_t call_aclmdlRICaptureThreadExchangeMode(void)
-{ return aclmdlRICaptureThreadExchangeMode(NULL); }
 static int64_t call_aclmdlRICaptureTaskGrpBegin(void)
 { return aclmdlRICaptureTaskGrpBegin(NULL); }
 static int64_t call_aclmdlRICaptureTaskGrpEnd(void)
@@ -406,32 +398,14 @@ static int64_t call_aclmdlRIBuildEnd(void)
 { return aclmdlRIBuildEnd(NULL, NULL); }
 static int64_t call_aclmdlRIUnbindStream(void)
 { return aclmdlRIUnbindStream(NULL, NULL); }
-static int64_t call_aclmdlRIExecuteAsync(void)
-{ return aclmdlRIExecuteAsync(NULL, NULL); }
-static int64_t call_aclmdlRIExecute(void)
-{ return aclmdlRIExecute(NULL, 0); }
 static int64_t call_aclmdlRIAbort(void)
 { return aclmdlRIAbort(NULL); }
 static int64_t call_aclmdlRIUpdate(void)
 { return aclmdlRIUpdate(NULL); }
-static int64_t call_aclmdlRIDestroy(void)
-{ return aclmdlRIDestroy(NULL); }
-static int64_t call_aclmdlRIDestroyRegisterCallback(void)
-{ return aclmdlRIDestroyRegisterCallback(NULL, NULL, NULL); }
-static int64_t call_aclmdlRIDestroyUnregisterCallback(void)
-{ return aclmdlRIDestroyUnregisterCallback(NULL, NULL); }
-static int64_t call_aclmdlRISetName(void)
-{ return aclmdlRISetName(NULL, NULL); }
-static int64_t call_aclmdlRIGetName(void)
-{ return aclmdlRIGetName(NULL, 0, NULL); }
-static int64_t call_aclmdlRIGetId(void)
-{ return aclmdlRIGetId(NULL, NULL); }
 static int64_t call_aclmdlRIGetStreams(void)
 { return aclmdlRIGetStreams(NULL, NULL, NULL); }
 static int64_t call_aclmdlRIDebugPrint(void)
 { return aclmdlRIDebugPrint(NULL); }
-static int64_t call_aclmdlRIDebugJsonPrint(void)
-{ return aclmdlRIDebugJsonPrint(NULL, NULL, 0); }
 static int64_t call_aclmdlRIGetTasksByStream(void)
 { return aclmdlRIGetTasksByStream(NULL, NULL, NULL); }
 static int64_t call_aclmdlRITaskGetType(void)
@@ -483,6 +457,19 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclmdlRICaptureBegin),
+    IMPLEMENTED(aclmdlRICaptureGetInfo),
+    IMPLEMENTED(aclmdlRICaptureEnd),
+    IMPLEMENTED(aclmdlRICaptureThreadExchangeMode),
+    IMPLEMENTED(aclmdlRIExecuteAsync),
+    IMPLEMENTED(aclmdlRIExecute),
+    IMPLEMENTED(aclmdlRIDestroy),
+    IMPLEMENTED(aclmdlRIDestroyRegisterCallback),
+    IMPLEMENTED(aclmdlRIDestroyUnregisterCallback),
+    IMPLEMENTED(aclmdlRISetName),
+    IMPLEMENTED(aclmdlRIGetName),
+    IMPLEMENTED(aclmdlRIGetId),
+    IMPLEMENTED(aclmdlRIDebugJsonPrint),
     IMPLEMENTED(aclrtMemsetD32),
     IMPLEMENTED(aclrtMemsetD32Async),
     IMPLEMENTED(aclrtMallocCached),
@@ -841,11 +828,7 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtAppendBufChain, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetBufChainNum, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetBufFromChain, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclmdlRICaptureBegin, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureToModelRIBegin, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRICaptureGetInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRICaptureEnd, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRICaptureThreadExchangeMode, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskGrpBegin, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskGrpEnd, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateBegin, NOT_YET, FAILS_WITH_CODE),
@@ -855,19 +838,10 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclmdlRIEndTask, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIBuildEnd, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIUnbindStream, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIExecuteAsync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIExecute, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIAbort, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIUpdate, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIDestroy, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIDestroyRegisterCallback, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIDestroyUnregisterCallback, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRISetName, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIGetName, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIGetId, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIGetStreams, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIDebugPrint, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIDebugJsonPrint, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIGetTasksByStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRITaskGetType, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRITaskGetSeqId, NOT_YET, FAILS_WITH_CODE),

@@ -8,6 +8,7 @@
 
 #include "aclrt/config.h"
 #include "clock.h"
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -258,6 +259,11 @@ static aclError synchronize_device(int64_t deadline_ms)
             if (entry.second->kind == Kind::Stream && entry.second->device == ctx->device)
                 streams.push_back(std::static_pointer_cast<Stream>(entry.second));
     }
+    // As CANN: not while a stream of the context captures.
+    for (const auto &s : streams)
+        if (s->failure == ctx_failure)
+            if (aclError err = refuse_if_capturing(*s))
+                return err;
     aclError first = ACL_SUCCESS;
     for (auto &stream : streams) {
         int64_t left_ns = -1;

@@ -12,6 +12,7 @@
 
 #include <thread>
 
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -105,6 +106,9 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
                 return err;
             if (s->context != ctx->token)
                 return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
+            if (captured(*s, "aclrtLaunchHostFunc",
+                         [=](aclrtStream to) { return aclrtLaunchHostFunc(to, fn, args); }))
+                return ACL_SUCCESS;
             std::lock_guard<std::mutex> slock(s->mu);
             if (!s->subscriber) {
                 // Nobody runs this stream's tasks: the runtime's thread.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aclrt/memory_place.h"
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -121,6 +122,8 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
             return err;
         if (aclError err = check_2d_memory(rt, c, kind, false))
             return err;
+        if (aclError err = check_capture_mode())
+            return err;
         uint32_t device;
         if (aclError err = working_device(rt, device))
             return err;
@@ -154,6 +157,10 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t sp
             return err;
         if (aclError err = check_peer(rt, s->device, c.s))
             return err;
+        if (captured(*s, "aclrtMemcpy2dAsync", [=](aclrtStream to) {
+                return aclrtMemcpy2dAsync(dst, dpitch, src, spitch, width, height, kind, to);
+            }))
+            return ACL_SUCCESS;
         if (stream_idle(*s)) {
             copy_rows(c);
             return ACL_SUCCESS;

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "aclrt/memory_place.h"
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -191,6 +192,9 @@ aclError npuipc_rt::copy_async(void *dst, size_t destMax, const void *src, size_
         return err;
     if (aclError err = check_peer(rt, stream->device, s))
         return err;
+    if (captured(*stream, "aclrtMemcpyAsync",
+                 [=](aclrtStream to) { return copy_async(dst, destMax, src, count, kind, to); }))
+        return ACL_SUCCESS;
     if (d.alloc && s.alloc) {
         // The driver refuses overlapping ranges of one buffer.
         bool same = d.alloc == s.alloc || (d.alloc->physical && d.alloc->physical == s.alloc->physical);
@@ -397,6 +401,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         Place d, s;
         if (aclError err = check_copy(rt, dst, destMax, src, count, kind, d, s))
             return err;
+        if (aclError err = check_capture_mode())
+            return err;
         if (d.alloc || s.alloc) {
             uint32_t device;
             if (aclError err = working_device(rt, device))
@@ -459,6 +465,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
         // As CANN, host memory from aclrtMallocHost is set too (its samples do).
         if (aclError err = check_memset(rt, devPtr, maxCount, count, true, p))
             return err;
+        if (aclError err = check_capture_mode())
+            return err;
         if (!p.alloc) {
             std::memset(devPtr, value & 0xff, count);
             return ACL_SUCCESS;
@@ -489,6 +497,9 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
         uint32_t dst_handle;
         if (aclError err = buffer_on(rt, *p.alloc, *s, dst_handle))
             return err;
+        if (captured(*s, "aclrtMemsetAsync",
+                     [=](aclrtStream to) { return aclrtMemsetAsync(devPtr, maxCount, value, count, to); }))
+            return ACL_SUCCESS;
         return submit(*s, prep_fill(dst_handle, p.offset, count, static_cast<uint8_t>(value)));
     });
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "aclrt/memory_place.h"
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -81,6 +82,8 @@ aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
         size_t bytes = 0;
         if (aclError err = check_memset_d32(rt, ptr, memSize, N, p, bytes))
             return err;
+        if (aclError err = check_capture_mode())
+            return err;
         if (p.alloc) {
             uint32_t device;
             if (aclError err = working_device(rt, device))
@@ -106,6 +109,9 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (captured(*s, "aclrtMemsetD32Async",
+                     [=](aclrtStream to) { return aclrtMemsetD32Async(ptr, memSize, value, N, to); }))
+            return ACL_SUCCESS;
         if (!p.alloc) {
             set_words(ptr, value, N); // as CANN: host memory is set at the call
             return ACL_SUCCESS;

@@ -281,17 +281,8 @@ aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t 
 { return not_yet(__func__); }
 
 // Model runtime instances: capture, build, tasks, conditions, execution.
-aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
-{ return not_yet(__func__); }
 aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
                                        aclmdlRICaptureMode mode)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,
-                                aclmdlRI *modelRI)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)
 { return not_yet(__func__); }
 aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)
 { return not_yet(__func__); }
@@ -311,31 +302,13 @@ aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
 { return not_yet(__func__); }
 aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
 { return not_yet(__func__); }
-aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout)
-{ return not_yet(__func__); }
 aclError aclmdlRIAbort(aclmdlRI modelRI)
 { return not_yet(__func__); }
 aclError aclmdlRIUpdate(aclmdlRI modelRI)
 { return not_yet(__func__); }
-aclError aclmdlRIDestroy(aclmdlRI modelRI)
-{ return not_yet(__func__); }
-aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func, void *userData)
-{ return not_yet(__func__); }
-aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func)
-{ return not_yet(__func__); }
-aclError aclmdlRISetName(aclmdlRI modelRI, const char *name)
-{ return not_yet(__func__); }
-aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name)
-{ return not_yet(__func__); }
-aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
-{ return not_yet(__func__); }
 aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams)
 { return not_yet(__func__); }
 aclError aclmdlRIDebugPrint(aclmdlRI modelRI)
-{ return not_yet(__func__); }
-aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)
 { return not_yet(__func__); }
 aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
 { return not_yet(__func__); }

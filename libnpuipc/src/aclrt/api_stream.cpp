@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 #include "clock.h"
 
@@ -131,6 +132,8 @@ aclError destroy(const char *name, aclrtStream handle, bool wait)
             if (stream->is_default)
                 return fail(ACL_ERROR_RT_PARAM_INVALID,
                             "%p is a context's default stream, which goes with its context", handle);
+            if (aclError err = refuse_if_capturing(*stream))
+                return err;
         }
         notify_stream_state(handle, ACL_RT_STREAM_STATE_DESTROY_PRE);
         aclError result = ACL_SUCCESS;
@@ -215,6 +218,8 @@ aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCal
     auto check = [&]() -> aclError {
         if (!s->listed.load(std::memory_order_relaxed))
             return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
+        if (aclError err = refuse_uncapturable(*s))
+            return err;
         if (!s->subscriber)
             return fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
                         "no thread subscribed to the stream (aclrtSubscribeReport)");
@@ -333,6 +338,8 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (aclError err = refuse_if_capturing(*s))
+            return err;
         return synchronize(*s, -1);
     });
 }
@@ -345,6 +352,8 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (aclError err = refuse_if_capturing(*s))
+            return err;
         return synchronize(*s, ms_to_ns(timeout));
     });
 }
@@ -356,6 +365,8 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
             return fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
+            return err;
+        if (aclError err = refuse_if_capturing(*s))
             return err;
         if (aclError err = stopped_context_error(*s))
             return err;

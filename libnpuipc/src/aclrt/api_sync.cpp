@@ -9,6 +9,7 @@
 #include <linux/sync_file.h>
 #include <sys/ioctl.h>
 
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 #include "clock.h"
 
@@ -135,15 +136,25 @@ aclError latch_flag(std::atomic<int> &latch, int flag, const char *what)
 // EXTERNAL records and waits make an event visible outside a captured
 // model (aclmdlRICaptureBegin): CANN takes them only for events of
 // aclrtCreateEventExWithFlag(ACL_EVENT_SYNC), on a capturing stream.
-aclError external_event_use(Event &ev, std::atomic<int> &latch, int flag, const char *what)
+aclError external_event_use(Event &ev, const Stream &s, std::atomic<int> &latch, int flag, const char *what)
 {
     if (!ev.ex || ev.flags != ACL_EVENT_SYNC)
         return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                     "EXTERNAL takes events of aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) only");
     if (aclError err = latch_flag(latch, flag, what))
         return err;
-    return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED,
-                "EXTERNAL needs a stream capturing a model, and npuipc does not capture models yet");
+    if (!s.capturing.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "EXTERNAL needs a stream capturing a model");
+    return ACL_SUCCESS;
+}
+
+// A capture takes the events CANN's does: those of aclrtCreateEventExWithFlag.
+aclError capturable_event(const Event &ev)
+{
+    if (!ev.ex)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "a capture takes events of aclrtCreateEventExWithFlag only, as CANN's");
+    return ACL_SUCCESS;
 }
 
 // When the event's latest record completed, on the driver's clock.
@@ -213,14 +224,22 @@ aclError aclrtDestroyEvent(aclrtEvent event)
     return api("aclrtDestroyEvent", [&] { return destroy(event, Kind::Event, "event"); });
 }
 
-static aclError record_event(aclrtEvent event, aclrtStream stream)
+// `flag`: what the event's record flag must be (EXTERNAL: a captured
+// external record, made at a run of its model).
+static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = ACL_EVENT_RECORD_DEFAULT)
 {
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
     if (aclError err = event_on_stream(event, stream, EventUse::Record, ev, s))
         return err;
-    if (aclError err = latch_flag(ev->record_flag, ACL_EVENT_RECORD_DEFAULT, "recorded"))
+    if (aclError err = latch_flag(ev->record_flag, flag, "recorded"))
         return err;
+    if (s->capturing.load(std::memory_order_acquire)) {
+        if (aclError err = capturable_event(*ev))
+            return err;
+        if (captured(*s, "aclrtRecordEvent", [=](aclrtStream to) { return record_event(event, to, flag); }))
+            return ACL_SUCCESS;
+    }
     std::lock_guard<std::mutex> latch(ev->latch_mu);
     if (ev->destroyed)
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
@@ -286,7 +305,9 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
         std::shared_ptr<Stream> s;
         if (aclError err = event_on_stream(event, stream, EventUse::Record, ev, s))
             return err;
-        return external_event_use(*ev, ev->record_flag, ACL_EVENT_RECORD_EXTERNAL, "recorded");
+        if (aclError err = external_event_use(*ev, *s, ev->record_flag, ACL_EVENT_RECORD_EXTERNAL, "recorded"))
+            return err;
+        return record_event(event, stream, ACL_EVENT_RECORD_EXTERNAL);
     });
 }
 
@@ -313,14 +334,24 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 }
 
 // `timeout_ns` 0: no timeout, as the driver's WAIT_EVENT job takes it.
-static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t timeout_ns)
+// `flag`: what the event's wait flag must be (EXTERNAL: a captured external
+// wait, made at a run of its model).
+static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t timeout_ns,
+                                  int flag = ACL_EVENT_WAIT_DEFAULT)
 {
     std::shared_ptr<Event> ev;
     std::shared_ptr<Stream> s;
     if (aclError err = event_on_stream(event, stream, EventUse::WaitOrReset, ev, s))
         return err;
-    if (aclError err = latch_flag(ev->wait_flag, ACL_EVENT_WAIT_DEFAULT, "waited on"))
+    if (aclError err = latch_flag(ev->wait_flag, flag, "waited on"))
         return err;
+    if (s->capturing.load(std::memory_order_acquire)) {
+        if (aclError err = capturable_event(*ev))
+            return err;
+        if (captured(*s, "aclrtStreamWaitEvent",
+                     [=](aclrtStream to) { return stream_wait_event(to, event, timeout_ns, flag); }))
+            return ACL_SUCCESS;
+    }
     std::shared_ptr<Stream> opener; // taken, without the latch, when a gate is due
     for (;;) {
         std::unique_lock<std::mutex> latch(ev->latch_mu);
@@ -393,7 +424,9 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint
         std::shared_ptr<Stream> s;
         if (aclError err = event_on_stream(event, stream, EventUse::WaitOrReset, ev, s))
             return err;
-        return external_event_use(*ev, ev->wait_flag, ACL_EVENT_WAIT_EXTERNAL, "waited on");
+        if (aclError err = external_event_use(*ev, *s, ev->wait_flag, ACL_EVENT_WAIT_EXTERNAL, "waited on"))
+            return err;
+        return stream_wait_event(stream, event, 0, ACL_EVENT_WAIT_EXTERNAL);
     });
 }
 
@@ -577,6 +610,8 @@ aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)
             return err;
         if (aclError err = find_stream(stream, s))
             return err;
+        if (captured(*s, "aclrtRecordNotify", [=](aclrtStream to) { return aclrtRecordNotify(notify, to); }))
+            return ACL_SUCCESS;
         return submit_on(*s, *n, prep_record_notify);
     });
 }
@@ -599,6 +634,9 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
                         n->device);
         // Seconds, 0 waiting forever (CANN's documentation and runtime).
         const uint64_t timeout_ns = static_cast<uint64_t>(timeout) * 1000000000ULL;
+        if (captured(*s, "aclrtWaitAndResetNotify",
+                     [=](aclrtStream to) { return aclrtWaitAndResetNotify(notify, to, timeout); }))
+            return ACL_SUCCESS;
         return submit_on(*s, *n, [&](uint32_t h) { return prep_wait_notify(h, timeout_ns); });
     });
 }

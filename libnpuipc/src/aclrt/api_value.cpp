@@ -5,6 +5,7 @@
 // WAIT_VALUE); the device polls a waited word, so a host write through the
 // memory's mapping releases a wait as well.
 #include "aclrt/memory_place.h"
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 using namespace npuipc;
@@ -77,6 +78,9 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
         // The only flag CANN takes is 0.
         if (aclError err = value_job(devAddr, flag, 1, stream, s, handle, offset))
             return err;
+        if (captured(*s, "aclrtValueWrite",
+                     [=](aclrtStream to) { return aclrtValueWrite(devAddr, value, flag, to); }))
+            return ACL_SUCCESS;
         return submit(*s, prep_write_value(handle, offset, value));
     });
 }
@@ -90,6 +94,9 @@ aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStrea
         if (aclError err = value_job(devAddr, flag, ACL_STREAM_WAIT_VALUE_NOR + 1, stream, s, handle,
                                      offset))
             return err;
+        if (captured(*s, "aclrtValueWait",
+                     [=](aclrtStream to) { return aclrtValueWait(devAddr, value, flag, to); }))
+            return ACL_SUCCESS;
         // As CANN, no timeout: an abort, a forced destroy or a reset ends it.
         return submit(*s, prep_wait_value(handle, offset, static_cast<Job::Compare>(flag), value));
     });

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 namespace npuipc_rt {
@@ -160,6 +161,8 @@ aclError stable_address(const Allocation &alloc, const void *ptr, void *&out)
 aclError queue_copy(Runtime &rt, HostCopy copy)
 {
     const std::shared_ptr<Stream> stream = copy.stream;
+    if (aclError err = refuse_uncapturable(*stream))
+        return err;
     void *at = nullptr;
     if (copy.source) {
         if (aclError err = stable_address(*copy.source, copy.src, at))

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "aclrt/capture.h"
 #include "aclrt/runtime.h"
 
 #include <algorithm>
@@ -626,6 +627,9 @@ std::shared_ptr<MemUsage> Runtime::usage_of(uint32_t device, UsageKind kind)
 aclError submit(Stream &stream, const Job *jobs, uint32_t count)
 {
     if (aclError err = stopped_context_error(stream))
+        return err;
+    // The launches a capture takes end before they get here.
+    if (aclError err = refuse_uncapturable(stream))
         return err;
     stream.submitter_tid.store(static_cast<uint32_t>(::gettid()), std::memory_order_relaxed);
     Status st = stream.dev->submit(stream.handle.get(), jobs, count);

@@ -78,7 +78,9 @@ private:
 enum class UsageKind : uint8_t { Malloc, Physical };
 constexpr size_t kUsageKinds = 2;
 
-enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical };
+enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model };
+
+struct Model;
 
 struct Object {
     Object(Kind k, uint32_t dev) : kind(k), device(dev) {}
@@ -202,6 +204,10 @@ struct Stream : Object {
     // In Runtime::objects. Cleared with Runtime::mu held when it leaves the table,
     // read without mu by find_stream()'s per-thread cache.
     std::atomic<bool> listed{true};
+    // The model its launches go into while it captures (aclmdlRICaptureBegin
+    // to End), under `mu`; `capturing` says so without the lock.
+    std::shared_ptr<Model> capture;
+    std::atomic<bool> capturing{false};
 };
 
 // The keys an object is exported under: one per export's parameters (a

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+// Capture and replay of a stream's launches (aclmdlRI*, aclrt_capture(3)).
+// A capture records each launch as the call that makes it again; a run of
+// the model makes those calls on the stream it is given, in order, each
+// checked again then: memory freed since, or an event destroyed, makes the
+// run fail with that call's code, as the call itself would.
+#include "aclrt/capture.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+// Captures under way in the process: what check_capture_mode() looks for
+// only when there is one, as every synchronous copy asks.
+std::atomic<uint32_t> active_captures{0};
+std::atomic<uint32_t> next_model_id{1};
+
+aclmdlRICaptureMode &thread_mode()
+{
+    static thread_local aclmdlRICaptureMode mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+    return mode;
+}
+
+bool known_mode(int mode)
+{
+    return mode >= ACL_MODEL_RI_CAPTURE_MODE_GLOBAL && mode <= ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+}
+
+pid_t this_thread()
+{
+    return ::gettid();
+}
+
+aclError find_model(aclmdlRI modelRI, std::shared_ptr<Model> &out)
+{
+    return find_object(modelRI, Kind::Model, "model runtime instance", out);
+}
+
+// Ends the stream's capture; the model stays (ready) unless `drop`.
+void end_capture(Runtime &rt, Stream &s, Model &m, bool drop)
+{
+    {
+        std::lock_guard<std::mutex> slock(s.mu);
+        s.capture.reset();
+        s.capturing.store(false, std::memory_order_release);
+    }
+    {
+        std::lock_guard<std::mutex> mlock(m.mu);
+        m.capturing = false;
+    }
+    active_captures.fetch_sub(1, std::memory_order_acq_rel);
+    if (drop) {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        rt.objects.erase(m.token);
+    }
+}
+
+} // namespace
+
+namespace npuipc_rt {
+
+bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make)
+{
+    if (!stream.capturing.load(std::memory_order_acquire))
+        return false;
+    std::shared_ptr<Model> m;
+    {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        m = stream.capture;
+    }
+    if (!m)
+        return false; // ended meanwhile: the launch runs
+    std::lock_guard<std::mutex> mlock(m->mu);
+    m->calls.push_back({what, std::move(make)});
+    return true;
+}
+
+aclError refuse_if_capturing(const Stream &stream)
+{
+    if (stream.capturing.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_STREAM_CAPTURED,
+                    "the stream is capturing a model (aclmdlRICaptureBegin): end the capture first");
+    return ACL_SUCCESS;
+}
+
+aclError refuse_uncapturable(const Stream &stream)
+{
+    if (stream.capturing.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "npuipc cannot capture this call into a model (aclrt_capture(3) lists those it can)");
+    return ACL_SUCCESS;
+}
+
+aclError check_capture_mode()
+{
+    if (!active_captures.load(std::memory_order_acquire) ||
+        thread_mode() == ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
+        return ACL_SUCCESS;
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::shared_ptr<Context> ctx;
+    if (rt.current_context(ctx) != ACL_SUCCESS)
+        return ACL_SUCCESS; // the call reports that itself
+    const pid_t self = this_thread();
+    for (const auto &entry : rt.objects) {
+        if (entry.second->kind != Kind::Model)
+            continue;
+        auto &m = static_cast<Model &>(*entry.second);
+        std::lock_guard<std::mutex> mlock(m.mu);
+        if (!m.capturing || m.context != ctx->token)
+            continue;
+        if (m.mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ||
+            (m.mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL && m.thread == self))
+            return fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+                        "a model is being captured in this context (mode %d): synchronous copies and "
+                        "sets wait until it ends, or use aclmdlRICaptureThreadExchangeMode",
+                        static_cast<int>(m.mode));
+    }
+    return ACL_SUCCESS;
+}
+
+} // namespace npuipc_rt
+
+extern "C" {
+
+aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
+{
+    return api("aclmdlRICaptureBegin", [&] {
+        if (!stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL: the default stream cannot capture");
+        if (!known_mode(mode))
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown capture mode %d", static_cast<int>(mode));
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Stream> s;
+        if (aclError err = rt.resolve_stream(stream, s))
+            return err;
+        if (s->is_default)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is a default stream, which cannot capture", stream);
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (s->capture)
+            return fail(ACL_ERROR_RT_STREAM_CAPTURED, "the stream is capturing already");
+        auto m = std::make_shared<Model>(s->device, next_model_id.fetch_add(1));
+        m->mode = mode;
+        m->context = s->context;
+        m->thread = this_thread();
+        rt.add_object(m);
+        s->capture = std::move(m);
+        s->capturing.store(true, std::memory_order_release);
+        active_captures.fetch_add(1, std::memory_order_acq_rel);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status, aclmdlRI *modelRI)
+{
+    return api("aclmdlRICaptureGetInfo", [&] {
+        if (!status && !modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "status and modelRI are both NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (status)
+            *status = s->capture ? ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+        if (modelRI)
+            *modelRI = s->capture ? reinterpret_cast<aclmdlRI>(s->capture->token) : nullptr;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
+{
+    return api("aclmdlRICaptureEnd", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        std::shared_ptr<Model> m;
+        {
+            std::lock_guard<std::mutex> slock(s->mu);
+            m = s->capture;
+        }
+        if (!m)
+            return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "the stream is not capturing");
+        Runtime &rt = Runtime::get();
+        // As CANN: outside RELAXED, the thread that began it ends it; another
+        // thread's End drops the capture.
+        if (m->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED && m->thread != this_thread()) {
+            end_capture(rt, *s, *m, true);
+            return fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
+                        "another thread began the capture; it is dropped");
+        }
+        end_capture(rt, *s, *m, false);
+        *modelRI = reinterpret_cast<aclmdlRI>(m->token);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)
+{
+    return api("aclmdlRICaptureThreadExchangeMode", [&] {
+        if (!mode)
+            return fail(ACL_ERROR_INVALID_PARAM, "mode is NULL");
+        if (!known_mode(*mode))
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown capture mode %d", static_cast<int>(*mode));
+        std::swap(*mode, thread_mode());
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
+{
+    return api("aclmdlRIExecuteAsync", [&] {
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (aclError err = refuse_if_capturing(*s))
+            return err;
+        std::vector<CapturedCall> calls;
+        {
+            std::lock_guard<std::mutex> mlock(m->mu);
+            if (m->capturing)
+                return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
+            calls = m->calls;
+        }
+        // Without any lock: each call is an API call of its own.
+        for (const CapturedCall &call : calls)
+            if (aclError err = call.make(stream))
+                return err;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout)
+{
+    return api("aclmdlRIExecute", [&] {
+        if (timeout == 0 || timeout < -1)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or > 0", timeout);
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (m->capturing)
+            return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
+        // Every model of npuipc is captured, and CANN runs those only so.
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "a captured model runs with aclmdlRIExecuteAsync");
+    });
+}
+
+aclError aclmdlRIDestroy(aclmdlRI modelRI)
+{
+    return api("aclmdlRIDestroy", [&] {
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::vector<std::pair<aclrtCallback, void *>> callbacks;
+        {
+            std::lock_guard<std::mutex> mlock(m->mu);
+            if (m->capturing)
+                return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
+            callbacks.swap(m->destroy_callbacks);
+        }
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (!rt.objects.erase(m->token))
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "the model was destroyed meanwhile");
+        }
+        for (const auto &cb : callbacks)
+            cb.first(cb.second);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func, void *userData)
+{
+    return api("aclmdlRIDestroyRegisterCallback", [&] {
+        if (!func)
+            return fail(ACL_ERROR_INVALID_PARAM, "func is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::lock_guard<std::mutex> mlock(m->mu);
+        for (auto &cb : m->destroy_callbacks)
+            if (cb.first == func) {
+                cb.second = userData; // registered once; the latest data
+                return ACL_SUCCESS;
+            }
+        m->destroy_callbacks.emplace_back(func, userData);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func)
+{
+    return api("aclmdlRIDestroyUnregisterCallback", [&] {
+        if (!func)
+            return fail(ACL_ERROR_INVALID_PARAM, "func is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::lock_guard<std::mutex> mlock(m->mu);
+        for (auto it = m->destroy_callbacks.begin(); it != m->destroy_callbacks.end(); ++it)
+            if (it->first == func) {
+                m->destroy_callbacks.erase(it);
+                return ACL_SUCCESS;
+            }
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "func is not registered for this model");
+    });
+}
+
+aclError aclmdlRISetName(aclmdlRI modelRI, const char *name)
+{
+    return api("aclmdlRISetName", [&] {
+        if (!name)
+            return fail(ACL_ERROR_INVALID_PARAM, "name is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::lock_guard<std::mutex> mlock(m->mu);
+        m->name = name;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name)
+{
+    return api("aclmdlRIGetName", [&] {
+        if (!name)
+            return fail(ACL_ERROR_INVALID_PARAM, "name is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (m->name.size() >= maxLen)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the name needs %zu bytes, maxLen is %u",
+                        m->name.size() + 1, maxLen);
+        std::memcpy(name, m->name.c_str(), m->name.size() + 1);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
+{
+    return api("aclmdlRIGetId", [&] {
+        if (!modelRIId)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRIId is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        *modelRIId = m->id;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)
+{
+    return api("aclmdlRIDebugJsonPrint", [&] {
+        if (!path)
+            return fail(ACL_ERROR_INVALID_PARAM, "path is NULL");
+        (void)flags; // what CANN adds with it is about kernels, which a mock NPU has not
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::string json;
+        {
+            std::lock_guard<std::mutex> mlock(m->mu);
+            json = "{\"modelRI\": {\"id\": " + std::to_string(m->id) + ", \"name\": \"";
+            for (char c : m->name) {
+                if (c == '"' || c == '\\')
+                    json += '\\';
+                if (static_cast<unsigned char>(c) >= 0x20)
+                    json += c;
+            }
+            json += "\", \"capturing\": " + std::string(m->capturing ? "true" : "false") + ", \"tasks\": [";
+            for (size_t i = 0; i < m->calls.size(); i++)
+                json += std::string(i ? ", " : "") + "{\"seq\": " + std::to_string(i) + ", \"call\": \"" +
+                        m->calls[i].what + "\"}";
+            json += "]}}\n";
+        }
+        FILE *f = std::fopen(path, "we");
+        if (!f)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "cannot write %s: %s", path, std::strerror(errno));
+        const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+        if (std::fclose(f) != 0 || !written)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "cannot write %s", path);
+        return ACL_SUCCESS;
+    });
+}
+
+} // extern "C"
