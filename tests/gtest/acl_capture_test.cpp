@@ -245,6 +245,59 @@ TEST_F(AclCaptureTest, ThreadLocalCapturesHoldBackOnlyTheirOwnThread)
     EXPECT_EQ(ACL_SUCCESS, aclrtMemcpy(&byte, 1, a_, 1, ACL_MEMCPY_DEVICE_TO_HOST));
 }
 
+TEST_F(AclCaptureTest, AThreadInThreadLocalModeMindsOnlyItsOwnCaptures)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(s_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    aclrtContext ctx = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx));
+    aclError in_global = ACL_SUCCESS, in_thread_local = ACL_ERROR_INTERNAL_ERROR;
+    std::thread t([&] {
+        aclrtSetCurrentContext(ctx);
+        uint8_t byte = 0;
+        in_global = aclrtMemcpy(&byte, 1, a_, 1, ACL_MEMCPY_DEVICE_TO_HOST);
+        aclmdlRICaptureMode mode = ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL;
+        aclmdlRICaptureThreadExchangeMode(&mode);
+        in_thread_local = aclrtMemcpy(&byte, 1, a_, 1, ACL_MEMCPY_DEVICE_TO_HOST);
+        aclmdlRICaptureThreadExchangeMode(&mode);
+    });
+    t.join();
+    EXPECT_EQ(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, in_global);
+    EXPECT_EQ(ACL_SUCCESS, in_thread_local);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(s_, &model_));
+}
+
+TEST_F(AclCaptureTest, ACaptureEndsWithItsStreamsContextAndItsModelGoes)
+{
+    aclrtContext mine = nullptr, other = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&mine));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateContext(&other, 0));
+    aclrtStream theirs = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&theirs));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(theirs, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    aclmdlRI during = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureGetInfo(theirs, nullptr, &during));
+    uint8_t byte = 0;
+    EXPECT_EQ(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, aclrtMemcpy(&byte, 1, a_, 1, ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyContext(other));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(mine));
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemcpy(&byte, 1, a_, 1, ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIDestroy(during));
+}
+
+TEST_F(AclCaptureTest, ALaunchIsCheckedWhenCapturedAndWhatCannotBeCapturedIsRefused)
+{
+    aclrtEvent ev = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ev, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(s_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    char *bytes = static_cast<char *>(a_);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtMemcpyAsync(bytes + 64, 128, bytes, 128, ACL_MEMCPY_DEVICE_TO_DEVICE, s_));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtResetEvent(ev, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(s_, &model_));
+    Run(); // nothing was captured
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ev));
+}
+
 TEST_F(AclCaptureTest, BadArgumentsHaveCannsCodes)
 {
     aclmdlRI m = nullptr;

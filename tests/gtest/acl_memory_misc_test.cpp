@@ -5,6 +5,8 @@
 // state (aclrt_device(3)), each with CANN's codes.
 #include "acl_test_util.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -129,32 +131,47 @@ TEST_F(AclMemoryMiscTest, MallocCachedIsDeviceMemoryThatAclrtFreeFrees)
 
 TEST_F(AclMemoryMiscTest, FreesWithDevSyncWaitForTheDeviceFirst)
 {
-    void *dev = nullptr, *big = nullptr, *host = nullptr;
+    void *gate_mem = nullptr, *dev = nullptr, *host = nullptr;
     aclrtStream s = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
-    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&big, 64 * kSize, ACL_MEM_MALLOC_HUGE_FIRST));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&gate_mem, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    auto *gate = static_cast<uint64_t *>(gate_mem);
+    aclrtContext ctx = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx));
     for (int round = 0; round < 2; round++) {
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemset(gate_mem, kSize, 0, kSize));
         ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&dev, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
         ASSERT_EQ(ACL_SUCCESS, aclrtMallocHost(&host, kSize));
-        for (int i = 0; i < 8; i++)
-            ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(big, 64 * kSize, i, 64 * kSize, s));
+        // The stream is held until another thread opens the gate: the
+        // free must not return before that.
+        ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(gate, 1, ACL_STREAM_WAIT_VALUE_EQ, s));
+        std::atomic<bool> opened{false};
+        std::thread opener([&] {
+            aclrtSetCurrentContext(ctx);
+            std::this_thread::sleep_for(std::chrono::milliseconds(kHeldMs));
+            opened = true;
+            const uint64_t one = 1;
+            aclrtMemcpy(gate, 8, &one, 8, ACL_MEMCPY_HOST_TO_DEVICE);
+        });
         if (round == 0) {
             EXPECT_EQ(ACL_SUCCESS, aclrtFreeWithDevSync(dev));
-            EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(host));
         } else {
             EXPECT_EQ(ACL_SUCCESS, aclrtFreeHostWithDevSync(host));
+        }
+        EXPECT_TRUE(opened.load());
+        opener.join();
+        if (round == 0) {
+            EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(host));
+        } else {
             EXPECT_EQ(ACL_SUCCESS, aclrtFree(dev));
         }
-        aclrtStreamStatus status = ACL_STREAM_STATUS_NOT_READY;
-        EXPECT_EQ(ACL_SUCCESS, aclrtStreamQuery(s, &status));
-        EXPECT_EQ(ACL_STREAM_STATUS_COMPLETE, status);
     }
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtFreeWithDevSync(nullptr));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtFreeHostWithDevSync(nullptr));
     int not_mine = 0;
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtFreeWithDevSync(&not_mine));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtFreeHostWithDevSync(&not_mine));
-    EXPECT_EQ(ACL_SUCCESS, aclrtFree(big));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(gate_mem));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
 }
 

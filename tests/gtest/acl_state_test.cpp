@@ -178,10 +178,10 @@ TEST_F(AclStateTest, StreamStopDropsTheQueuedWorkAndTheStreamRunsAgain)
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
     Hold(s, 0);
     EXPECT_EQ(ACL_SUCCESS, aclrtStreamStop(s));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
     EXPECT_EQ(0, MarkerValue(0));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(Marker(0), 1, 0x77, 1, s));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
     EXPECT_EQ(0x77, MarkerValue(0));
 
     aclrtStream dflt = nullptr;
@@ -209,8 +209,8 @@ TEST_F(AclStateTest, DeviceTaskAbortEndsTheWorkOfEveryStreamOfTheDeviceBetweenIt
     EXPECT_EQ(std::make_pair(0, ACL_RT_DEVICE_TASK_ABORT_PRE), seen_.aborts[0]);
     EXPECT_EQ(std::make_pair(0, ACL_RT_DEVICE_TASK_ABORT_POST), seen_.aborts[1]);
     EXPECT_EQ((std::vector<uint32_t>{0, 0}), seen_.abort_timeouts); // 0: no limit
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(a));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(a, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
     EXPECT_EQ(0, MarkerValue(0));
     EXPECT_EQ(0, MarkerValue(1));
 
@@ -223,7 +223,7 @@ TEST_F(AclStateTest, DeviceTaskAbortEndsTheWorkOfEveryStreamOfTheDeviceBetweenIt
 
     // The device works again.
     ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(Marker(1), 1, 0x77, 1, b));
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(b));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(b, kSyncTimeoutMs));
     EXPECT_EQ(0x77, MarkerValue(1));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyContext(other));
     ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(ctx));
@@ -240,7 +240,7 @@ TEST_F(AclStateTest, ACallbackRefusingBeforeTheAbortLeavesTheWorkQueued)
     EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtDeviceTaskAbort(0, 0));
     EXPECT_EQ(1u, seen_.aborts.size()); // PRE only
     Release(0);
-    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s, kSyncTimeoutMs));
     EXPECT_EQ(0x5a, MarkerValue(0));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
 }

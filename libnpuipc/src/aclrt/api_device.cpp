@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <unistd.h>
 
@@ -21,6 +22,16 @@ aclError release_all(Runtime &rt)
     while (!rt.devices.empty())
         rt.release_device(rt.devices.begin()->first);
     return ACL_SUCCESS;
+}
+
+// Serialises the changes of devices' state that callbacks hear of (set and
+// reset), from the decision through the callbacks to the change, so that
+// PRE and POST pair up; recursive, as a callback may set or reset a device
+// itself. Never destroyed: a thread may reset while the process exits.
+std::recursive_mutex &device_state_mu()
+{
+    static auto &mu = *new std::recursive_mutex;
+    return mu;
 }
 
 // The streams `pred` picks, for their DESTROY_PRE; none when no stream
@@ -131,6 +142,7 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 aclError aclrtSetDevice(int32_t deviceId)
 {
     return api("aclrtSetDevice", [&] {
+        std::lock_guard<std::recursive_mutex> state(device_state_mu());
         Runtime &rt = Runtime::get();
         uint32_t index;
         bool first;
@@ -155,6 +167,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 
 static aclError reset_device(const char *name, int32_t deviceId, bool force)
 {
+    std::lock_guard<std::recursive_mutex> state(device_state_mu());
     bool released = false;
     aclError err = api(name, [&] {
         Runtime &rt = Runtime::get();

@@ -157,16 +157,22 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
         }
         if (int32_t rc = notify_task_abort(deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE, left()))
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "a task-abort callback refused the abort (%d)", rc);
+        // Every stream, then POST whatever happened: what PRE paused resumes.
+        int failed = 0;
         for (const auto &s : streams) {
             Status st = abort_stream_work(rt, *s);
-            if (!st.ok() && st.error() != ENOENT) // a stream destroyed meanwhile is done
-                return fail_errno(st.error(), Op::Generic, "aborting a stream of the device");
+            if (!st.ok() && !failed)
+                failed = st.error();
         }
-        if (timeout && now_ms() - start > timeout)
+        const bool late = timeout && now_ms() - start > timeout;
+        const int32_t post = notify_task_abort(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, left());
+        if (failed)
+            return fail_errno(failed, Op::Generic, "aborting a stream of the device");
+        if (late)
             return fail(ACL_ERROR_RT_WAIT_TIMEOUT, "the abort took more than %u ms", timeout);
-        if (int32_t rc = notify_task_abort(deviceId, ACL_RT_DEVICE_TASK_ABORT_POST, left()))
+        if (post)
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "a task-abort callback failed after the abort (%d)",
-                        rc);
+                        post);
         return ACL_SUCCESS;
     });
 }

@@ -192,15 +192,17 @@ aclError npuipc_rt::copy_async(void *dst, size_t destMax, const void *src, size_
         return err;
     if (aclError err = check_peer(rt, stream->device, s))
         return err;
-    if (captured(*stream, "aclrtMemcpyAsync",
-                 [=](aclrtStream to) { return copy_async(dst, destMax, src, count, kind, to); }))
-        return ACL_SUCCESS;
     if (d.alloc && s.alloc) {
         // The driver refuses overlapping ranges of one buffer.
         bool same = d.alloc == s.alloc || (d.alloc->physical && d.alloc->physical == s.alloc->physical);
         if (same && d.offset < s.offset + count && s.offset < d.offset + count)
             return fail(ACL_ERROR_RT_PARAM_INVALID,
                         "source and destination overlap inside one allocation");
+    }
+    if (captured(*stream, "aclrtMemcpyAsync",
+                 [=](aclrtStream to) { return copy_async(dst, destMax, src, count, kind, to); }))
+        return ACL_SUCCESS;
+    if (d.alloc && s.alloc) {
         uint32_t dst_handle, src_handle;
         if (aclError err = buffer_on(rt, *d.alloc, *stream, dst_handle))
             return err;

@@ -107,6 +107,7 @@ void destroy_stream_locked(Runtime &rt, uint64_t token)
     auto stream = std::static_pointer_cast<Stream>(it->second);
     stream->listed.store(false, std::memory_order_release);
     rt.objects.erase(it);
+    abandon_capture_locked(rt, *stream);
     drop_callbacks_locked(rt, *stream);
     drop_host_copies_locked(rt, *stream);
     open_recorded_gates(*stream);

@@ -322,6 +322,8 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
             return err;
         if (aclError err = check_event_use(*ev, EventUse::WaitOrReset, "reset"))
             return err;
+        if (aclError err = refuse_uncapturable(*s))
+            return err;
         if (ev->flags & ACL_EVENT_IPC)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be reset");
         if (ev->ex)

@@ -42,28 +42,71 @@ aclError find_model(aclmdlRI modelRI, std::shared_ptr<Model> &out)
     return find_object(modelRI, Kind::Model, "model runtime instance", out);
 }
 
-// Ends the stream's capture; the model stays (ready) unless `drop`.
-void end_capture(Runtime &rt, Stream &s, Model &m, bool drop)
+// Marks the model's capture over (once). With its lock held.
+void finish_capture_locked(Model &m)
+{
+    if (m.capturing)
+        active_captures.fetch_sub(1, std::memory_order_acq_rel);
+    m.capturing = false;
+}
+
+// Ends the stream's capture into `m`; the model stays (ready) unless
+// `drop`. False if another End (or the stream's end) came first.
+bool end_capture(Runtime &rt, Stream &s, Model &m, bool drop)
 {
     {
         std::lock_guard<std::mutex> slock(s.mu);
+        if (s.capture.get() != &m)
+            return false;
         s.capture.reset();
         s.capturing.store(false, std::memory_order_release);
     }
     {
         std::lock_guard<std::mutex> mlock(m.mu);
-        m.capturing = false;
+        finish_capture_locked(m);
     }
-    active_captures.fetch_sub(1, std::memory_order_acq_rel);
     if (drop) {
         std::lock_guard<std::mutex> lock(rt.mu);
         rt.objects.erase(m.token);
     }
+    return true;
 }
 
 } // namespace
 
 namespace npuipc_rt {
+
+Model::Model(uint32_t dev, uint32_t model_id) : Object(Kind::Model, dev), id(model_id)
+{
+    active_captures.fetch_add(1, std::memory_order_acq_rel);
+}
+
+Model::~Model()
+{
+    finish_capture_locked(*this); // the last owner: nobody else locks it
+}
+
+void abandon_capture_locked(Runtime &rt, Stream &stream)
+{
+    std::shared_ptr<Model> m;
+    {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        m = std::move(stream.capture);
+        stream.capturing.store(false, std::memory_order_release);
+    }
+    if (!m)
+        return;
+    {
+        std::lock_guard<std::mutex> mlock(m->mu);
+        finish_capture_locked(*m);
+    }
+    rt.objects.erase(m->token);
+}
+
+void forget_captures_after_fork()
+{
+    active_captures.store(0, std::memory_order_relaxed);
+}
 
 bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make)
 {
@@ -77,6 +120,8 @@ bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStre
     if (!m)
         return false; // ended meanwhile: the launch runs
     std::lock_guard<std::mutex> mlock(m->mu);
+    if (!m->capturing)
+        return false;
     m->calls.push_back({what, std::move(make)});
     return true;
 }
@@ -99,8 +144,8 @@ aclError refuse_uncapturable(const Stream &stream)
 
 aclError check_capture_mode()
 {
-    if (!active_captures.load(std::memory_order_acquire) ||
-        thread_mode() == ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
+    const aclmdlRICaptureMode mine = thread_mode();
+    if (!active_captures.load(std::memory_order_acquire) || mine == ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
         return ACL_SUCCESS;
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
@@ -113,10 +158,12 @@ aclError check_capture_mode()
             continue;
         auto &m = static_cast<Model &>(*entry.second);
         std::lock_guard<std::mutex> mlock(m.mu);
-        if (!m.capturing || m.context != ctx->token)
+        if (!m.capturing || m.context != ctx->token || m.mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
             continue;
-        if (m.mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ||
-            (m.mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL && m.thread == self))
+        // As CANN: a thread in THREAD_LOCAL minds only its own captures; one
+        // in GLOBAL every GLOBAL capture too.
+        if (m.thread == self || (mine == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL &&
+                                 m.mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL))
             return fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
                         "a model is being captured in this context (mode %d): synchronous copies and "
                         "sets wait until it ends, or use aclmdlRICaptureThreadExchangeMode",
@@ -153,7 +200,6 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
         rt.add_object(m);
         s->capture = std::move(m);
         s->capturing.store(true, std::memory_order_release);
-        active_captures.fetch_add(1, std::memory_order_acq_rel);
         return ACL_SUCCESS;
     });
 }
@@ -193,12 +239,12 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
         Runtime &rt = Runtime::get();
         // As CANN: outside RELAXED, the thread that began it ends it; another
         // thread's End drops the capture.
-        if (m->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED && m->thread != this_thread()) {
-            end_capture(rt, *s, *m, true);
+        const bool wrong_thread = m->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED && m->thread != this_thread();
+        if (!end_capture(rt, *s, *m, wrong_thread))
+            return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "the capture was ended meanwhile");
+        if (wrong_thread)
             return fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
                         "another thread began the capture; it is dropped");
-        }
-        end_capture(rt, *s, *m, false);
         *modelRI = reinterpret_cast<aclmdlRI>(m->token);
         return ACL_SUCCESS;
     });
@@ -266,16 +312,16 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
             return err;
         std::vector<std::pair<aclrtCallback, void *>> callbacks;
         {
+            // Removed first: of two destroys, the one that removes it calls
+            // the callbacks.
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
             std::lock_guard<std::mutex> mlock(m->mu);
             if (m->capturing)
                 return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
-            callbacks.swap(m->destroy_callbacks);
-        }
-        {
-            Runtime &rt = Runtime::get();
-            std::lock_guard<std::mutex> lock(rt.mu);
             if (!rt.objects.erase(m->token))
                 return fail(ACL_ERROR_RT_INVALID_HANDLE, "the model was destroyed meanwhile");
+            callbacks.swap(m->destroy_callbacks);
         }
         for (const auto &cb : callbacks)
             cb.first(cb.second);

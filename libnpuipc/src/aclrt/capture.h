@@ -23,7 +23,9 @@ struct CapturedCall {
 };
 
 struct Model : Object {
-    Model(uint32_t dev, uint32_t model_id) : Object(Kind::Model, dev), id(model_id) {}
+    Model(uint32_t dev, uint32_t model_id);
+    // A capture its stream never ended (a reset took both) ends here.
+    ~Model() override;
     const uint32_t id;
     // Protects what follows.
     std::mutex mu;
@@ -46,6 +48,11 @@ aclError refuse_if_capturing(const Stream &stream);
 // ACL_ERROR_RT_FEATURE_NOT_SUPPORT when `stream` captures: for launches
 // npuipc cannot capture.
 aclError refuse_uncapturable(const Stream &stream);
+// With Runtime::mu held: a stream leaving the table (destroyed, with its
+// context or device) ends its capture; the model, never ended, goes too.
+void abandon_capture_locked(Runtime &rt, Stream &stream);
+// In a fork child: the parent's captures are not the child's.
+void forget_captures_after_fork();
 // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT when a synchronous copy or set may
 // not run now: a GLOBAL capture in the current context, or a THREAD_LOCAL
 // one this thread began, unless this thread's mode is RELAXED

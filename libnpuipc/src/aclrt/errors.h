@@ -27,8 +27,6 @@ public:
     ~ApiScope();
     ApiScope(const ApiScope &) = delete;
     ApiScope &operator=(const ApiScope &) = delete;
-    // Whether no other API call of this thread is under way around it.
-    bool outermost() const { return previous_ == nullptr; }
 
 private:
     const char *previous_;

@@ -260,6 +260,7 @@ void Runtime::release_device(uint32_t index, bool forget_peers)
     std::vector<LatchGate> gates; // waits whose record can no longer come
     for (auto &obj : dropped)
         if (obj->kind == Kind::Stream) {
+            abandon_capture_locked(*this, static_cast<Stream &>(*obj));
             drop_callbacks_locked(*this, static_cast<Stream &>(*obj));
             drop_host_copies_locked(*this, static_cast<Stream &>(*obj));
             open_recorded_gates(static_cast<Stream &>(*obj));
@@ -457,6 +458,7 @@ void Runtime::discard_after_fork()
         // The parent's streams: no cached lookup may find them again.
         static_cast<Stream &>(*entry.second).listed.store(false, std::memory_order_relaxed);
     }
+    forget_captures_after_fork();
     auto *leak_copies = new std::map<uint64_t, HostCopy>;
     leak_copies->swap(host_copies);
     auto *leak_devices = new std::map<uint32_t, DeviceState>;

@@ -663,16 +663,18 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
     if (!in_fork_child && Runtime::get().forked.load(std::memory_order_relaxed))
         return fail(ACL_ERROR_UNINITIALIZE,
                     "this process is a fork child: the parent's runtime cannot be used; call aclInit first");
+    aclError rc;
     try {
-        aclError rc = fn();
-        if (scope.outermost())
-            run_deferred_state_callbacks();
-        return rc;
+        rc = fn();
     } catch (const std::bad_alloc &) {
-        return fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+        rc = fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
     } catch (...) {
-        return fail(ACL_ERROR_INTERNAL_ERROR, "unexpected internal error");
+        rc = fail(ACL_ERROR_INTERNAL_ERROR, "unexpected internal error");
     }
+    // Whatever happened, with no lock held: an API call is never made under
+    // one (it would deadlock on Runtime::mu), nested ones included.
+    run_deferred_state_callbacks();
+    return rc;
 }
 
 } // namespace npuipc_rt

@@ -2,7 +2,9 @@
 // The state callbacks an application registers by name
 // (aclrtRegStreamStateCallback, aclrtRegDeviceStateCallback,
 // aclrtSetDeviceTaskAbortCallback), called in the thread whose call
-// changes the state, as CANN calls them, never with Runtime::mu held.
+// changes the state, as CANN calls them, never with Runtime::mu held, from
+// a copy of the registry taken then: one another thread removes meanwhile
+// may still be called once.
 #ifndef NPUIPC_ACLRT_STATE_CALLBACKS_H
 #define NPUIPC_ACLRT_STATE_CALLBACKS_H
 
@@ -19,7 +21,7 @@ bool stream_state_callbacks_registered();
 // Calls the stream state callbacks now. Without Runtime::mu held.
 void notify_stream_state(aclrtStream stream, aclrtStreamState state);
 // The same, from under Runtime::mu: queued, and called when the API call
-// of this thread returns (api()).
+// of this thread that queued it returns (api()).
 void defer_stream_state(aclrtStream stream, aclrtStreamState state);
 // Calls what defer_stream_state() queued in this thread.
 void run_deferred_state_callbacks();
