@@ -170,8 +170,6 @@ static int64_t call_aclrtSwitchLabelByIndex(void)
 { return aclrtSwitchLabelByIndex(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
-static int64_t call_aclrtNotifySetImportPidInterServer(void)
-{ return aclrtNotifySetImportPidInterServer(NULL, NULL, 0); }
 static int64_t call_aclrtCntNotifyCreate(void)
 { return aclrtCntNotifyCreate(NULL, 0); }
 static int64_t call_aclrtCntNotifyDestroy(void)
@@ -251,26 +249,10 @@ static int64_t call_aclrtCmoSetDesc(void)
 { return aclrtCmoSetDesc(NULL, NULL, 0); }
 static int64_t call_aclrtCmoAsyncWithDesc(void)
 { return aclrtCmoAsyncWithDesc(NULL, (aclrtCmoType)0, NULL, NULL); }
-static int64_t call_aclrtReserveMemAddressNoUCMemory(void)
-{ return aclrtReserveMemAddressNoUCMemory(NULL, 0, 0, NULL, 0); }
 static int64_t call_aclrtMemMapNoAccess(void)
 { return aclrtMemMapNoAccess(NULL, 0, 0, NULL, 0); }
-static int64_t call_aclrtMemExportToShareableHandleV2(void)
-{ return aclrtMemExportToShareableHandleV2(NULL, 0, (aclrtMemSharedHandleType)0, NULL); }
-static int64_t call_aclrtMemImportFromShareableHandleV2(void)
-{ return aclrtMemImportFromShareableHandleV2(NULL, (aclrtMemSharedHandleType)0, 0, NULL); }
-static int64_t call_aclrtMemSetPidToShareableHandleV2(void)
-{ return aclrtMemSetPidToShareableHandleV2(NULL, (aclrtMemSharedHandleType)0, NULL, 0); }
-static int64_t call_aclrtMemP2PMap(void)
-{ return aclrtMemP2PMap(NULL, 0, 0, 0); }
 static int64_t call_aclrtMemMapSelectedLink(void)
 { return aclrtMemMapSelectedLink(NULL, 0, NULL, 0); }
-static int64_t call_aclrtMemMapSetLink(void)
-{ return aclrtMemMapSetLink(NULL, (aclrtMemLinkType)0); }
-static int64_t call_aclrtIpcMemImportPidInterServer(void)
-{ return aclrtIpcMemImportPidInterServer(NULL, NULL, 0); }
-static int64_t call_aclrtIpcMemSetAttr(void)
-{ return aclrtIpcMemSetAttr(NULL, (aclrtIpcMemAttrType)0, 0); }
 static int64_t call_aclrtCreateBinary(void)
 { return aclrtCreateBinary(NULL, 0) != NULL; }
 static int64_t call_aclrtDestroyBinary(void)
@@ -457,6 +439,15 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemExportToShareableHandleV2),
+    IMPLEMENTED(aclrtMemImportFromShareableHandleV2),
+    IMPLEMENTED(aclrtMemSetPidToShareableHandleV2),
+    IMPLEMENTED(aclrtReserveMemAddressNoUCMemory),
+    IMPLEMENTED(aclrtMemP2PMap),
+    IMPLEMENTED(aclrtMemMapSetLink),
+    IMPLEMENTED(aclrtIpcMemImportPidInterServer),
+    IMPLEMENTED(aclrtNotifySetImportPidInterServer),
+    IMPLEMENTED(aclrtIpcMemSetAttr),
     IMPLEMENTED(aclmdlRICaptureBegin),
     IMPLEMENTED(aclmdlRICaptureGetInfo),
     IMPLEMENTED(aclmdlRICaptureEnd),
@@ -725,7 +716,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtDestroyLabelList, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSwitchLabelByIndex, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtNotifySetImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyCreate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyDestroy, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCntNotifyRecord, NOT_YET, FAILS_WITH_CODE),
@@ -765,16 +755,8 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtCmoGetDescSize, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCmoSetDesc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCmoAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtReserveMemAddressNoUCMemory, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemMapNoAccess, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemExportToShareableHandleV2, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemImportFromShareableHandleV2, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemSetPidToShareableHandleV2, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemP2PMap, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemMapSelectedLink, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemMapSetLink, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtIpcMemImportPidInterServer, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtIpcMemSetAttr, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCreateBinary, NOT_SUPPORTED, FAILS_WITH_NULL),
     STUB(aclrtDestroyBinary, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinaryLoad, NOT_SUPPORTED, FAILS_WITH_CODE),

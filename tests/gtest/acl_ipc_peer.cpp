@@ -38,6 +38,8 @@
 //   vmm-import     DIR/key holds a shareable handle in decimal: import it on
 //                  DEVICE, reserve, map, write DIR/seen, write 'B' at offset
 //                  1, unmap, release, free
+//   vmm-import-v2  the same through aclrtMemImportFromShareableHandleV2
+//                  (DEFAULT), on DEVICE set first
 #include <acl/acl.h>
 
 #include <dirent.h>
@@ -224,13 +226,19 @@ int main(int argc, char **argv)
         write_text("seen", std::to_string(pid));
         return finish(rc);
     }
-    if (cmd == "vmm-import") {
-        // The seed's process B: no aclrtSetDevice, the import names the device.
+    if (cmd == "vmm-import" || cmd == "vmm-import-v2") {
+        // The seed's process B: no aclrtSetDevice, the import names the
+        // device; V2 imports onto the current device.
+        const bool v2 = cmd == "vmm-import-v2";
+        if (v2 && aclrtSetDevice(device) != ACL_SUCCESS)
+            return 4;
         if (!read_key(key, sizeof(key)))
             return 6;
         uint64_t shareable = std::strtoull(key, nullptr, 10);
         aclrtDrvMemHandle handle = nullptr;
-        aclError rc = aclrtMemImportFromShareableHandle(shareable, device, &handle);
+        aclError rc = v2 ? aclrtMemImportFromShareableHandleV2(&shareable, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, 0,
+                                                               &handle)
+                         : aclrtMemImportFromShareableHandle(shareable, device, &handle);
         if (rc != ACL_SUCCESS)
             return finish_import(rc);
         aclrtPhysicalMemProp prop = {};

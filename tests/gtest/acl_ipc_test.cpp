@@ -237,6 +237,67 @@ TEST_F(AclIpcTest, WithPidValidationOnlyListedProcessesImport)
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
 }
 
+TEST_F(AclIpcTest, InterServerAllowlistsOfThisServerListImportersAndOtherServersAreBeyondReach)
+{
+    void *p = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&p, k2M, ACL_MEM_MALLOC_HUGE_ONLY));
+    memset(p, 'W', k2M);
+    char key[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemGetExportKey(p, k2M, key, sizeof(key), ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT));
+    // This machine's devices are in no SuperPOD: their sdid is 0.
+    int64_t sdid = -1;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceInfo(0, ACL_DEV_ATTR_SUPER_POD_DEVICE_ID, &sdid));
+    EXPECT_EQ(0, sdid);
+    pid_t listed = Start("mem-import", 0, 0);
+    int32_t pid = listed, other = 1;
+    aclrtServerPid here = {static_cast<uint32_t>(sdid), &pid, 1};
+    aclrtServerPid elsewhere = {7, &other, 1};
+    aclrtServerPid both[] = {here, elsewhere};
+    // Another server's entry refuses the whole call: nothing is listed.
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcMemImportPidInterServer(key, both, 2));
+    ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportPidInterServer(key, &here, 1));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_SUCCESS, Finish(listed));
+    EXPECT_EQ("W", Read("seen"));
+    // CANN's checks.
+    aclrtServerPid no_pids = {0, nullptr, 1};
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportPidInterServer(nullptr, &here, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportPidInterServer(key, nullptr, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportPidInterServer(key, &here, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportPidInterServer(key, &no_pids, 1));
+
+    // The access link of an exported key: the one a mock NPU has.
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemSetAttr(key, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
+    EXPECT_EQ(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED,
+              aclrtIpcMemSetAttr(key, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_HCCS));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemSetAttr(key, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, 4));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtIpcMemSetAttr(key, static_cast<aclrtIpcMemAttrType>(1), ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtIpcMemSetAttr(nullptr, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtIpcMemSetAttr("not a key", ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
+    EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));
+
+    // Notifies: one PID a server.
+    aclrtNotify notify = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    char nkey[65];
+    ASSERT_EQ(ACL_SUCCESS, aclrtNotifyGetExportKey(notify, nkey, sizeof(nkey), 0));
+    int32_t self = getpid(), two[] = {self, self};
+    aclrtServerPid mine = {0, &self, 1}, pair = {0, two, 2}, far = {3, &self, 1};
+    EXPECT_EQ(ACL_SUCCESS, aclrtNotifySetImportPidInterServer(notify, &mine, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifySetImportPidInterServer(notify, &pair, 1));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtNotifySetImportPidInterServer(notify, &far, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifySetImportPidInterServer(nullptr, &mine, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifySetImportPidInterServer(notify, nullptr, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtNotifySetImportPidInterServer(notify, &mine, 0));
+    int not_a_notify = 0;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtNotifySetImportPidInterServer(&not_a_notify, &mine, 1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(notify));
+}
+
 TEST_F(AclIpcTest, ImportInTheExportingProcessAliasesTheMemoryAndRepeatsShareOneMapping)
 {
     void *p = nullptr, *q = nullptr, *r = nullptr;

@@ -328,12 +328,12 @@ protected:
     }
     // Runs acl_ipc_peer vmm-import on `device` with `handle`; its aclError.
     int Import(uint64_t handle, int device, pid_t *started = nullptr,
-               const std::function<void(pid_t)> &before_key = nullptr)
+               const std::function<void(pid_t)> &before_key = nullptr, const char *how = "vmm-import")
     {
         pid_t pid = fork();
         if (pid == 0) {
             std::string dev = std::to_string(device);
-            execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, "vmm-import", dir_.c_str(), dev.c_str(), "0",
+            execl(ACL_IPC_PEER_PATH, ACL_IPC_PEER_PATH, how, dir_.c_str(), dev.c_str(), "0",
                   static_cast<char *>(nullptr));
             _exit(127);
         }
@@ -448,6 +448,105 @@ TEST_F(AclVmmShareTest, WithPidValidationOnlyListedProcessesImport)
         EXPECT_EQ(ACL_SUCCESS, aclrtMemSetPidToShareableHandle(shareable, &p, 1));
     }));
     EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+TEST_F(AclVmmShareTest, V2HandlesOfTheDefaultTypeShareAsV1DoesAndFabricOnesAreNotSupported)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 4 * kKiB, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, 4 * kKiB, 0, handle, 0));
+    memset(va, 'V', 4 * kKiB);
+    uint64_t shareable = 0, v1 = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemExportToShareableHandleV2(handle, ACL_RT_VMM_EXPORT_FLAG_DEFAULT,
+                                                             ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &shareable));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 0, &v1));
+    EXPECT_EQ(v1, shareable); // one handle per allocation, whichever call made it
+    // With PID validation: refused until the importer is listed (V2).
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Import(shareable, 0, nullptr, nullptr, "vmm-import-v2"));
+    EXPECT_EQ(ACL_SUCCESS, Import(shareable, 0, nullptr, [&](pid_t pid) {
+        int32_t p = pid;
+        EXPECT_EQ(ACL_SUCCESS, aclrtMemSetPidToShareableHandleV2(&shareable, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &p, 1));
+    }, "vmm-import-v2"));
+    EXPECT_EQ("V", Seen());
+    EXPECT_EQ('B', static_cast<char *>(va)[1]);
+
+    // FABRIC handles cross servers: not on one machine.
+    aclrtMemFabricHandle fabric = {};
+    int32_t me = getpid();
+    aclrtDrvMemHandle imported = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              aclrtMemExportToShareableHandleV2(handle, 0, ACL_MEM_SHARE_HANDLE_TYPE_FABRIC, &fabric));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              aclrtMemImportFromShareableHandleV2(&fabric, ACL_MEM_SHARE_HANDLE_TYPE_FABRIC, 0, &imported));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              aclrtMemSetPidToShareableHandleV2(&fabric, ACL_MEM_SHARE_HANDLE_TYPE_FABRIC, &me, 1));
+    // CANN's checks.
+    const auto bad_type = static_cast<aclrtMemSharedHandleType>(4);
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemExportToShareableHandleV2(nullptr, 0, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &v1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemExportToShareableHandleV2(handle, 0, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemExportToShareableHandleV2(handle, 0, bad_type, &v1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemExportToShareableHandleV2(handle, 2, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &v1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemImportFromShareableHandleV2(nullptr, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, 0, &imported));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemImportFromShareableHandleV2(&v1, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, 1, &imported));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemImportFromShareableHandleV2(&v1, bad_type, 0, &imported));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemSetPidToShareableHandleV2(&v1, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &me, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemSetPidToShareableHandleV2(&v1, bad_type, &me, 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+TEST_F(AclVmmShareTest, MemoryExtrasAMockNpuCanHonour)
+{
+    // A reservation without uncached memory is an ordinary one here.
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddressNoUCMemory(&va, 2 * 1024 * 1024, 0, nullptr, 1));
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, 4 * kKiB, &prop, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, 4 * kKiB, 0, handle, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddressNoUCMemory(&va, 2 * 1024 * 1024, 0, nullptr, 2));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddressNoUCMemory(nullptr, 4096, 0, nullptr, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtReserveMemAddressNoUCMemory(&va, 0, 0, nullptr, 0));
+    // One link: the default.
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemMapSetLink(handle, ACL_RT_MEM_ACCESS_LINK_SIO));
+    EXPECT_EQ(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED, aclrtMemMapSetLink(handle, ACL_RT_MEM_ACCESS_LINK_HCCS));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemMapSetLink(handle, static_cast<aclrtMemLinkType>(4)));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapSetLink(nullptr, ACL_RT_MEM_ACCESS_LINK_SIO));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtMemMapSetLink(handle, ACL_RT_MEM_ACCESS_LINK_SIO));
+    // P2P maps: checks, and a peer's view made ahead of its jobs.
+    void *dev = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&dev, 64 * kKiB, ACL_MEM_MALLOC_NORMAL_ONLY));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemP2PMap(nullptr, 4096, 0, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemP2PMap(dev, 0, 0, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemP2PMap(dev, 4096, 0, 1));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemP2PMap(dev, 128 * kKiB, 0, 0));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_DEVICEID, aclrtMemP2PMap(dev, 4096, -1, 0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtMemP2PMap(dev, 4096, 0, 0)); // its own device: nothing to make
+    if (device_count_ >= 2) {
+        aclrtContext ctx0 = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&ctx0));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(1));
+        TrackDevice(1);
+        EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtMemP2PMap(dev, 4096, 1, 0));
+        ASSERT_EQ(ACL_SUCCESS, aclrtDeviceEnablePeerAccess(0, 0));
+        EXPECT_EQ(ACL_SUCCESS, aclrtMemP2PMap(dev, 4096, 1, 0));
+        // Device 1's stream sets device 0's memory through that view.
+        aclrtStream s1 = nullptr;
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s1));
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(dev, 4096, 0x6b, 4096, s1));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s1));
+        EXPECT_EQ(0x6b, static_cast<unsigned char *>(dev)[4095]);
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s1));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(ctx0));
+    }
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(dev));
 }
 
 TEST_F(AclVmmShareTest, UnknownHandlesAndBadExportArguments)

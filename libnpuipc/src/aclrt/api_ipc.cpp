@@ -559,4 +559,84 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t f
     });
 }
 
+// The SuperPOD device id of this machine's devices (aclrtGetDeviceInfo's
+// ACL_DEV_ATTR_SUPER_POD_DEVICE_ID): in no SuperPOD, every device says 0.
+// An allowlist for it is this machine's; any other server is beyond reach.
+static constexpr uint32_t kLocalSdid = 0;
+
+static aclError check_server_pids(const aclrtServerPid *serverPids, size_t num, bool one_pid_each)
+{
+    for (size_t i = 0; i < num; i++) {
+        if (!serverPids[i].pid)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids[%zu].pid is NULL", i);
+        if (one_pid_each && serverPids[i].num != 1)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids[%zu].num is %zu: a notify takes one PID a server",
+                        i, serverPids[i].num);
+    }
+    for (size_t i = 0; i < num; i++)
+        if (serverPids[i].sdid != kLocalSdid)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "sdid %u is another server's: this machine (sdid %u) reaches no other",
+                        serverPids[i].sdid, kLocalSdid);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtIpcMemImportPidInterServer(const char *key, aclrtServerPid *serverPids, size_t num)
+{
+    return api("aclrtIpcMemImportPidInterServer", [&] {
+        if (!key || !serverPids || num == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "key and serverPids must be set, num not 0");
+        if (aclError err = check_server_pids(serverPids, num, false))
+            return err;
+        for (size_t i = 0; i < num; i++)
+            if (aclError err = aclrtIpcMemSetImportPid(key, serverPids[i].pid, serverPids[i].num))
+                return err;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids, size_t num)
+{
+    return api("aclrtNotifySetImportPidInterServer", [&] {
+        if (!notify || !serverPids || num == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "notify and serverPids must be set, num not 0");
+        std::shared_ptr<Notify> n;
+        if (aclError err = find_object(notify, Kind::Notify, "notify", n))
+            return err;
+        if (aclError err = check_server_pids(serverPids, num, true))
+            return err;
+        for (size_t i = 0; i < num; i++)
+            if (aclError err = aclrtNotifySetImportPid(notify, serverPids[i].pid, 1))
+                return err;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t attr)
+{
+    return api("aclrtIpcMemSetAttr", [&] {
+        if (!key)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "key is NULL");
+        if (type != ACL_RT_IPC_MEM_ATTR_ACCESS_LINK)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown attribute type %d", static_cast<int>(type));
+        if (attr > ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_MULTI_PORT_PATH)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown access link %llu",
+                        static_cast<unsigned long long>(attr));
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+        }
+        if (!exported_as(key, ipc::Kind::Memory))
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "\"%.64s\" is no memory key this process exported", key);
+        // Devices of a mock NPU reach each other one way, the default (SIO).
+        if (attr != ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO)
+            return fail(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED, "a mock NPU's devices have no access link %llu",
+                        static_cast<unsigned long long>(attr));
+        return ACL_SUCCESS;
+    });
+}
+
 } // extern "C"

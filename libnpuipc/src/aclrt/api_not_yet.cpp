@@ -246,39 +246,13 @@ aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType, aclrtStream 
 { return not_yet(__func__); }
 
 // Virtual memory: V2 shareable handles, mappings without access, links.
-aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size, size_t alignment,
-                                          void *expectPtr, uint64_t flags)
-{ return not_yet(__func__); }
 aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
                              uint64_t flags)
 { return not_yet(__func__); }
-aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags,
-                                           aclrtMemSharedHandleType shareType,
-                                           void *shareableHandle)
-{ return not_yet(__func__); }
-aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
-                                             aclrtMemSharedHandleType shareType, uint64_t flags,
-                                             aclrtDrvMemHandle *handle)
-{ return not_yet(__func__); }
-aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
-                                           aclrtMemSharedHandleType shareType, int32_t *pid,
-                                           size_t pidNum)
-{ return not_yet(__func__); }
-aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags)
-{ return not_yet(__func__); }
 aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, uint32_t linkIdx)
-{ return not_yet(__func__); }
-aclError aclrtMemMapSetLink(aclrtDrvMemHandle handle, aclrtMemLinkType adviceLink)
 { return not_yet(__func__); }
 
 // IPC: memory attributes and imports by processes of other servers.
-aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids,
-                                            size_t num)
-{ return not_yet(__func__); }
-aclError aclrtIpcMemImportPidInterServer(const char *key, aclrtServerPid *serverPids, size_t num)
-{ return not_yet(__func__); }
-aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t attr)
-{ return not_yet(__func__); }
 
 // Model runtime instances: capture, build, tasks, conditions, execution.
 aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,

@@ -607,4 +607,128 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
     });
 }
 
+// The V2 shareable handles: the DEFAULT type is V1's 64-bit handle, read
+// and written through the pointer; FABRIC handles cross servers, which a
+// machine of its own cannot (a server in no SuperPOD, as CANN's runtime
+// says of one without a server id).
+static aclError check_share_type(aclrtMemSharedHandleType shareType)
+{
+    if (shareType != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT && shareType != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown shareable handle type %d", static_cast<int>(shareType));
+    if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "fabric handles cross servers; this machine is in no SuperPOD");
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags,
+                                           aclrtMemSharedHandleType shareType, void *shareableHandle)
+{
+    return api("aclrtMemExportToShareableHandleV2", [&] {
+        if (!handle || !shareableHandle)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle and shareableHandle must not be NULL");
+        if (shareType != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT && shareType != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown shareable handle type %d", static_cast<int>(shareType));
+        if (flags & ~ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown export flags 0x%llx",
+                        static_cast<unsigned long long>(flags));
+        if (aclError err = check_share_type(shareType))
+            return err;
+        return aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, flags,
+                                               static_cast<uint64_t *>(shareableHandle));
+    });
+}
+
+aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType,
+                                             uint64_t flags, aclrtDrvMemHandle *handle)
+{
+    return api("aclrtMemImportFromShareableHandleV2", [&] {
+        if (!shareableHandle || !handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "shareableHandle and handle must not be NULL");
+        if (flags != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "flags must be 0");
+        // Onto the current device: V2 takes no device id.
+        int32_t device = -1;
+        if (aclError err = aclrtGetDevice(&device))
+            return err;
+        if (aclError err = check_share_type(shareType))
+            return err;
+        return aclrtMemImportFromShareableHandle(*static_cast<const uint64_t *>(shareableHandle), device, handle);
+    });
+}
+
+aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle, aclrtMemSharedHandleType shareType,
+                                           int32_t *pid, size_t pidNum)
+{
+    return api("aclrtMemSetPidToShareableHandleV2", [&] {
+        if (!shareableHandle || !pid || pidNum == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "shareableHandle and pid must be set, pidNum not 0");
+        if (aclError err = check_share_type(shareType))
+            return err;
+        return aclrtMemSetPidToShareableHandle(*static_cast<const uint64_t *>(shareableHandle), pid, pidNum);
+    });
+}
+
+aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                          uint64_t flags)
+{
+    return api("aclrtReserveMemAddressNoUCMemory", [&] {
+        if (!virPtr)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtr is NULL");
+        if (size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        if (flags > 1)
+            return fail(ACL_ERROR_INVALID_PARAM, "flags must be 0 or 1");
+        // A mock NPU's jobs never bypass a cache (it has none): the range is
+        // an ordinary reservation.
+        return aclrtReserveMemAddress(virPtr, size, alignment, expectPtr, 0);
+    });
+}
+
+aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags)
+{
+    return api("aclrtMemP2PMap", [&] {
+        if (!devPtr || size == 0 || flags != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "devPtr must be set, size not 0, flags 0");
+        Runtime &rt = Runtime::get();
+        std::shared_ptr<Allocation> alloc = rt.find_allocation(devPtr, size);
+        if (!alloc)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one device allocation", size,
+                        devPtr);
+        uint32_t index;
+        std::shared_ptr<const Device> dev;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (aclError err = rt.check_device_id(dstDevId, index))
+                return err;
+            auto it = rt.devices.find(index);
+            if (it == rt.devices.end() || it->second.refs == 0)
+                return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %d is not set in this process", dstDevId);
+            dev = it->second.dev;
+        }
+        // The peer's view made now (an import of the memory into the
+        // peer's file), so that its first job on the memory needs none.
+        uint32_t handle;
+        return buffer_on_device(rt, *alloc, index, dev, handle);
+    });
+}
+
+aclError aclrtMemMapSetLink(aclrtDrvMemHandle handle, aclrtMemLinkType adviceLink)
+{
+    return api("aclrtMemMapSetLink", [&] {
+        if (!handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+        if (adviceLink > ACL_RT_MEM_ACCESS_UB_MULTI_PORT_PATH)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown link %d", static_cast<int>(adviceLink));
+        std::shared_ptr<Physical> phys;
+        if (aclError err = find_physical(handle, phys))
+            return err;
+        // Devices of a mock NPU reach each other one way, the default (SIO).
+        if (adviceLink != ACL_RT_MEM_ACCESS_LINK_SIO)
+            return fail(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED, "a mock NPU's devices have no link %d",
+                        static_cast<int>(adviceLink));
+        return ACL_SUCCESS;
+    });
+}
+
 } // extern "C"

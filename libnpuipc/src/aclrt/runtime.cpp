@@ -546,32 +546,38 @@ aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out)
     return ACL_SUCCESS;
 }
 
-aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out)
+aclError buffer_on_device(Runtime &rt, Allocation &alloc, uint32_t device,
+                          const std::shared_ptr<const Device> &dev, uint32_t &out)
 {
     // A VMM mapping's buffer handle is its physical memory's.
     const uint32_t own = alloc.physical ? alloc.physical->buffer.get() : alloc.buffer.get();
-    if (stream.dev == alloc.dev) {
+    if (dev == alloc.dev) {
         out = own;
         return ACL_SUCCESS;
     }
-    if (!rt.peer_enabled(stream.device, alloc.device))
+    if (!rt.peer_enabled(device, alloc.device))
         return fail(ACL_ERROR_RT_NO_PERMISSION,
                     "memory of device %u used from device %u without peer access "
                     "(aclrtDeviceEnablePeerAccess)",
-                    alloc.device, stream.device);
+                    alloc.device, device);
     std::lock_guard<std::mutex> lock(alloc.mu);
-    auto it = alloc.peer.find(stream.device);
-    if (it == alloc.peer.end() || it->second.device() != stream.dev.get()) {
+    auto it = alloc.peer.find(device);
+    if (it == alloc.peer.end() || it->second.device() != dev.get()) {
         Result<UniqueFd> fd = alloc.dev->export_buffer(own, 0, alloc.size);
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting memory to a peer");
-        Result<BufferHandle> h = import_buffer(stream.dev, fd.value().get(), Peer::Allow);
+        Result<BufferHandle> h = import_buffer(dev, fd.value().get(), Peer::Allow);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing peer memory");
-        it = alloc.peer.insert_or_assign(stream.device, std::move(h.value())).first;
+        it = alloc.peer.insert_or_assign(device, std::move(h.value())).first;
     }
     out = it->second.get();
     return ACL_SUCCESS;
+}
+
+aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out)
+{
+    return buffer_on_device(rt, alloc, stream.device, stream.dev, out);
 }
 
 aclError create_in_context(Runtime &rt, ObjectType type, Op op, const char *what,

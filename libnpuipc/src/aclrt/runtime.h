@@ -469,6 +469,9 @@ aclError handle_on(SharedObject &obj, const Stream &stream, uint32_t &out);
 // other devices' memory needs peer access (ACL_ERROR_RT_NO_PERMISSION
 // otherwise).
 aclError buffer_on(Runtime &rt, Allocation &alloc, const Stream &stream, uint32_t &out);
+// The same for the file `dev` of device `device`.
+aclError buffer_on_device(Runtime &rt, Allocation &alloc, uint32_t device,
+                          const std::shared_ptr<const Device> &dev, uint32_t &out);
 
 // Learns whether PID validation can work here (the initial PID namespace).
 void note_pid_namespace();
