@@ -391,6 +391,27 @@ static void npuipc_job_unmap_word(struct npuipc_job *job, const struct iosys_map
 	npuipc_job_exit(job, idx);
 }
 
+/*
+ * Protects every value word against torn read-modify-writes: a value job's
+ * ADD, OR or AND, and a clearing wait's compare-and-clear, read and write
+ * their word under it. They are short, and BAR memory has no atomics.
+ */
+static DEFINE_SPINLOCK(npuipc_value_lock);
+
+static u64 npuipc_value_update(u32 op, u64 w, u64 v)
+{
+	switch (op) {
+	case NPUIPC_WRITE_VALUE_ADD:
+		return w + v;
+	case NPUIPC_WRITE_VALUE_OR:
+		return w | v;
+	case NPUIPC_WRITE_VALUE_AND:
+		return w & v;
+	default:	/* SET */
+		return v;
+	}
+}
+
 /**
  * npuipc_job_write_value() - do a WRITE_VALUE job's work
  * @job: the WRITE_VALUE job
@@ -399,14 +420,42 @@ static void npuipc_job_unmap_word(struct npuipc_job *job, const struct iosys_map
  */
 int npuipc_job_write_value(struct npuipc_job *job)
 {
+	size_t off = offset_in_page(job->dst_offset);
 	struct iosys_map map;
 	int idx[2];
+	u64 w = 0;
 
 	if (!npuipc_job_map_word(job, &map, idx))
 		return -ENODEV;
-	iosys_map_wr(&map, offset_in_page(job->dst_offset), u64, job->value);
+	spin_lock(&npuipc_value_lock);
+	if (job->flags != NPUIPC_WRITE_VALUE_SET)
+		w = iosys_map_rd(&map, off, u64);
+	iosys_map_wr(&map, off, u64, npuipc_value_update(job->flags, w, job->value));
+	spin_unlock(&npuipc_value_lock);
 	npuipc_job_unmap_word(job, &map, idx);
 	return 0;
+}
+
+static bool npuipc_value_compare(u32 cmp, u64 w, u64 v)
+{
+	switch (cmp) {
+	case NPUIPC_WAIT_VALUE_GEQ:	/* cyclic, as a counter that wraps */
+		return (s64)(w - v) >= 0;
+	case NPUIPC_WAIT_VALUE_EQ:
+		return w == v;
+	case NPUIPC_WAIT_VALUE_AND:
+		return (w & v) != 0;
+	case NPUIPC_WAIT_VALUE_NOR:
+		return ~(w | v) != 0;
+	case NPUIPC_WAIT_VALUE_LT:
+		return w < v;
+	case NPUIPC_WAIT_VALUE_GT:
+		return w > v;
+	case NPUIPC_WAIT_VALUE_GE:
+		return w >= v;
+	default:	/* ALL */
+		return (w & v) == v;
+	}
 }
 
 /**
@@ -418,24 +467,36 @@ int npuipc_job_write_value(struct npuipc_job *job)
  */
 int npuipc_job_value_reached(struct npuipc_job *job)
 {
+	size_t off = offset_in_page(job->dst_offset);
 	struct iosys_map map;
+	bool reached;
 	int idx[2];
-	u64 w;
 
 	if (!npuipc_job_map_word(job, &map, idx))
 		return -ENODEV;
-	w = iosys_map_rd(&map, offset_in_page(job->dst_offset), u64);
+	spin_lock(&npuipc_value_lock);
+	reached = npuipc_value_compare(job->flags & NPUIPC_WAIT_VALUE_CMP_MASK,
+				       iosys_map_rd(&map, off, u64), job->value);
+	if (reached && (job->flags & NPUIPC_WAIT_VALUE_CLEAR))
+		iosys_map_wr(&map, off, u64, 0);
+	spin_unlock(&npuipc_value_lock);
 	npuipc_job_unmap_word(job, &map, idx);
+	return reached;
+}
 
-	switch (job->flags) {
-	case NPUIPC_WAIT_VALUE_GEQ:	/* cyclic, as a counter that wraps */
-		return (s64)(w - job->value) >= 0;
-	case NPUIPC_WAIT_VALUE_EQ:
-		return w == job->value;
-	case NPUIPC_WAIT_VALUE_AND:
-		return (w & job->value) != 0;
-	default:	/* NOR */
-		return ~(w | job->value) != 0;
+/* Whether @in's flags are ones its kind takes. */
+static bool npuipc_job_flags_valid(const struct drm_npuipc_job *in)
+{
+	switch (in->kind) {
+	case NPUIPC_JOB_FILL:
+		return !(in->flags & ~NPUIPC_FILL_FLAGS_VALID);
+	case NPUIPC_JOB_WRITE_VALUE:
+		return in->flags <= NPUIPC_WRITE_VALUE_AND;
+	case NPUIPC_JOB_WAIT_VALUE:
+		return !(in->flags & ~(NPUIPC_WAIT_VALUE_CMP_MASK | NPUIPC_WAIT_VALUE_CLEAR)) &&
+		       (in->flags & NPUIPC_WAIT_VALUE_CMP_MASK) <= NPUIPC_WAIT_VALUE_ALL;
+	default:
+		return !in->flags;
 	}
 }
 
@@ -535,8 +596,7 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 
 	if (npuipc_refuse(drm, in->pad))
 		return -EINVAL;
-	if (npuipc_refuse(drm, in->kind == NPUIPC_JOB_WAIT_VALUE ? in->flags > NPUIPC_WAIT_VALUE_NOR :
-			  in->kind == NPUIPC_JOB_FILL ? in->flags & ~NPUIPC_FILL_FLAGS_VALID : in->flags))
+	if (npuipc_refuse(drm, !npuipc_job_flags_valid(in)))
 		return -EINVAL;
 	if (npuipc_refuse(drm, !uses_buffers && !value_job &&
 			  (in->dst || in->src || in->dst_offset || in->src_offset || in->size)))
@@ -678,6 +738,10 @@ static const char *const npuipc_wait_value_names[] = {
 	[NPUIPC_WAIT_VALUE_EQ] = "==",
 	[NPUIPC_WAIT_VALUE_AND] = "& !=0",
 	[NPUIPC_WAIT_VALUE_NOR] = "nor !=0",
+	[NPUIPC_WAIT_VALUE_LT] = "<",
+	[NPUIPC_WAIT_VALUE_GT] = ">",
+	[NPUIPC_WAIT_VALUE_GE] = ">= (unsigned)",
+	[NPUIPC_WAIT_VALUE_ALL] = "has all bits of",
 };
 
 /**
@@ -696,8 +760,9 @@ void npuipc_job_show(struct seq_file *m, struct npuipc_job *job)
 	if (npuipc_job_is_bulk(job))
 		seq_printf(m, " of %llu bytes", job->size);
 	if (job->kind == NPUIPC_JOB_WAIT_VALUE)
-		seq_printf(m, " for word %s %#llx at offset %llu", npuipc_wait_value_names[job->flags],
-			   job->value, job->dst_offset);
+		seq_printf(m, " for word %s %#llx at offset %llu%s",
+			   npuipc_wait_value_names[job->flags & NPUIPC_WAIT_VALUE_CMP_MASK], job->value,
+			   job->dst_offset, job->flags & NPUIPC_WAIT_VALUE_CLEAR ? ", then clear" : "");
 	if (job->notify)
 		seq_printf(m, " on notify %p%s", job->notify,
 			   READ_ONCE(job->notify_parked) ? ", parked" : "");

@@ -36,7 +36,7 @@ struct npuipc_job {
 	struct npuipc_bo *dst, *src;
 	u64 dst_offset, src_offset, size;
 	u64 value;		/* FILL's byte, or a value job's word */
-	u32 flags;		/* WAIT_VALUE's comparison, FILL's NPUIPC_FILL_U32 */
+	u32 flags;		/* the job's NPUIPC_FILL_*, _WRITE_VALUE_*, _WAIT_VALUE_* */
 
 	struct dma_fence *wait_fence;
 	struct dma_fence_cb cb;

@@ -343,7 +343,9 @@ Status Device::submit(uint32_t stream, const Job *jobs, uint32_t count) const
         raw[i] = {};
         raw[i].kind = static_cast<uint32_t>(jobs[i].kind);
         if (jobs[i].kind == Job::Kind::WaitValue)
-            raw[i].flags = static_cast<uint32_t>(jobs[i].compare);
+            raw[i].flags = static_cast<uint32_t>(jobs[i].compare) | (jobs[i].clear ? NPUIPC_WAIT_VALUE_CLEAR : 0);
+        if (jobs[i].kind == Job::Kind::WriteValue)
+            raw[i].flags = static_cast<uint32_t>(jobs[i].update);
         if (jobs[i].fill_words)
             raw[i].flags = NPUIPC_FILL_U32;
         raw[i].dst = jobs[i].dst;

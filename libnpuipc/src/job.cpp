@@ -19,6 +19,14 @@ static_assert(static_cast<uint32_t>(Job::Compare::AtLeast) == NPUIPC_WAIT_VALUE_
 static_assert(static_cast<uint32_t>(Job::Compare::Equal) == NPUIPC_WAIT_VALUE_EQ);
 static_assert(static_cast<uint32_t>(Job::Compare::AnyBit) == NPUIPC_WAIT_VALUE_AND);
 static_assert(static_cast<uint32_t>(Job::Compare::NotAllBits) == NPUIPC_WAIT_VALUE_NOR);
+static_assert(static_cast<uint32_t>(Job::Compare::Below) == NPUIPC_WAIT_VALUE_LT);
+static_assert(static_cast<uint32_t>(Job::Compare::Above) == NPUIPC_WAIT_VALUE_GT);
+static_assert(static_cast<uint32_t>(Job::Compare::NotBelow) == NPUIPC_WAIT_VALUE_GE);
+static_assert(static_cast<uint32_t>(Job::Compare::AllBits) == NPUIPC_WAIT_VALUE_ALL);
+static_assert(static_cast<uint32_t>(Job::Update::Set) == NPUIPC_WRITE_VALUE_SET);
+static_assert(static_cast<uint32_t>(Job::Update::Add) == NPUIPC_WRITE_VALUE_ADD);
+static_assert(static_cast<uint32_t>(Job::Update::Or) == NPUIPC_WRITE_VALUE_OR);
+static_assert(static_cast<uint32_t>(Job::Update::And) == NPUIPC_WRITE_VALUE_AND);
 
 namespace {
 
@@ -90,18 +98,19 @@ Job prep_reset_notify(uint32_t notify) noexcept
     return on_object(Job::Kind::ResetNotify, notify);
 }
 
-Job prep_write_value(uint32_t dst, uint64_t offset, uint64_t value) noexcept
+Job prep_write_value(uint32_t dst, uint64_t offset, uint64_t value, Job::Update update) noexcept
 {
     Job job;
     job.kind = Job::Kind::WriteValue;
     job.dst = dst;
     job.dst_offset = offset;
     job.value = value;
+    job.update = update;
     return job;
 }
 
 Job prep_wait_value(uint32_t dst, uint64_t offset, Job::Compare compare, uint64_t value,
-                    uint64_t timeout_ns) noexcept
+                    uint64_t timeout_ns, bool clear) noexcept
 {
     Job job;
     job.kind = Job::Kind::WaitValue;
@@ -110,6 +119,7 @@ Job prep_wait_value(uint32_t dst, uint64_t offset, Job::Compare compare, uint64_
     job.compare = compare;
     job.value = value;
     job.timeout_ns = timeout_ns;
+    job.clear = clear;
     return job;
 }
 

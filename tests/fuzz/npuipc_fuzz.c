@@ -226,10 +226,12 @@ static void fuzz_job(struct fuzzer *f, struct drm_npuipc_job *job)
 		job->value = job->kind == NPUIPC_JOB_FILL ? pick(f, 300) : 0;
 		break;
 	case NPUIPC_JOB_WAIT_VALUE:
-		job->flags = pick(f, 5);
+		job->flags = pick(f, NPUIPC_WAIT_VALUE_ALL + 2) | (pick(f, 2) ? NPUIPC_WAIT_VALUE_CLEAR : 0);
 		job->timeout_ns = pick(f, 4) ? 10 * 1000 * 1000 : 0;
 		/* fall through */
 	case NPUIPC_JOB_WRITE_VALUE:
+		if (job->kind == NPUIPC_JOB_WRITE_VALUE)
+			job->flags = pick(f, NPUIPC_WRITE_VALUE_AND + 2);
 		job->dst = some_handle(f);
 		job->dst_offset = pick(f, 2) ? 8 * pick(f, 512) : some_size(f);
 		job->value = pick(f, 2) ? pick(f, 4) : ~0ULL;

@@ -170,18 +170,6 @@ static int64_t call_aclrtSwitchLabelByIndex(void)
 { return aclrtSwitchLabelByIndex(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
-static int64_t call_aclrtCntNotifyCreate(void)
-{ return aclrtCntNotifyCreate(NULL, 0); }
-static int64_t call_aclrtCntNotifyDestroy(void)
-{ return aclrtCntNotifyDestroy(NULL); }
-static int64_t call_aclrtCntNotifyRecord(void)
-{ return aclrtCntNotifyRecord(NULL, NULL, NULL); }
-static int64_t call_aclrtCntNotifyWaitWithTimeout(void)
-{ return aclrtCntNotifyWaitWithTimeout(NULL, NULL, NULL); }
-static int64_t call_aclrtCntNotifyReset(void)
-{ return aclrtCntNotifyReset(NULL, NULL); }
-static int64_t call_aclrtCntNotifyGetId(void)
-{ return aclrtCntNotifyGetId(NULL, NULL); }
 static int64_t call_aclrtMallocForTaskScheduler(void)
 { return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
 static int64_t call_aclrtMemAllocManaged(void)
@@ -439,6 +427,12 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtCntNotifyCreate),
+    IMPLEMENTED(aclrtCntNotifyDestroy),
+    IMPLEMENTED(aclrtCntNotifyRecord),
+    IMPLEMENTED(aclrtCntNotifyWaitWithTimeout),
+    IMPLEMENTED(aclrtCntNotifyReset),
+    IMPLEMENTED(aclrtCntNotifyGetId),
     IMPLEMENTED(aclrtMemExportToShareableHandleV2),
     IMPLEMENTED(aclrtMemImportFromShareableHandleV2),
     IMPLEMENTED(aclrtMemSetPidToShareableHandleV2),
@@ -716,12 +710,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtDestroyLabelList, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSwitchLabelByIndex, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCntNotifyCreate, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCntNotifyDestroy, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCntNotifyRecord, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCntNotifyWaitWithTimeout, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCntNotifyReset, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCntNotifyGetId, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtHostRegister, NOT_YET, FAILS_WITH_CODE),

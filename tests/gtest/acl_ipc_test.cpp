@@ -248,13 +248,22 @@ TEST_F(AclIpcTest, InterServerAllowlistsOfThisServerListImportersAndOtherServers
     int64_t sdid = -1;
     ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceInfo(0, ACL_DEV_ATTR_SUPER_POD_DEVICE_ID, &sdid));
     EXPECT_EQ(0, sdid);
-    pid_t listed = Start("mem-import", 0, 0);
-    int32_t pid = listed, other = 1;
+    // Another server's entry, or a bad one, refuses the whole call: the
+    // process of the good entry is not listed and cannot import.
+    pid_t refused = Start("mem-import", 0, 0);
+    int32_t pid = refused, other = 1, bad = -5;
     aclrtServerPid here = {static_cast<uint32_t>(sdid), &pid, 1};
     aclrtServerPid elsewhere = {7, &other, 1};
-    aclrtServerPid both[] = {here, elsewhere};
-    // Another server's entry refuses the whole call: nothing is listed.
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcMemImportPidInterServer(key, both, 2));
+    aclrtServerPid malformed = {static_cast<uint32_t>(sdid), &bad, 1};
+    aclrtServerPid with_elsewhere[] = {here, elsewhere}, with_malformed[] = {here, malformed};
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcMemImportPidInterServer(key, with_elsewhere, 2));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtIpcMemImportPidInterServer(key, with_malformed, 2));
+    WriteKey(key, sizeof(key));
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, Finish(refused));
+    ASSERT_EQ(0, unlink((dir_ + "/rc").c_str()));
+    ASSERT_EQ(0, unlink((dir_ + "/key").c_str()));
+    pid_t listed = Start("mem-import", 0, 0);
+    pid = listed;
     ASSERT_EQ(ACL_SUCCESS, aclrtIpcMemImportPidInterServer(key, &here, 1));
     WriteKey(key, sizeof(key));
     EXPECT_EQ(ACL_SUCCESS, Finish(listed));
@@ -275,7 +284,7 @@ TEST_F(AclIpcTest, InterServerAllowlistsOfThisServerListImportersAndOtherServers
               aclrtIpcMemSetAttr(key, static_cast<aclrtIpcMemAttrType>(1), ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
               aclrtIpcMemSetAttr(nullptr, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
-    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+    EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION,
               aclrtIpcMemSetAttr("not a key", ACL_RT_IPC_MEM_ATTR_ACCESS_LINK, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO));
     EXPECT_EQ(ACL_SUCCESS, aclrtIpcMemClose(key));
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(p));

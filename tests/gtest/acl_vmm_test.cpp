@@ -537,7 +537,9 @@ TEST_F(AclVmmShareTest, MemoryExtrasAMockNpuCanHonour)
         EXPECT_EQ(ACL_ERROR_RT_NO_PERMISSION, aclrtMemP2PMap(dev, 4096, 1, 0));
         ASSERT_EQ(ACL_SUCCESS, aclrtDeviceEnablePeerAccess(0, 0));
         EXPECT_EQ(ACL_SUCCESS, aclrtMemP2PMap(dev, 4096, 1, 0));
-        // Device 1's stream sets device 0's memory through that view.
+        // Device 1's stream sets device 0's memory through a peer view (one
+        // its first job would make too: this checks the view works, not
+        // when it was made).
         aclrtStream s1 = nullptr;
         ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s1));
         ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(dev, 4096, 0x6b, 4096, s1));

@@ -184,6 +184,73 @@ TEST_F(value, the_last_word_of_a_buffer_is_one)
 	EXPECT_EQ(5, *word(self, 64 * 1024 - 8));
 }
 
+TEST_F(value, write_value_sets_adds_ors_and_ands_the_word)
+{
+	struct drm_npuipc_job jobs[4] = {
+		write_value_job(self->buf, WORD, 5),
+		write_value_job(self->buf, WORD, 3),
+		write_value_job(self->buf, WORD, 0x10),
+		write_value_job(self->buf, WORD, 0x1c),
+	};
+
+	*word(self, WORD) = 0xffff;
+	jobs[1].flags = NPUIPC_WRITE_VALUE_ADD;
+	jobs[2].flags = NPUIPC_WRITE_VALUE_OR;
+	jobs[3].flags = NPUIPC_WRITE_VALUE_AND;
+	ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, 4, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 5 * SEC_NS, 0, NULL));
+	EXPECT_EQ((((5 + 3) | 0x10) & 0x1c), *word(self, WORD));
+}
+
+/* Two streams adding to one word lose none of each other's additions. */
+TEST_F(value, additions_from_two_streams_are_atomic)
+{
+	struct drm_npuipc_job jobs[NPUIPC_MAX_JOBS_PER_SUBMIT];
+	unsigned int i, round;
+
+	*word(self, WORD) = 0;
+	for (i = 0; i < NPUIPC_MAX_JOBS_PER_SUBMIT; i++) {
+		jobs[i] = write_value_job(self->buf, WORD, 1);
+		jobs[i].flags = NPUIPC_WRITE_VALUE_ADD;
+	}
+	for (round = 0; round < 4; round++) {
+		ASSERT_EQ(0, npuipc_submit(self->fd, self->stream, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL));
+		ASSERT_EQ(0, npuipc_submit(self->fd, self->other, jobs, NPUIPC_MAX_JOBS_PER_SUBMIT, NULL));
+	}
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->stream, 10 * SEC_NS, 0, NULL));
+	ASSERT_EQ(0, npuipc_wait(self->fd, self->other, 10 * SEC_NS, 0, NULL));
+	EXPECT_EQ(8 * NPUIPC_MAX_JOBS_PER_SUBMIT, *word(self, WORD));
+}
+
+TEST_F(value, unsigned_comparisons_and_all_bits_hold_until_true)
+{
+	*word(self, WORD) = 9;
+	queue_held_wait(_metadata, self, NPUIPC_WAIT_VALUE_LT, 9);
+	release_held_wait(_metadata, self, 8);
+
+	*word(self, WORD) = 9;
+	queue_held_wait(_metadata, self, NPUIPC_WAIT_VALUE_GT, 9);
+	release_held_wait(_metadata, self, 10);
+
+	/* Unsigned, not cyclic: a word past half the range is above. */
+	*word(self, WORD) = 7;
+	queue_held_wait(_metadata, self, NPUIPC_WAIT_VALUE_GE, 8);
+	release_held_wait(_metadata, self, 1ULL << 63);
+
+	*word(self, WORD) = 0x0f;
+	queue_held_wait(_metadata, self, NPUIPC_WAIT_VALUE_ALL, 0x30);
+	release_held_wait(_metadata, self, 0x3f);
+}
+
+TEST_F(value, a_clearing_wait_sets_the_word_to_zero_as_it_ends)
+{
+	*word(self, WORD) = 2;
+	queue_held_wait(_metadata, self, NPUIPC_WAIT_VALUE_GE | NPUIPC_WAIT_VALUE_CLEAR, 3);
+	EXPECT_EQ(2, *word(self, WORD));	/* not reached: not cleared */
+	release_held_wait(_metadata, self, 5);
+	EXPECT_EQ(0, *word(self, WORD));
+}
+
 TEST_F(value, a_wait_that_is_already_true_completes_at_once)
 {
 	*word(self, WORD) = 9;
@@ -264,10 +331,15 @@ TEST_F(value, submit_refuses_bad_value_jobs)
 	expect_refused(_metadata, self, wait_value_job(self->buf, 64 * 1024, 0, 1), -EINVAL);
 	expect_refused(_metadata, self, wait_value_job(self->buf, ~7ULL, 0, 1), -EINVAL);
 	expect_refused(_metadata, self, write_value_job(self->buf, ~7ULL, 1), -EINVAL);
-	expect_refused(_metadata, self, wait_value_job(self->buf, WORD, NPUIPC_WAIT_VALUE_NOR + 1, 1),
+	expect_refused(_metadata, self, wait_value_job(self->buf, WORD, NPUIPC_WAIT_VALUE_ALL + 1, 1),
+		       -EINVAL);
+	expect_refused(_metadata, self, wait_value_job(self->buf, WORD, NPUIPC_WAIT_VALUE_CLEAR << 1, 1),
 		       -EINVAL);
 	job = write_value_job(self->buf, WORD, 1);
-	job.flags = NPUIPC_WAIT_VALUE_EQ;	/* a comparison is for waits only */
+	job.flags = NPUIPC_WRITE_VALUE_AND + 1;
+	expect_refused(_metadata, self, job, -EINVAL);
+	job = write_value_job(self->buf, WORD, 1);
+	job.flags = NPUIPC_WAIT_VALUE_CLEAR;	/* clearing is for waits only */
 	expect_refused(_metadata, self, job, -EINVAL);
 	job = write_value_job(self->buf, WORD, 1);
 	job.timeout_ns = SEC_NS;

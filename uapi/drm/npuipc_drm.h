@@ -425,10 +425,14 @@ struct drm_npuipc_obj_import {
  * RESET_NOTIFY: clear notify @object when reached, dropping a record no
  *	wait has consumed; owner only (uapi version 4, NPUIPC_CAP_RESET_NOTIFY).
  * WRITE_VALUE: store the 64-bit @value at @dst_offset of GEM @dst (8-byte
- *	aligned, writable) when reached (uapi version 10).
+ *	aligned, writable) when reached (uapi version 10); with @flags
+ *	NPUIPC_WRITE_VALUE_ADD, _OR or _AND, combine it with the word instead,
+ *	atomically with every other value job's update of a word.
  * WAIT_VALUE: wait until the 64-bit word at @dst_offset of GEM @dst
  *	(8-byte aligned) compares true with @value, the comparison being
- *	@flags, one of NPUIPC_WAIT_VALUE_* (uapi version 10). Anything may
+ *	@flags, one of NPUIPC_WAIT_VALUE_* (uapi version 10); with
+ *	NPUIPC_WAIT_VALUE_CLEAR too, the word is set to 0 in the same atomic
+ *	step as the comparison that ends the wait. Anything may
  *	change the word, a job or a process's mapping: the device re-reads it
  *	while the job waits, on the next timer tick, then at intervals
  *	doubling up to 16 ms. Like WAIT_NOTIFY it
@@ -461,15 +465,28 @@ struct drm_npuipc_obj_import {
 #define NPUIPC_FILL_U32			(1U << 0)
 #define NPUIPC_FILL_FLAGS_VALID		NPUIPC_FILL_U32
 
-/* WAIT_VALUE comparisons (the job's @flags) of the word w with @value. */
+/* WRITE_VALUE's @flags: how @value goes into the word w. */
+#define NPUIPC_WRITE_VALUE_SET		0	/* w = value */
+#define NPUIPC_WRITE_VALUE_ADD		1	/* w += value */
+#define NPUIPC_WRITE_VALUE_OR		2	/* w |= value */
+#define NPUIPC_WRITE_VALUE_AND		3	/* w &= value */
+
+/* WAIT_VALUE comparisons (the low byte of @flags) of the word w with @value. */
 #define NPUIPC_WAIT_VALUE_GEQ		0	/* (__s64)(w - value) >= 0: cyclic */
 #define NPUIPC_WAIT_VALUE_EQ		1	/* w == value */
 #define NPUIPC_WAIT_VALUE_AND		2	/* (w & value) != 0 */
 #define NPUIPC_WAIT_VALUE_NOR		3	/* ~(w | value) != 0 */
+#define NPUIPC_WAIT_VALUE_LT		4	/* w < value (unsigned) */
+#define NPUIPC_WAIT_VALUE_GT		5	/* w > value (unsigned) */
+#define NPUIPC_WAIT_VALUE_GE		6	/* w >= value (unsigned) */
+#define NPUIPC_WAIT_VALUE_ALL		7	/* (w & value) == value */
+#define NPUIPC_WAIT_VALUE_CMP_MASK	0xffU
+/* With the comparison: the word is set to 0 as the wait ends. */
+#define NPUIPC_WAIT_VALUE_CLEAR		(1U << 8)
 
 struct drm_npuipc_job {
 	__u32 kind;
-	__u32 flags;		/* FILL's NPUIPC_FILL_*, WAIT_VALUE's comparison; otherwise 0 */
+	__u32 flags;		/* FILL's, WRITE_VALUE's and WAIT_VALUE's; otherwise 0 */
 	__u32 dst;
 	__u32 src;
 	__u64 dst_offset;

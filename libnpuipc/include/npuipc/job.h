@@ -27,7 +27,13 @@ struct Job {
         Equal = 1,      // w == value
         AnyBit = 2,     // (w & value) != 0
         NotAllBits = 3, // ~(w | value) != 0
+        Below = 4,      // w < value (unsigned)
+        Above = 5,      // w > value (unsigned)
+        NotBelow = 6,   // w >= value (unsigned)
+        AllBits = 7,    // (w & value) == value
     };
+    // How a WriteValue job puts `value` into the word w.
+    enum class Update : uint32_t { Set = 0, Add = 1, Or = 2, And = 3 };
     Kind kind = Kind::Copy;
     uint32_t dst = 0; // buffer handles
     uint32_t src = 0;
@@ -37,6 +43,8 @@ struct Job {
     uint64_t value = 0;      // a fill's byte, a value job's word
     uint32_t object = 0;     // an event or notify handle
     Compare compare = Compare::AtLeast; // a WaitValue's
+    bool clear = false;                 // a WaitValue's: the word set to 0 as it ends
+    Update update = Update::Set;        // a WriteValue's
     bool fill_words = false;            // a Fill of 32-bit words: value is the word
     uint64_t timeout_ns = 0; // of a wait; 0 waits without limit
 };
@@ -64,13 +72,15 @@ Job prep_record_notify(uint32_t notify) noexcept;
 Job prep_wait_notify(uint32_t notify, uint64_t timeout_ns = 0) noexcept;
 // Clears the notify when the stream gets there.
 Job prep_reset_notify(uint32_t notify) noexcept;
-// Stores the 64-bit `value` at `offset` (8-byte aligned) of buffer `dst`.
-Job prep_write_value(uint32_t dst, uint64_t offset, uint64_t value) noexcept;
+// Stores the 64-bit `value` at `offset` (8-byte aligned) of buffer `dst`,
+// or adds it, ORs it or ANDs it in, atomically with other value jobs.
+Job prep_write_value(uint32_t dst, uint64_t offset, uint64_t value,
+                     Job::Update update = Job::Update::Set) noexcept;
 // Holds the stream until the 64-bit word at `offset` (8-byte aligned) of
 // buffer `dst` compares true with `value`; a positive timeout fails the
 // stream with ETIMEDOUT when it passes.
 Job prep_wait_value(uint32_t dst, uint64_t offset, Job::Compare compare, uint64_t value,
-                    uint64_t timeout_ns = 0) noexcept;
+                    uint64_t timeout_ns = 0, bool clear = false) noexcept;
 
 } // namespace npuipc
 

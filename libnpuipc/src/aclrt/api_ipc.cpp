@@ -8,6 +8,7 @@
 // live key costs no fd. Documentation/ipc.md has the whole model.
 #include <cerrno>
 #include <cstring>
+#include <vector>
 #include <unistd.h>
 
 #include "aclrt/runtime.h"
@@ -564,11 +565,14 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t f
 // An allowlist for it is this machine's; any other server is beyond reach.
 static constexpr uint32_t kLocalSdid = 0;
 
-static aclError check_server_pids(const aclrtServerPid *serverPids, size_t num, bool one_pid_each)
+// Every entry checked, then every PID gathered into `pids`: the caller
+// lists them in one step, all or nothing.
+static aclError gather_server_pids(const aclrtServerPid *serverPids, size_t num, bool one_pid_each,
+                                   std::vector<int32_t> &pids)
 {
     for (size_t i = 0; i < num; i++) {
-        if (!serverPids[i].pid)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids[%zu].pid is NULL", i);
+        if (!serverPids[i].pid || serverPids[i].num == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids[%zu] lists no PID", i);
         if (one_pid_each && serverPids[i].num != 1)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids[%zu].num is %zu: a notify takes one PID a server",
                         i, serverPids[i].num);
@@ -578,6 +582,8 @@ static aclError check_server_pids(const aclrtServerPid *serverPids, size_t num, 
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "sdid %u is another server's: this machine (sdid %u) reaches no other",
                         serverPids[i].sdid, kLocalSdid);
+    for (size_t i = 0; i < num; i++)
+        pids.insert(pids.end(), serverPids[i].pid, serverPids[i].pid + serverPids[i].num);
     return ACL_SUCCESS;
 }
 
@@ -586,12 +592,13 @@ aclError aclrtIpcMemImportPidInterServer(const char *key, aclrtServerPid *server
     return api("aclrtIpcMemImportPidInterServer", [&] {
         if (!key || !serverPids || num == 0)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "key and serverPids must be set, num not 0");
-        if (aclError err = check_server_pids(serverPids, num, false))
+        std::vector<int32_t> pids;
+        if (aclError err = gather_server_pids(serverPids, num, false, pids))
             return err;
-        for (size_t i = 0; i < num; i++)
-            if (aclError err = aclrtIpcMemSetImportPid(key, serverPids[i].pid, serverPids[i].num))
-                return err;
-        return ACL_SUCCESS;
+        if (!exported_as(key, ipc::Kind::Memory))
+            return fail(ACL_ERROR_RT_NO_PERMISSION,
+                        "only the process that exported a memory key may list importers, while it is open");
+        return allow_pids(key, pids.data(), pids.size());
     });
 }
 
@@ -603,12 +610,10 @@ aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *
         std::shared_ptr<Notify> n;
         if (aclError err = find_object(notify, Kind::Notify, "notify", n))
             return err;
-        if (aclError err = check_server_pids(serverPids, num, true))
+        std::vector<int32_t> pids;
+        if (aclError err = gather_server_pids(serverPids, num, true, pids))
             return err;
-        for (size_t i = 0; i < num; i++)
-            if (aclError err = aclrtNotifySetImportPid(notify, serverPids[i].pid, 1))
-                return err;
-        return ACL_SUCCESS;
+        return aclrtNotifySetImportPid(notify, pids.data(), pids.size());
     });
 }
 
@@ -630,7 +635,8 @@ aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t 
                 return err;
         }
         if (!exported_as(key, ipc::Kind::Memory))
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "\"%.64s\" is no memory key this process exported", key);
+            return fail(ACL_ERROR_RT_NO_PERMISSION,
+                        "only the process that exported a memory key sets its attributes, while it is open");
         // Devices of a mock NPU reach each other one way, the default (SIO).
         if (attr != ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO)
             return fail(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED, "a mock NPU's devices have no access link %llu",

@@ -127,22 +127,6 @@ aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
 { return not_yet(__func__); }
 
-// Counting notifies.
-aclError aclrtCntNotifyCreate(aclrtCntNotify *cntNotify, uint64_t flag)
-{ return not_yet(__func__); }
-aclError aclrtCntNotifyDestroy(aclrtCntNotify cntNotify)
-{ return not_yet(__func__); }
-aclError aclrtCntNotifyRecord(aclrtCntNotify cntNotify, aclrtStream stream,
-                              aclrtCntNotifyRecordInfo *info)
-{ return not_yet(__func__); }
-aclError aclrtCntNotifyWaitWithTimeout(aclrtCntNotify cntNotify, aclrtStream stream,
-                                       aclrtCntNotifyWaitInfo *info)
-{ return not_yet(__func__); }
-aclError aclrtCntNotifyReset(aclrtCntNotify cntNotify, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId)
-{ return not_yet(__func__); }
-
 // Control flow on streams: labels, stream activation and switch.
 aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
 { return not_yet(__func__); }

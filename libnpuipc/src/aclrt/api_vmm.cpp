@@ -632,6 +632,14 @@ aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t fl
         if (flags & ~ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown export flags 0x%llx",
                         static_cast<unsigned long long>(flags));
+        if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC) {
+            // As CANN: a fabric export asks the server id of the current device.
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+        }
         if (aclError err = check_share_type(shareType))
             return err;
         return aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, flags,
@@ -691,16 +699,19 @@ aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t fl
         if (!devPtr || size == 0 || flags != 0)
             return fail(ACL_ERROR_INVALID_PARAM, "devPtr must be set, size not 0, flags 0");
         Runtime &rt = Runtime::get();
-        std::shared_ptr<Allocation> alloc = rt.find_allocation(devPtr, size);
-        if (!alloc)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one device allocation", size,
-                        devPtr);
         uint32_t index;
-        std::shared_ptr<const Device> dev;
         {
             std::lock_guard<std::mutex> lock(rt.mu);
             if (aclError err = rt.check_device_id(dstDevId, index))
                 return err;
+        }
+        std::shared_ptr<Allocation> alloc = rt.find_allocation(devPtr, size);
+        if (!alloc)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one device allocation", size,
+                        devPtr);
+        std::shared_ptr<const Device> dev;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
             auto it = rt.devices.find(index);
             if (it == rt.devices.end() || it->second.refs == 0)
                 return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %d is not set in this process", dstDevId);

@@ -78,7 +78,7 @@ private:
 enum class UsageKind : uint8_t { Malloc, Physical };
 constexpr size_t kUsageKinds = 2;
 
-enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model };
+enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model, CntNotify };
 
 struct Model;
 
