@@ -431,6 +431,9 @@ int npuipc_job_write_value(struct npuipc_job *job)
 	if (job->flags != NPUIPC_WRITE_VALUE_SET)
 		w = iosys_map_rd(&map, off, u64);
 	iosys_map_wr(&map, off, u64, npuipc_value_update(job->flags, w, job->value));
+	/* Out of the BAR's write-combining buffer before the next holder reads. */
+	if (map.is_iomem)
+		wmb();
 	spin_unlock(&npuipc_value_lock);
 	npuipc_job_unmap_word(job, &map, idx);
 	return 0;
@@ -477,8 +480,11 @@ int npuipc_job_value_reached(struct npuipc_job *job)
 	spin_lock(&npuipc_value_lock);
 	reached = npuipc_value_compare(job->flags & NPUIPC_WAIT_VALUE_CMP_MASK,
 				       iosys_map_rd(&map, off, u64), job->value);
-	if (reached && (job->flags & NPUIPC_WAIT_VALUE_CLEAR))
+	if (reached && (job->flags & NPUIPC_WAIT_VALUE_CLEAR)) {
 		iosys_map_wr(&map, off, u64, 0);
+		if (map.is_iomem)
+			wmb();
+	}
 	spin_unlock(&npuipc_value_lock);
 	npuipc_job_unmap_word(job, &map, idx);
 	return reached;
@@ -649,8 +655,10 @@ int npuipc_job_parse(struct npuipc_job *job, const struct drm_npuipc_job *in,
 	case NPUIPC_JOB_WAIT_VALUE:
 		if (npuipc_refuse(drm, !IS_ALIGNED(in->dst_offset, sizeof(u64))))
 			return -EINVAL;
+		/* A clearing wait writes its word too. */
 		ret = npuipc_job_lookup_range(file, in->dst, in->dst_offset, sizeof(u64),
-					      in->kind == NPUIPC_JOB_WRITE_VALUE, &job->dst);
+					      in->kind == NPUIPC_JOB_WRITE_VALUE ||
+					      (in->flags & NPUIPC_WAIT_VALUE_CLEAR), &job->dst);
 		job->value = in->value;
 		break;
 	case NPUIPC_JOB_WAIT_SYNC_FILE:

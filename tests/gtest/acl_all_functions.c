@@ -73,10 +73,6 @@ static int64_t call_aclrtQueryDeviceStatus(void)
 { return aclrtQueryDeviceStatus(0, NULL); }
 static int64_t call_aclrtGetDeviceUtilizationRate(void)
 { return aclrtGetDeviceUtilizationRate(0, NULL); }
-static int64_t call_aclrtDeviceSetLimit(void)
-{ return aclrtDeviceSetLimit((aclrtDeviceLimit)0, 0); }
-static int64_t call_aclrtDeviceGetLimit(void)
-{ return aclrtDeviceGetLimit((aclrtDeviceLimit)0, NULL); }
 static int64_t call_aclrtDeviceGetHostAtomicCapabilities(void)
 { return aclrtDeviceGetHostAtomicCapabilities(NULL, NULL, 0, 0); }
 static int64_t call_aclrtDeviceGetP2PAtomicCapabilities(void)
@@ -101,16 +97,6 @@ static int64_t call_aclrtUnuseStreamResInCurrentThread(void)
 { return aclrtUnuseStreamResInCurrentThread(NULL); }
 static int64_t call_aclrtGetResInCurrentThread(void)
 { return aclrtGetResInCurrentThread((aclrtDevResLimitType)0, NULL); }
-static int64_t call_aclrtCtxGetSysParamOpt(void)
-{ return aclrtCtxGetSysParamOpt((aclSysParamOpt)0, NULL); }
-static int64_t call_aclrtCtxSetSysParamOpt(void)
-{ return aclrtCtxSetSysParamOpt((aclSysParamOpt)0, 0); }
-static int64_t call_aclrtGetSysParamOpt(void)
-{ return aclrtGetSysParamOpt((aclSysParamOpt)0, NULL); }
-static int64_t call_aclrtSetSysParamOpt(void)
-{ return aclrtSetSysParamOpt((aclSysParamOpt)0, 0); }
-static int64_t call_aclrtSetOpWaitTimeout(void)
-{ return aclrtSetOpWaitTimeout(0); }
 static int64_t call_aclrtSetOpExecuteTimeOut(void)
 { return aclrtSetOpExecuteTimeOut(0); }
 static int64_t call_aclrtSetOpExecuteTimeOutWithMs(void)
@@ -146,8 +132,6 @@ static int64_t call_aclrtActiveStream(void)
 static int64_t call_aclrtSwitchStream(void)
 { return aclrtSwitchStream(NULL, (aclrtCondition)0, NULL, (aclrtCompareDataType)0, NULL, NULL,
                            NULL); }
-static int64_t call_aclrtGetThreadLastTaskId(void)
-{ return aclrtGetThreadLastTaskId(NULL); }
 static int64_t call_aclrtTaskUpdateAsync(void)
 { return aclrtTaskUpdateAsync(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtProfTrace(void)
@@ -427,6 +411,14 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtSetSysParamOpt),
+    IMPLEMENTED(aclrtGetSysParamOpt),
+    IMPLEMENTED(aclrtCtxSetSysParamOpt),
+    IMPLEMENTED(aclrtCtxGetSysParamOpt),
+    IMPLEMENTED(aclrtSetOpWaitTimeout),
+    IMPLEMENTED(aclrtDeviceSetLimit),
+    IMPLEMENTED(aclrtDeviceGetLimit),
+    IMPLEMENTED(aclrtGetThreadLastTaskId),
     IMPLEMENTED(aclrtCntNotifyCreate),
     IMPLEMENTED(aclrtCntNotifyDestroy),
     IMPLEMENTED(aclrtCntNotifyRecord),
@@ -662,8 +654,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceUtilizationRate, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceSetLimit, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetLimit, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceGetHostAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtDeviceGetP2PAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
@@ -676,11 +666,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtUseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtUnuseStreamResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetResInCurrentThread, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtCtxGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCtxSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetSysParamOpt, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetOpWaitTimeout, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetOpExecuteTimeOut, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetOpExecuteTimeOutWithMs, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetOpExecuteTimeOutV2, NOT_SUPPORTED, FAILS_WITH_CODE),
@@ -698,7 +683,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtActiveStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSwitchStream, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetThreadLastTaskId, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtTaskUpdateAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -431,8 +431,8 @@ struct drm_npuipc_obj_import {
  * WAIT_VALUE: wait until the 64-bit word at @dst_offset of GEM @dst
  *	(8-byte aligned) compares true with @value, the comparison being
  *	@flags, one of NPUIPC_WAIT_VALUE_* (uapi version 10); with
- *	NPUIPC_WAIT_VALUE_CLEAR too, the word is set to 0 in the same atomic
- *	step as the comparison that ends the wait. Anything may
+ *	NPUIPC_WAIT_VALUE_CLEAR too, the word (then writable) is set to 0 in
+ *	the same atomic step as the comparison that ends the wait. Anything may
  *	change the word, a job or a process's mapping: the device re-reads it
  *	while the job waits, on the next timer tick, then at intervals
  *	doubling up to 16 ms. Like WAIT_NOTIFY it

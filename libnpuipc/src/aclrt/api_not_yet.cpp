@@ -91,10 +91,6 @@ aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, s
 // Devices: utilisation, limits, atomics, cache flushes.
 aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)
 { return not_yet(__func__); }
-aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
-{ return not_yet(__func__); }
 aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities,
                                               const aclrtAtomicOperation *operations,
                                               const uint32_t count, int32_t deviceId)
@@ -106,21 +102,9 @@ aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
 { return not_yet(__func__); }
 
 // Contexts and system parameters.
-aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
-{ return not_yet(__func__); }
-aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
-{ return not_yet(__func__); }
-aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
-{ return not_yet(__func__); }
-aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
-{ return not_yet(__func__); }
 
 // Streams: configuration, priorities, ids, attributes, failure mode, abort and stop.
-aclError aclrtSetOpWaitTimeout(uint32_t timeout)
-{ return not_yet(__func__); }
 aclError aclrtPersistentTaskClean(aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
 { return not_yet(__func__); }
 
 // Events with flags, timestamps and status; event ids.

@@ -396,7 +396,11 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-    return api("aclrtStreamWaitEvent", [&] { return stream_wait_event(stream, event, 0); });
+    return api("aclrtStreamWaitEvent", [&] {
+        // aclrtSetOpWaitTimeout's limit, if any, on a wait without its own.
+        const uint64_t s = Runtime::get().op_wait_timeout_s.load(std::memory_order_relaxed);
+        return stream_wait_event(stream, event, s * 1000000000ULL);
+    });
 }
 
 // The timeout is in seconds, 0 meaning none, as CANN's documentation and
@@ -634,8 +638,10 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
             return fail(ACL_ERROR_RT_STREAM_CONTEXT,
                         "a notify of device %u can only be waited on by its device's streams",
                         n->device);
-        // Seconds, 0 waiting forever (CANN's documentation and runtime).
-        const uint64_t timeout_ns = static_cast<uint64_t>(timeout) * 1000000000ULL;
+        // Seconds (CANN's documentation and runtime); 0 waits as long as
+        // aclrtSetOpWaitTimeout allows, for ever unless it was set.
+        const uint32_t seconds = timeout ? timeout : Runtime::get().op_wait_timeout_s.load(std::memory_order_relaxed);
+        const uint64_t timeout_ns = static_cast<uint64_t>(seconds) * 1000000000ULL;
         if (captured(*s, "aclrtWaitAndResetNotify",
                      [=](aclrtStream to) { return aclrtWaitAndResetNotify(notify, to, timeout); }))
             return ACL_SUCCESS;

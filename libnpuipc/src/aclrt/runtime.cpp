@@ -640,7 +640,15 @@ aclError submit(Stream &stream, const Job *jobs, uint32_t count)
     if (aclError err = refuse_uncapturable(stream))
         return err;
     stream.submitter_tid.store(static_cast<uint32_t>(::gettid()), std::memory_order_relaxed);
-    Status st = stream.dev->submit(stream.handle.get(), jobs, count);
+    Status st;
+    {
+        std::lock_guard<std::mutex> lock(stream.submit_mu);
+        st = stream.dev->submit(stream.handle.get(), jobs, count);
+        if (st.ok()) {
+            stream.submitted += count;
+            thread_last_task_id() = static_cast<uint32_t>(stream.submitted);
+        }
+    }
     if (!st.ok()) {
         if (st.error() == EIO && stream.aborting.load(std::memory_order_acquire))
             return fail(ACL_ERROR_RT_STREAM_ABORT, "the stream is being aborted");

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <atomic>
+#include <optional>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -143,6 +144,8 @@ struct Context : Object {
     const bool is_default;
     uint64_t default_stream = 0; // made on first use of a NULL stream
     const std::shared_ptr<FailureState> failure = std::make_shared<FailureState>();
+    // aclrtCtxSetSysParamOpt's values, under Runtime::mu; unset until set.
+    std::array<std::optional<int64_t>, 3> sys_params;
 };
 
 struct Notify;
@@ -187,6 +190,10 @@ struct Stream : Object {
     std::atomic<bool> stops{false};
     // The thread that last queued work on it (exception info's tid).
     std::atomic<uint32_t> submitter_tid{0};
+    // Protects submitted: jobs queued so far, the driver's number of the
+    // last one (aclrtGetThreadLastTaskId), in the driver's order.
+    std::mutex submit_mu;
+    uint64_t submitted = 0;
     // The driver's number of the failed job last reported: a failure a
     // synchronize could not clear (work queued meanwhile) is returned again
     // by the next one, without calling the exception callbacks again.
@@ -401,6 +408,9 @@ public:
     std::vector<uint64_t> pending_unnames; // VMM shareable handles, likewise
     uint64_t next_token = 0x10000;
     uint32_t next_notify_id = 1;
+    // aclrtSetOpWaitTimeout: seconds a wait without its own timeout may
+    // last (0: for ever), for the waits queued after it.
+    std::atomic<uint32_t> op_wait_timeout_s{0};
 
     // Device memory by address, and MallocHost memory.
     std::shared_mutex mem_mu;
@@ -538,6 +548,14 @@ aclError process_host_tasks(Runtime &rt, uint64_t self, int32_t timeout, bool ho
 // ACL_ERROR_RT_STREAM_SUBSCRIBE if another kind). Without Runtime::mu.
 aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCallback fn, void *data,
                          bool block, bool host_funcs);
+
+// The driver's number of the last job this thread queued, on any stream
+// (the stream's first job is 1; 0xFFFFFFFF before any).
+inline uint32_t &thread_last_task_id()
+{
+    static thread_local uint32_t id = 0xFFFFFFFF;
+    return id;
+}
 
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const Job *jobs, uint32_t count);
