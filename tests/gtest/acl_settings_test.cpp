@@ -4,6 +4,7 @@
 // their own timeout, device limits, and the number of a thread's last task.
 #include "acl_test_util.h"
 
+#include <chrono>
 #include <cstdint>
 #include <thread>
 
@@ -64,29 +65,51 @@ TEST_F(AclSettingsTest, AContextsParametersAreUnsetUntilSetInItAndSetTheProcessO
     EXPECT_EQ(ACL_SUCCESS, aclrtSetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, 0));
 }
 
-TEST_F(AclSettingsTest, TheOpWaitTimeoutEndsAStreamWaitWithoutATimeoutOfItsOwn)
+// Sets the op wait timeout for a test, and 0 again however it ends.
+struct OpWaitTimeout {
+    explicit OpWaitTimeout(uint32_t s) { EXPECT_EQ(ACL_SUCCESS, aclrtSetOpWaitTimeout(s)); }
+    ~OpWaitTimeout() { EXPECT_EQ(ACL_SUCCESS, aclrtSetOpWaitTimeout(0)); }
+};
+
+TEST_F(AclSettingsTest, TheOpWaitTimeoutEndsTheWaitsWithoutATimeoutOfTheirOwn)
 {
     void *mem = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&mem, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemset(mem, 4096, 0, 4096));
-    aclrtStream held = nullptr, waiter = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&held));
-    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    aclrtStream held = nullptr, waiter = nullptr, forever = nullptr, notified = nullptr;
+    for (aclrtStream *s : {&held, &waiter, &forever, &notified}) {
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(s));
+    }
     aclrtEvent ev = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&ev));
-    // The record comes only once the word is 1, which nobody writes.
+    aclrtNotify n = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateNotify(&n, ACL_NOTIFY_DEFAULT));
+    // The record comes only once the word is 1, which the test writes late.
     ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(mem, 1, ACL_STREAM_WAIT_VALUE_EQ, held));
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(ev, held));
-    ASSERT_EQ(ACL_SUCCESS, aclrtSetOpWaitTimeout(1));
-    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, ev));
-    ASSERT_EQ(ACL_SUCCESS, aclrtSetOpWaitTimeout(0)); // later waits: no limit again
+    {
+        OpWaitTimeout limit(1);
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, ev));
+        // A notify wait: UINT32_MAX takes the limit, 0 is for ever.
+        ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(n, waiter, UINT32_MAX));
+        ASSERT_EQ(ACL_SUCCESS, aclrtWaitAndResetNotify(n, notified, 0));
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(forever, ev)); // queued with no limit
     EXPECT_EQ(ACL_ERROR_RT_TASK_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 5 * kSyncTimeoutMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(forever, 10));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(notified, 10));
     const uint64_t one = 1;
     ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(mem, 8, &one, 8, ACL_MEMCPY_HOST_TO_DEVICE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordNotify(n, held));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(held, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(forever, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(notified, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyNotify(n));
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(ev));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(held));
+    for (aclrtStream s : {held, waiter, forever, notified}) {
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+    }
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(mem));
 }
 

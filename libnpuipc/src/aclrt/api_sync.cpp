@@ -638,12 +638,14 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
             return fail(ACL_ERROR_RT_STREAM_CONTEXT,
                         "a notify of device %u can only be waited on by its device's streams",
                         n->device);
-        // Seconds (CANN's documentation and runtime); 0 waits as long as
-        // aclrtSetOpWaitTimeout allows, for ever unless it was set.
-        const uint32_t seconds = timeout ? timeout : Runtime::get().op_wait_timeout_s.load(std::memory_order_relaxed);
+        // Seconds, 0 for ever (CANN's documentation and runtime); as CANN,
+        // UINT32_MAX waits as long as aclrtSetOpWaitTimeout allows.
+        const uint32_t seconds = timeout != UINT32_MAX
+                                     ? timeout
+                                     : Runtime::get().op_wait_timeout_s.load(std::memory_order_relaxed);
         const uint64_t timeout_ns = static_cast<uint64_t>(seconds) * 1000000000ULL;
         if (captured(*s, "aclrtWaitAndResetNotify",
-                     [=](aclrtStream to) { return aclrtWaitAndResetNotify(notify, to, timeout); }))
+                     [=](aclrtStream to) { return aclrtWaitAndResetNotify(notify, to, seconds); }))
             return ACL_SUCCESS;
         return submit_on(*s, *n, [&](uint32_t h) { return prep_wait_notify(h, timeout_ns); });
     });

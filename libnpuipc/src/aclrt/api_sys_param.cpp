@@ -61,6 +61,14 @@ aclError check_limit(aclrtDeviceLimit limit)
 
 } // namespace
 
+void npuipc_rt::reset_settings_after_fork()
+{
+    for (auto &p : process_params)
+        p.store(0, std::memory_order_relaxed);
+    simd_stack.store(kMinStack, std::memory_order_relaxed);
+    simd_fifo.store(32 * 1024, std::memory_order_relaxed);
+}
+
 extern "C" {
 
 aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)

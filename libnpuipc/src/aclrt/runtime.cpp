@@ -459,6 +459,10 @@ void Runtime::discard_after_fork()
         static_cast<Stream &>(*entry.second).listed.store(false, std::memory_order_relaxed);
     }
     forget_captures_after_fork();
+    // The parent's settings are not the child's: it starts afresh.
+    op_wait_timeout_s.store(0, std::memory_order_relaxed);
+    reset_settings_after_fork();
+    thread_last_task_id() = 0xFFFFFFFF;
     auto *leak_copies = new std::map<uint64_t, HostCopy>;
     leak_copies->swap(host_copies);
     auto *leak_devices = new std::map<uint32_t, DeviceState>;
@@ -646,7 +650,10 @@ aclError submit(Stream &stream, const Job *jobs, uint32_t count)
         st = stream.dev->submit(stream.handle.get(), jobs, count);
         if (st.ok()) {
             stream.submitted += count;
-            thread_last_task_id() = static_cast<uint32_t>(stream.submitted);
+            // The application's streams only: the runtime's own (context
+            // 0) are no task of the caller's.
+            if (stream.context)
+                thread_last_task_id() = static_cast<uint32_t>(stream.submitted);
         }
     }
     if (!st.ok()) {

@@ -549,8 +549,12 @@ aclError process_host_tasks(Runtime &rt, uint64_t self, int32_t timeout, bool ho
 aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCallback fn, void *data,
                          bool block, bool host_funcs);
 
-// The driver's number of the last job this thread queued, on any stream
-// (the stream's first job is 1; 0xFFFFFFFF before any).
+// In a fork child: the settings of api_sys_param.cpp back to their defaults.
+void reset_settings_after_fork();
+
+// The driver's number of the last job this thread queued, on any of the
+// application's streams (the stream's first job is 1; 0xFFFFFFFF before
+// any).
 inline uint32_t &thread_last_task_id()
 {
     static thread_local uint32_t id = 0xFFFFFFFF;
