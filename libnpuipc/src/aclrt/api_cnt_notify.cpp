@@ -52,12 +52,8 @@ aclError stream_for(aclrtStream stream, const CntNotify &n, std::shared_ptr<Stre
 
 aclError submit_counter_job(Stream &s, const Job &job)
 {
-    Result<DeviceInfo> info = s.dev->info();
-    if (!info.ok())
-        return fail_errno(info.error(), Op::Generic, "querying the device");
-    if (info.value().uapi_version < 10)
-        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                    "the loaded npuipc.ko (uapi %u) has no value jobs: uapi 10 has", info.value().uapi_version);
+    if (aclError err = require_uapi(s, 10, "value jobs"))
+        return err;
     return submit(s, job);
 }
 

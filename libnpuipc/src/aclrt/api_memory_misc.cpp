@@ -116,12 +116,8 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N
             set_words(ptr, value, N); // as CANN: host memory is set at the call
             return ACL_SUCCESS;
         }
-        Result<DeviceInfo> info = s->dev->info();
-        if (!info.ok())
-            return fail_errno(info.error(), Op::Generic, "querying the device");
-        if (info.value().uapi_version < 10)
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "the loaded npuipc.ko (uapi %u) has no word fills: uapi 10 has", info.value().uapi_version);
+        if (aclError err = require_uapi(*s, 10, "word fills"))
+            return err;
         uint32_t handle;
         if (aclError err = buffer_on(rt, *p.alloc, *s, handle))
             return err;

@@ -58,12 +58,8 @@ aclError value_job(void *devAddr, uint32_t flag, uint32_t flag_limit, aclrtStrea
         if (s->context != ctx->token)
             return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
     }
-    Result<DeviceInfo> info = s->dev->info();
-    if (!info.ok())
-        return fail_errno(info.error(), Op::Generic, "querying the device");
-    if (info.value().uapi_version < 10)
-        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                    "the loaded npuipc.ko (uapi %u) has no value jobs: uapi 10 has", info.value().uapi_version);
+    if (aclError err = require_uapi(*s, 10, "value jobs"))
+        return err;
     return locate_word(devAddr, s, handle, offset);
 }
 

@@ -668,6 +668,17 @@ aclError submit(Stream &stream, const Job *jobs, uint32_t count)
     return ACL_SUCCESS;
 }
 
+aclError require_uapi(const Stream &stream, uint32_t version, const char *what)
+{
+    Result<DeviceInfo> info = stream.dev->info();
+    if (!info.ok())
+        return fail_errno(info.error(), Op::Generic, "querying the device");
+    if (info.value().uapi_version < version)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the loaded npuipc.ko (uapi %u) has no %s: uapi %u has",
+                    info.value().uapi_version, what, version);
+    return ACL_SUCCESS;
+}
+
 aclError stopped_context_error(const Stream &stream)
 {
     if (!stream.failure)

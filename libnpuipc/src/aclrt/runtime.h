@@ -563,6 +563,9 @@ inline uint32_t &thread_last_task_id()
 
 // Stream operations shared by the API files.
 aclError submit(Stream &stream, const Job *jobs, uint32_t count);
+// ACL_ERROR_RT_FEATURE_NOT_SUPPORT unless the stream's npuipc.ko has uapi
+// `version` or later, which brought `what`.
+aclError require_uapi(const Stream &stream, uint32_t version, const char *what);
 inline aclError submit(Stream &stream, const Job &job)
 {
     return submit(stream, &job, 1);
