@@ -127,11 +127,6 @@ static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
 { return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
 static int64_t call_aclrtPersistentTaskClean(void)
 { return aclrtPersistentTaskClean(NULL); }
-static int64_t call_aclrtActiveStream(void)
-{ return aclrtActiveStream(NULL, NULL); }
-static int64_t call_aclrtSwitchStream(void)
-{ return aclrtSwitchStream(NULL, (aclrtCondition)0, NULL, (aclrtCompareDataType)0, NULL, NULL,
-                           NULL); }
 static int64_t call_aclrtTaskUpdateAsync(void)
 { return aclrtTaskUpdateAsync(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtProfTrace(void)
@@ -140,18 +135,6 @@ static int64_t call_aclrtCacheLastTaskOpInfo(void)
 { return aclrtCacheLastTaskOpInfo(NULL, 0); }
 static int64_t call_aclrtCacheLastTaskExtendInfo(void)
 { return aclrtCacheLastTaskExtendInfo(NULL, 0); }
-static int64_t call_aclrtCreateLabel(void)
-{ return aclrtCreateLabel(NULL); }
-static int64_t call_aclrtSetLabel(void)
-{ return aclrtSetLabel(NULL, NULL); }
-static int64_t call_aclrtDestroyLabel(void)
-{ return aclrtDestroyLabel(NULL); }
-static int64_t call_aclrtCreateLabelList(void)
-{ return aclrtCreateLabelList(NULL, 0, NULL); }
-static int64_t call_aclrtDestroyLabelList(void)
-{ return aclrtDestroyLabelList(NULL); }
-static int64_t call_aclrtSwitchLabelByIndex(void)
-{ return aclrtSwitchLabelByIndex(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtQueryEventWaitStatus(void)
 { return aclrtQueryEventWaitStatus(NULL, NULL); }
 static int64_t call_aclrtMallocForTaskScheduler(void)
@@ -342,16 +325,6 @@ static int64_t call_aclmdlRICaptureTaskUpdateBegin(void)
 { return aclmdlRICaptureTaskUpdateBegin(NULL, NULL); }
 static int64_t call_aclmdlRICaptureTaskUpdateEnd(void)
 { return aclmdlRICaptureTaskUpdateEnd(NULL); }
-static int64_t call_aclmdlRIBuildBegin(void)
-{ return aclmdlRIBuildBegin(NULL, 0); }
-static int64_t call_aclmdlRIBindStream(void)
-{ return aclmdlRIBindStream(NULL, NULL, 0); }
-static int64_t call_aclmdlRIEndTask(void)
-{ return aclmdlRIEndTask(NULL, NULL); }
-static int64_t call_aclmdlRIBuildEnd(void)
-{ return aclmdlRIBuildEnd(NULL, NULL); }
-static int64_t call_aclmdlRIUnbindStream(void)
-{ return aclmdlRIUnbindStream(NULL, NULL); }
 static int64_t call_aclmdlRIAbort(void)
 { return aclmdlRIAbort(NULL); }
 static int64_t call_aclmdlRIUpdate(void)
@@ -411,6 +384,19 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtSwitchLabelByIndex),
+    IMPLEMENTED(aclrtDestroyLabelList),
+    IMPLEMENTED(aclrtCreateLabelList),
+    IMPLEMENTED(aclrtDestroyLabel),
+    IMPLEMENTED(aclrtSetLabel),
+    IMPLEMENTED(aclrtCreateLabel),
+    IMPLEMENTED(aclrtSwitchStream),
+    IMPLEMENTED(aclrtActiveStream),
+    IMPLEMENTED(aclmdlRIUnbindStream),
+    IMPLEMENTED(aclmdlRIBuildEnd),
+    IMPLEMENTED(aclmdlRIEndTask),
+    IMPLEMENTED(aclmdlRIBindStream),
+    IMPLEMENTED(aclmdlRIBuildBegin),
     IMPLEMENTED(aclrtSetSysParamOpt),
     IMPLEMENTED(aclrtGetSysParamOpt),
     IMPLEMENTED(aclrtCtxSetSysParamOpt),
@@ -681,18 +667,10 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtActiveStream, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSwitchStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtTaskUpdateAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskExtendInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCreateLabel, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetLabel, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDestroyLabel, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCreateLabelList, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDestroyLabelList, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSwitchLabelByIndex, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
@@ -787,11 +765,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclmdlRICaptureTaskGrpEnd, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateBegin, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateEnd, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIBuildBegin, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIBindStream, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIEndTask, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIBuildEnd, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIUnbindStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIAbort, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIUpdate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIGetStreams, NOT_YET, FAILS_WITH_CODE),

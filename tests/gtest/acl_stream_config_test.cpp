@@ -237,6 +237,8 @@ TEST_F(AclStreamConfigTest, AStreamWithConfigKeepsItsPriorityAndFlagsAndRunsWork
         {100, ACL_STREAM_HUGE | 0x100, 7, ACL_STREAM_HUGE},
         {0x80000000u, ACL_STREAM_DEVICE_USE_ONLY, 0, ACL_STREAM_DEVICE_USE_ONLY},
         {7, ACL_STREAM_CPU_SCHEDULE, 7, ACL_STREAM_CPU_SCHEDULE},
+        // Bound to no model, a persistent stream runs its work at once.
+        {1, ACL_STREAM_PERSISTENT, 1, ACL_STREAM_PERSISTENT},
         {0, 0, 0, 0},
     };
     void *d = nullptr;
@@ -261,7 +263,6 @@ TEST_F(AclStreamConfigTest, AStreamWithConfigKeepsItsPriorityAndFlagsAndRunsWork
     aclrtStream s = nullptr;
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
               aclrtCreateStreamWithConfig(&s, 0, ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_FAST_LAUNCH));
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtCreateStreamWithConfig(&s, 0, ACL_STREAM_PERSISTENT));
     EXPECT_EQ(nullptr, s);
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtCreateStreamWithConfig(nullptr, 0, 0));
     EXPECT_EQ(ACL_ERROR_RT_CONTEXT_NULL,

@@ -53,6 +53,15 @@ extern "C" {
 #define ACL_STREAM_CPU_SCHEDULE    0x00000010U
 #define ACL_STREAM_DEVICE_USE_ONLY 0x00000020U
 
+/* aclmdlRIBindStream, as CANN's documentation defines them: a head stream
+ * runs when the model starts, the others when a task of it activates them. */
+#ifndef ACL_MODEL_STREAM_FLAG_HEAD
+#define ACL_MODEL_STREAM_FLAG_HEAD 0x00000000U
+#endif
+#ifndef ACL_MODEL_STREAM_FLAG_DEFAULT
+#define ACL_MODEL_STREAM_FLAG_DEFAULT 0x7FFFFFFFU
+#endif
+
 /* aclrtValueWait comparisons. */
 #define ACL_STREAM_WAIT_VALUE_GEQ 0x00000000U
 #define ACL_STREAM_WAIT_VALUE_EQ  0x00000001U

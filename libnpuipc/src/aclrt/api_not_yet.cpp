@@ -112,25 +112,6 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *statu
 { return not_yet(__func__); }
 
 // Control flow on streams: labels, stream activation and switch.
-aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue,
-                           aclrtCompareDataType dataType, aclrtStream trueStream,
-                           aclrtStream falseStream, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtCreateLabel(aclrtLabel *label)
-{ return not_yet(__func__); }
-aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtDestroyLabel(aclrtLabel label)
-{ return not_yet(__func__); }
-aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList)
-{ return not_yet(__func__); }
-aclError aclrtDestroyLabelList(aclrtLabelList labelList)
-{ return not_yet(__func__); }
-aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
-                                 aclrtStream stream)
-{ return not_yet(__func__); }
 
 // Host functions.
 
@@ -233,16 +214,6 @@ aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)
 aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
 { return not_yet(__func__); }
 aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclmdlRIBuildBegin(aclmdlRI *modelRI, uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
-{ return not_yet(__func__); }
-aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
 { return not_yet(__func__); }
 aclError aclmdlRIAbort(aclmdlRI modelRI)
 { return not_yet(__func__); }

@@ -68,11 +68,6 @@ aclError stream_flags(uint64_t flag, uint32_t &out)
     if ((out & ACL_STREAM_DEVICE_USE_ONLY) && out != ACL_STREAM_DEVICE_USE_ONLY)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_STREAM_DEVICE_USE_ONLY takes no other flag (flags 0x%x)",
                     out);
-    // Persistent streams keep their tasks for a model runtime instance to
-    // replay (aclmdlRI), which npuipc does not have yet.
-    if (out & ACL_STREAM_PERSISTENT)
-        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                    "ACL_STREAM_PERSISTENT: model runtime instances are not implemented by npuipc yet");
     return ACL_SUCCESS;
 }
 

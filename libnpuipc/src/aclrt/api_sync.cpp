@@ -234,9 +234,10 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = AC
         return err;
     if (aclError err = latch_flag(ev->record_flag, flag, "recorded"))
         return err;
-    if (s->capturing.load(std::memory_order_acquire)) {
-        if (aclError err = capturable_event(*ev))
-            return err;
+    if (records(*s)) {
+        if (s->capturing.load(std::memory_order_acquire))
+            if (aclError err = capturable_event(*ev))
+                return err;
         if (captured(*s, "aclrtRecordEvent", [=](aclrtStream to) { return record_event(event, to, flag); }))
             return ACL_SUCCESS;
     }
@@ -347,9 +348,10 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
         return err;
     if (aclError err = latch_flag(ev->wait_flag, flag, "waited on"))
         return err;
-    if (s->capturing.load(std::memory_order_acquire)) {
-        if (aclError err = capturable_event(*ev))
-            return err;
+    if (records(*s)) {
+        if (s->capturing.load(std::memory_order_acquire))
+            if (aclError err = capturable_event(*ev))
+                return err;
         if (captured(*s, "aclrtStreamWaitEvent",
                      [=](aclrtStream to) { return stream_wait_event(to, event, timeout_ns, flag); }))
             return ACL_SUCCESS;

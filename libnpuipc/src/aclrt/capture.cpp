@@ -76,9 +76,11 @@ bool end_capture(Runtime &rt, Stream &s, Model &m, bool drop)
 
 namespace npuipc_rt {
 
-Model::Model(uint32_t dev, uint32_t model_id) : Object(Kind::Model, dev), id(model_id)
+Model::Model(uint32_t dev, uint32_t model_id, bool capture)
+    : Object(Kind::Model, dev), id(model_id), built(!capture), capturing(capture)
 {
-    active_captures.fetch_add(1, std::memory_order_acq_rel);
+    if (capture)
+        active_captures.fetch_add(1, std::memory_order_acq_rel);
 }
 
 Model::~Model()
@@ -110,6 +112,9 @@ void forget_captures_after_fork()
 
 bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make)
 {
+    if (stream.bound.load(std::memory_order_acquire) && !running_model_here() &&
+        record_in_built_model(stream, what, make))
+        return true;
     if (!stream.capturing.load(std::memory_order_acquire))
         return false;
     std::shared_ptr<Model> m;
@@ -122,7 +127,7 @@ bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStre
     std::lock_guard<std::mutex> mlock(m->mu);
     if (!m->capturing)
         return false;
-    m->calls.push_back({what, std::move(make)});
+    m->calls.push_back({what, std::move(make), nullptr});
     return true;
 }
 
@@ -136,7 +141,7 @@ aclError refuse_if_capturing(const Stream &stream)
 
 aclError refuse_uncapturable(const Stream &stream)
 {
-    if (stream.capturing.load(std::memory_order_acquire))
+    if (records(stream))
         return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                     "npuipc cannot capture this call into a model (aclrt_capture(3) lists those it can)");
     return ACL_SUCCESS;
@@ -190,6 +195,8 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
             return err;
         if (s->is_default)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is a default stream, which cannot capture", stream);
+        if (s->bound.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is bound to a built model");
         std::lock_guard<std::mutex> slock(s->mu);
         if (s->capture)
             return fail(ACL_ERROR_RT_STREAM_CAPTURED, "the stream is capturing already");
@@ -273,6 +280,10 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
             return err;
         if (aclError err = refuse_if_capturing(*s))
             return err;
+        if (aclError err = refuse_if_bound(*s))
+            return err;
+        if (m->built)
+            return execute_built_async(m, s);
         std::vector<CapturedCall> calls;
         {
             std::lock_guard<std::mutex> mlock(m->mu);
@@ -296,10 +307,12 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout)
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
             return err;
+        if (m->built)
+            return execute_built(m, timeout);
         std::lock_guard<std::mutex> mlock(m->mu);
         if (m->capturing)
             return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
-        // Every model of npuipc is captured, and CANN runs those only so.
+        // As CANN: a captured model runs only with aclmdlRIExecuteAsync.
         return fail(ACL_ERROR_RT_PARAM_INVALID, "a captured model runs with aclmdlRIExecuteAsync");
     });
 }
@@ -322,6 +335,10 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
             if (!rt.objects.erase(m->token))
                 return fail(ACL_ERROR_RT_INVALID_HANDLE, "the model was destroyed meanwhile");
             callbacks.swap(m->destroy_callbacks);
+        }
+        if (m->built) {
+            m->stopping.store(true, std::memory_order_release);
+            unbind_all_streams(*m);
         }
         for (const auto &cb : callbacks)
             cb.first(cb.second);
@@ -430,9 +447,18 @@ aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t fla
                     json += c;
             }
             json += "\", \"capturing\": " + std::string(m->capturing ? "true" : "false") + ", \"tasks\": [";
-            for (size_t i = 0; i < m->calls.size(); i++)
-                json += std::string(i ? ", " : "") + "{\"seq\": " + std::to_string(i) + ", \"call\": \"" +
-                        m->calls[i].what + "\"}";
+            size_t seq = 0;
+            auto add = [&](const CapturedCall &c, const std::string &stream) {
+                json += std::string(seq ? ", " : "") + "{\"seq\": " + std::to_string(seq) + stream +
+                        ", \"call\": \"" + c.what + "\"}";
+                seq++;
+            };
+            for (const CapturedCall &c : m->calls)
+                add(c, "");
+            // A built model's tasks, stream by stream in the order bound.
+            for (size_t i = 0; i < m->bound.size(); i++)
+                for (const CapturedCall &c : m->bound[i].tasks)
+                    add(c, ", \"stream\": " + std::to_string(i));
             json += "]}}\n";
         }
         FILE *f = std::fopen(path, "we");

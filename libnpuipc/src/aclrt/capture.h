@@ -16,21 +16,43 @@
 
 namespace npuipc_rt {
 
-// A launch as recorded: its name, and the call that makes it on a stream.
+class ModelRun;
+
+// A launch as recorded: its name, and the call that makes it on a stream;
+// or, in a built model, a task that steers the run (a label switch, a
+// stream switch or activation, the end task), run by the model's runner.
 struct CapturedCall {
     const char *what;
     std::function<aclError(aclrtStream)> make;
+    std::function<aclError(ModelRun &)> steer;
+};
+
+// A stream bound to a built model (aclmdlRIBindStream) and its tasks.
+struct BoundStream {
+    uint64_t stream; // token
+    bool head;       // runs when the model starts; the others when activated
+    std::vector<CapturedCall> tasks;
 };
 
 struct Model : Object {
-    Model(uint32_t dev, uint32_t model_id);
+    // `capture`: made by aclmdlRICaptureBegin; otherwise by
+    // aclmdlRIBuildBegin (model_build.cpp).
+    Model(uint32_t dev, uint32_t model_id, bool capture = true);
     // A capture its stream never ended (a reset took both) ends here.
     ~Model() override;
     const uint32_t id;
+    const bool built;
+    // One run of a built model at a time.
+    std::mutex run_mu;
+    // Destroyed: a run under way stops at its next step.
+    std::atomic<bool> stopping{false};
     // Protects what follows.
     std::mutex mu;
     std::vector<CapturedCall> calls;
     bool capturing = true;
+    std::vector<BoundStream> bound; // built models
+    bool end_task = false;          // aclmdlRIEndTask was called
+    bool build_ended = false;       // aclmdlRIBuildEnd
     aclmdlRICaptureMode mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
     uint64_t context = 0;   // of the capturing stream
     pid_t thread = 0;       // that began the capture
@@ -38,19 +60,31 @@ struct Model : Object {
     std::vector<std::pair<aclrtCallback, void *>> destroy_callbacks;
 };
 
-// When `stream` captures: records `make` (the launch made again on the
-// stream a run of the model gives) under the name `what`, and returns
-// true: the launch ends there. Without Stream::mu held.
+// When `stream` captures, or is bound to a built model: records `make`
+// (the launch made again on the stream a run of the model gives) under the
+// name `what`, and returns true: the launch ends there. Without Stream::mu
+// held.
 bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make);
 // ACL_ERROR_RT_STREAM_CAPTURED when `stream` captures: what may not be done
 // to it then (synchronize, query, destroy, run a model on it).
 aclError refuse_if_capturing(const Stream &stream);
-// ACL_ERROR_RT_FEATURE_NOT_SUPPORT when `stream` captures: for launches
-// npuipc cannot capture.
+// ACL_ERROR_RT_FEATURE_NOT_SUPPORT when `stream` captures or is bound to a
+// built model: for launches npuipc cannot record.
 aclError refuse_uncapturable(const Stream &stream);
 // With Runtime::mu held: a stream leaving the table (destroyed, with its
 // context or device) ends its capture; the model, never ended, goes too.
 void abandon_capture_locked(Runtime &rt, Stream &stream);
+// Built models (model_build.cpp): records a launch on a bound stream;
+// false if the stream is bound no more.
+bool record_in_built_model(Stream &stream, const char *what, std::function<aclError(aclrtStream)> &make);
+// aclmdlRIExecuteAsync and aclmdlRIExecute of a built model, and what its
+// destroy adds: its streams unbound. With Model::mu not held.
+aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);
+aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout);
+void unbind_all_streams(Model &m);
+// ACL_ERROR_RT_PARAM_INVALID when `stream` is bound to a built model: it
+// runs no model itself.
+aclError refuse_if_bound(const Stream &stream);
 // In a fork child: the parent's captures are not the child's.
 void forget_captures_after_fork();
 // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT when a synchronous copy or set may

@@ -32,6 +32,7 @@
 
 #include "acl/acl.h"
 #include "npuipc/device.h"
+#include "aclrt/errors.h"
 
 namespace npuipc_rt {
 using namespace npuipc;
@@ -79,7 +80,7 @@ private:
 enum class UsageKind : uint8_t { Malloc, Physical };
 constexpr size_t kUsageKinds = 2;
 
-enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model, CntNotify };
+enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model, CntNotify, Label, LabelList };
 
 struct Model;
 
@@ -215,7 +216,32 @@ struct Stream : Object {
     // to End), under `mu`; `capturing` says so without the lock.
     std::shared_ptr<Model> capture;
     std::atomic<bool> capturing{false};
+    // The built model (aclmdlRIBindStream) its launches go into, under
+    // `mu`, until aclmdlRIUnbindStream or the model's destroy; `bound`
+    // says so without the lock.
+    std::shared_ptr<Model> bound_model;
+    std::atomic<bool> bound{false};
+    // The failure of a built model's run on this stream
+    // (aclmdlRIExecuteAsync), for its next synchronize.
+    std::atomic<aclError> run_error{ACL_SUCCESS};
 };
+
+// True on a thread running a built model: its launches on the model's
+// streams are the model's work, run, not recorded.
+inline bool &running_model_here()
+{
+    static thread_local bool running = false;
+    return running;
+}
+
+// Whether the stream's launches are recorded into a model now, not run:
+// it captures, or it is bound to a built model and this thread is not
+// running that model.
+inline bool records(const Stream &s)
+{
+    return s.capturing.load(std::memory_order_acquire) ||
+           (s.bound.load(std::memory_order_acquire) && !running_model_here());
+}
 
 // The keys an object is exported under: one per export's parameters (a
 // memory range and its flags, a notify's flags), so that exporting the
@@ -595,6 +621,8 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
     if (r.ok() && r.value() == 0) {
         if (gates)
             forget_recorded_gates(stream, gates);
+        if (aclError err = stream.run_error.exchange(ACL_SUCCESS, std::memory_order_acq_rel))
+            return fail(err, "a model run on the stream failed (its error was logged when it failed)");
         return stopped_context_error(stream);
     }
     return synchronize_failed(stream, r, gates, failed_job);
@@ -659,7 +687,6 @@ template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_chil
 
 } // namespace npuipc_rt
 
-#include "aclrt/errors.h"
 #include "aclrt/state_callbacks.h"
 
 namespace npuipc_rt {

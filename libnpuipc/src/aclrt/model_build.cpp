@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: MIT
+// Built model runtime instances (aclmdlRIBuildBegin ... aclmdlRIBuildEnd)
+// and the control flow of their streams: labels, stream activation and
+// switches, the end task (aclrt_model_build(3)).
+//
+// The application binds persistent streams to a model; what it launches on
+// them is recorded per stream, as a capture records (capture.cpp). A run
+// (ModelRun) starts the head streams: it makes each stream's recorded
+// launches on that stream, in order, and at each steering task waits for
+// that stream to reach it, so that the task reads the device memory the
+// stream's earlier work wrote, and steers: jumps to a label, activates a
+// stream, or ends the stream. Before waiting, every other running stream's
+// launches up to its own next steering task are made, so that a stream
+// waiting for another's record never waits for a launch not yet made.
+// The run ends when every stream it started has run out of tasks.
+// aclmdlRIExecuteAsync runs it on a thread of its own once the execute
+// stream reaches the call, and holds that stream until the run ended.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "aclrt/capture.h"
+#include "clock.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace npuipc_rt {
+
+struct Label : Object {
+    Label(uint32_t dev, uint64_t ctx) : Object(Kind::Label, dev), context(ctx) {}
+    const uint64_t context;
+    // Under label_mu: where aclrtSetLabel set it (a bound stream of the
+    // model of id `model`, before task `position`; 0: nowhere), and
+    // whether a list holds it.
+    uint32_t model = 0;
+    uint64_t stream = 0;
+    size_t position = 0;
+    bool listed = false;
+};
+
+struct LabelList : Object {
+    LabelList(uint32_t dev, std::vector<std::shared_ptr<Label>> l) : Object(Kind::LabelList, dev), labels(std::move(l))
+    {
+    }
+    ~LabelList() override;
+    const std::vector<std::shared_ptr<Label>> labels;
+};
+
+namespace {
+
+// Protects the fields of every Label.
+std::mutex label_mu;
+
+constexpr uint32_t kMaxLabels = 65535; // per process and per list, as CANN
+std::atomic<uint32_t> live_labels{0};
+
+} // namespace
+
+LabelList::~LabelList()
+{
+    std::lock_guard<std::mutex> lock(label_mu);
+    for (const auto &l : labels)
+        l->listed = false;
+}
+
+// One run of a built model: the streams it started, each at its next task.
+class ModelRun {
+public:
+    ModelRun(const Model &m, std::vector<BoundStream> streams, int64_t deadline_ms)
+        : model_(m), streams_(std::move(streams)), deadline_ms_(deadline_ms)
+    {
+    }
+    aclError run();
+
+    // For steering tasks. Reads `n` bytes of device memory at `ptr`.
+    aclError read(const void *ptr, void *out, size_t n);
+    // Starts bound stream `token` (again, from its first task, if it ran
+    // out); a stream running already goes on as it is.
+    aclError activate(uint64_t token);
+    // Continues at `label`: on the current stream, or on the label's stream
+    // instead of this one, which must be idle.
+    aclError jump(const Label &label);
+    // The current stream runs no further task.
+    void end_here() { ended_ = true; }
+
+private:
+    struct Cursor {
+        size_t stream; // index in streams_
+        size_t pc;     // next task
+    };
+    const std::vector<CapturedCall> &tasks(const Cursor &c) const { return streams_[c.stream].tasks; }
+    aclError make_launches(Cursor &c);
+    aclError wait_for(size_t stream);
+    bool running(size_t stream) const;
+    bool find(uint64_t token, size_t &index) const;
+
+    const Model &model_;
+    const std::vector<BoundStream> streams_;
+    const int64_t deadline_ms_;
+    std::deque<Cursor> active_;
+    std::vector<bool> touched_ = std::vector<bool>(streams_.size());
+    Cursor *current_ = nullptr;
+    bool ended_ = false;
+};
+
+bool ModelRun::find(uint64_t token, size_t &index) const
+{
+    for (index = 0; index < streams_.size(); index++)
+        if (streams_[index].stream == token)
+            return true;
+    return false;
+}
+
+bool ModelRun::running(size_t stream) const
+{
+    for (const Cursor &c : active_)
+        if (c.stream == stream)
+            return true;
+    return current_ && current_->stream == stream;
+}
+
+aclError ModelRun::make_launches(Cursor &c)
+{
+    const std::vector<CapturedCall> &t = tasks(c);
+    for (; c.pc < t.size() && !t[c.pc].steer; c.pc++) {
+        touched_[c.stream] = true;
+        if (aclError err = t[c.pc].make(reinterpret_cast<aclrtStream>(streams_[c.stream].stream)))
+            return err;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError ModelRun::wait_for(size_t stream)
+{
+    int32_t timeout = -1;
+    if (deadline_ms_ >= 0) {
+        const int64_t left = deadline_ms_ - npuipc_clock::now_ms();
+        if (left <= 0)
+            return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
+        timeout = static_cast<int32_t>(std::min<int64_t>(left, INT32_MAX));
+    }
+    return aclrtSynchronizeStreamWithTimeout(reinterpret_cast<aclrtStream>(streams_[stream].stream), timeout);
+}
+
+aclError ModelRun::read(const void *ptr, void *out, size_t n)
+{
+    // The memory stays while it is read; the application's own mapping of
+    // device memory is the device memory.
+    std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(ptr, n);
+    if (!alloc)
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "a steering task reads %p, which is not %zu bytes of device memory",
+                    ptr, n);
+    std::memcpy(out, ptr, n);
+    return ACL_SUCCESS;
+}
+
+aclError ModelRun::activate(uint64_t token)
+{
+    size_t index;
+    if (!find(token, index))
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "a stream activated is not bound to the model (any more)");
+    if (!running(index))
+        active_.push_back({index, 0});
+    return ACL_SUCCESS;
+}
+
+aclError ModelRun::jump(const Label &label)
+{
+    size_t index = 0;
+    size_t position = 0;
+    {
+        std::lock_guard<std::mutex> lock(label_mu);
+        if (label.model != model_.id || !find(label.stream, index))
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the label switched to is not set on a stream of the model");
+        position = label.position;
+    }
+    if (index != current_->stream && running(index))
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "a label switch continues on a stream that is running");
+    *current_ = {index, position};
+    return ACL_SUCCESS;
+}
+
+aclError ModelRun::run()
+{
+    for (size_t i = 0; i < streams_.size(); i++)
+        if (streams_[i].head)
+            active_.push_back({i, 0});
+    aclError err = ACL_SUCCESS;
+    while (!err && !active_.empty()) {
+        if (model_.stopping.load(std::memory_order_acquire)) {
+            err = fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+            break;
+        }
+        for (Cursor &c : active_)
+            if ((err = make_launches(c)))
+                break;
+        if (err)
+            break;
+        active_.erase(std::remove_if(active_.begin(), active_.end(),
+                                     [&](const Cursor &c) { return c.pc >= tasks(c).size(); }),
+                      active_.end());
+        if (active_.empty())
+            break;
+        Cursor c = active_.front();
+        active_.pop_front();
+        if ((err = wait_for(c.stream)))
+            break;
+        const CapturedCall &task = tasks(c)[c.pc++];
+        current_ = &c;
+        ended_ = false;
+        err = task.steer(*this);
+        current_ = nullptr;
+        if (!err && !ended_)
+            active_.push_back(c);
+    }
+    // What was made runs to its end: the run is over when the streams are.
+    for (size_t i = 0; i < streams_.size(); i++)
+        if (touched_[i]) {
+            aclError e = wait_for(i);
+            if (!err)
+                err = e;
+        }
+    return err;
+}
+
+} // namespace npuipc_rt
+
+namespace {
+
+aclError find_model(aclmdlRI modelRI, std::shared_ptr<Model> &out)
+{
+    return find_object(modelRI, Kind::Model, "model runtime instance", out);
+}
+
+std::atomic<uint32_t> next_built_id{0x80000000u};
+
+// The model a stream is bound to; ACL_ERROR_RT_STREAM_MODEL if none.
+aclError bound_model_of(Stream &s, std::shared_ptr<Model> &out)
+{
+    {
+        std::lock_guard<std::mutex> slock(s.mu);
+        out = s.bound_model;
+    }
+    if (!out)
+        return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is not bound to a model (aclmdlRIBindStream)");
+    return ACL_SUCCESS;
+}
+
+// The stream a control-flow call names: of the current context and bound
+// to a model, whose recorded tasks of it `fn` then extends (Model::mu held).
+template <typename Fn> aclError extend_bound_stream(aclrtStream stream, Fn &&fn)
+{
+    Runtime &rt = Runtime::get();
+    std::shared_ptr<Stream> s;
+    std::shared_ptr<Context> ctx;
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (aclError err = rt.resolve_stream(stream, s))
+            return err;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+    }
+    std::shared_ptr<Model> m;
+    if (aclError err = bound_model_of(*s, m))
+        return err;
+    if (s->context != ctx->token)
+        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
+    std::lock_guard<std::mutex> mlock(m->mu);
+    for (BoundStream &b : m->bound)
+        if (b.stream == s->token)
+            return fn(*m, b);
+    return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream was unbound meanwhile");
+}
+
+// A bound stream named by a steering call as its target (activated, or
+// switched to): bound to a model, or ACL_ERROR_RT_STREAM_MODEL.
+aclError bound_target(aclrtStream stream, const char *what, uint64_t &token)
+{
+    if (!stream)
+        return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", what);
+    std::shared_ptr<Stream> s;
+    if (aclError err = find_stream(stream, s))
+        return err;
+    if (!s->bound.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_STREAM_MODEL, "%s is not bound to a model (aclmdlRIBindStream)", what);
+    token = s->token;
+    return ACL_SUCCESS;
+}
+
+template <typename T> bool compare(T left, aclrtCondition cond, T right)
+{
+    switch (cond) {
+    case ACL_RT_EQUAL:
+        return left == right;
+    case ACL_RT_NOT_EQUAL:
+        return left != right;
+    case ACL_RT_GREATER:
+        return left > right;
+    case ACL_RT_GREATER_OR_EQUAL:
+        return left >= right;
+    case ACL_RT_LESS:
+        return left < right;
+    case ACL_RT_LESS_OR_EQUAL:
+        return left <= right;
+    }
+    return false;
+}
+
+// Runs `m` on this thread, as the application's context, with its
+// launches on bound streams made, not recorded. Model::run_mu held.
+aclError run_model(const Model &m, int64_t deadline_ms)
+{
+    std::vector<BoundStream> streams;
+    {
+        std::lock_guard<std::mutex> mlock(const_cast<Model &>(m).mu);
+        streams = m.bound;
+    }
+    bool &running = running_model_here();
+    const bool was_running = running;
+    running = true;
+    // Reading a branch value is no synchronous copy a capture could mind.
+    aclmdlRICaptureMode mode = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+    (void)aclmdlRICaptureThreadExchangeMode(&mode);
+    aclError err = ModelRun(m, std::move(streams), deadline_ms).run();
+    (void)aclmdlRICaptureThreadExchangeMode(&mode);
+    running = was_running;
+    return err;
+}
+
+// The runner of one aclmdlRIExecuteAsync: once the execute stream reaches
+// the call, runs the model, keeps its failure for the stream's next
+// synchronize and lets the stream go on.
+void run_async(std::shared_ptr<Model> m, std::shared_ptr<Stream> s, std::shared_ptr<HostTask> point)
+{
+    pthread_setname_np(pthread_self(), "npuipc-model");
+    Runtime &rt = Runtime::get();
+    // A point cancelled by an earlier failure of the stream: its gate's
+    // wait was cancelled too, and the model does not run.
+    Result<int> reached = s->dev->wait(point->reached->event.get(), -1);
+    if (reached.ok() && reached.value() == 0) {
+        aclError err = aclrtSetCurrentContext(reinterpret_cast<aclrtContext>(m->context));
+        if (!err) {
+            std::lock_guard<std::mutex> one_run(m->run_mu);
+            err = run_model(*m, -1);
+        }
+        if (err)
+            s->run_error.store(err, std::memory_order_release);
+        open_gate(*point);
+    }
+    release_pooled_event(rt, s->device, std::move(point->reached));
+}
+
+} // namespace
+
+namespace npuipc_rt {
+
+bool record_in_built_model(Stream &stream, const char *what, std::function<aclError(aclrtStream)> &make)
+{
+    std::shared_ptr<Model> m;
+    {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        m = stream.bound_model;
+    }
+    if (!m)
+        return false;
+    std::lock_guard<std::mutex> mlock(m->mu);
+    for (BoundStream &b : m->bound)
+        if (b.stream == stream.token) {
+            b.tasks.push_back({what, std::move(make), nullptr});
+            return true;
+        }
+    return false;
+}
+
+aclError refuse_if_bound(const Stream &stream)
+{
+    if (stream.bound.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the stream is bound to a model: a model runs on another stream");
+    return ACL_SUCCESS;
+}
+
+void unbind_all_streams(Model &m)
+{
+    std::vector<uint64_t> tokens;
+    {
+        std::lock_guard<std::mutex> mlock(m.mu);
+        for (const BoundStream &b : m.bound)
+            tokens.push_back(b.stream);
+        m.bound.clear();
+    }
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    for (uint64_t token : tokens) {
+        auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream);
+        if (!s)
+            continue;
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (s->bound_model.get() == &m) {
+            s->bound_model.reset();
+            s->bound.store(false, std::memory_order_release);
+        }
+    }
+}
+
+aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s)
+{
+    {
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (!m->build_ended)
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model is being built: aclmdlRIBuildEnd first");
+        if (s->context != m->context)
+            return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the model's context");
+    }
+    Runtime &rt = Runtime::get();
+    auto point = std::make_shared<HostTask>();
+    if (aclError err = make_point(rt, *s, true, *point))
+        return err;
+    {
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (!s->listed.load(std::memory_order_relaxed)) {
+            release_pooled_event(rt, s->device, std::move(point->reached));
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
+        }
+        Job jobs[2];
+        if (aclError err = submit(*s, jobs, point_jobs(*point, jobs))) {
+            release_pooled_event(rt, s->device, std::move(point->reached));
+            return err;
+        }
+    }
+    // The application's signals are for its own threads, but those the
+    // runner's own faults raise.
+    sigset_t blocked, caller;
+    sigfillset(&blocked);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
+        sigdelset(&blocked, sig);
+    pthread_sigmask(SIG_SETMASK, &blocked, &caller);
+    try {
+        std::thread(run_async, m, s, point).detach();
+    } catch (const std::system_error &e) {
+        pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+        // The stream must not wait for a run that never comes.
+        open_gate(*point);
+        release_pooled_event(rt, s->device, std::move(point->reached));
+        return fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "cannot start the model's runner: %s", e.what());
+    }
+    pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+    return ACL_SUCCESS;
+}
+
+aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout)
+{
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        if (ctx->token != m->context)
+            return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
+    }
+    {
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (!m->build_ended)
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model is being built: aclmdlRIBuildEnd first");
+    }
+    std::lock_guard<std::mutex> one_run(m->run_mu);
+    return run_model(*m, npuipc_clock::deadline_ms(timeout));
+}
+
+} // namespace npuipc_rt
+
+extern "C" {
+
+aclError aclmdlRIBuildBegin(aclmdlRI *modelRI, uint32_t flag)
+{
+    return api("aclmdlRIBuildBegin", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+        if (flag != 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "flag 0x%x: must be 0", flag);
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        auto m = std::make_shared<Model>(ctx->device, next_built_id.fetch_add(1), false);
+        m->context = ctx->token;
+        *modelRI = reinterpret_cast<aclmdlRI>(rt.add_object(m));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag)
+{
+    return api("aclmdlRIBindStream", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+        if (flag != ACL_MODEL_STREAM_FLAG_HEAD && flag != ACL_MODEL_STREAM_FLAG_DEFAULT)
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "flag 0x%x: ACL_MODEL_STREAM_FLAG_HEAD or ACL_MODEL_STREAM_FLAG_DEFAULT", flag);
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Stream> s;
+        if (aclError err = rt.resolve_stream(stream, s))
+            return err;
+        if (!(s->flags & ACL_STREAM_PERSISTENT))
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the stream is not persistent (ACL_STREAM_PERSISTENT)");
+        if (s->bound.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is bound to a model already");
+        if (!m->built)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+        if (aclError err = refuse_if_capturing(*s))
+            return err;
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        if (m->context != ctx->token)
+            return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
+        if (s->context != ctx->token)
+            return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
+        std::lock_guard<std::mutex> slock(s->mu);
+        std::lock_guard<std::mutex> mlock(m->mu);
+        m->bound.push_back({s->token, flag == ACL_MODEL_STREAM_FLAG_HEAD, {}});
+        s->bound_model = m;
+        s->bound.store(true, std::memory_order_release);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
+{
+    return api("aclmdlRIEndTask", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (!m->built)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+        if (aclError err = refuse_if_capturing(*s))
+            return err;
+        std::lock_guard<std::mutex> slock(s->mu);
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (m->end_task)
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the model has its end task already: one per model");
+        for (BoundStream &b : m->bound)
+            if (b.stream == s->token) {
+                b.tasks.push_back({"aclmdlRIEndTask", nullptr, [](ModelRun &run) {
+                                       run.end_here();
+                                       return ACL_SUCCESS;
+                                   }});
+                m->end_task = true;
+                return ACL_SUCCESS;
+            }
+        return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is not bound to this model");
+    });
+}
+
+aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
+{
+    return api("aclmdlRIBuildEnd", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+        if (reserve)
+            return fail(ACL_ERROR_INVALID_PARAM, "reserve must be NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        if (!m->built)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (m->bound.empty())
+            return fail(ACL_ERROR_RT_STREAM_MODEL, "no stream is bound to the model");
+        if (!m->end_task)
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model has no end task (aclmdlRIEndTask)");
+        m->build_ended = true;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
+{
+    return api("aclmdlRIUnbindStream", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (!m->built)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+        if (aclError err = refuse_if_capturing(*s))
+            return err;
+        std::lock_guard<std::mutex> slock(s->mu);
+        if (s->bound_model != m)
+            return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is not bound to this model");
+        {
+            std::lock_guard<std::mutex> mlock(m->mu);
+            m->bound.erase(std::remove_if(m->bound.begin(), m->bound.end(),
+                                          [&](const BoundStream &b) { return b.stream == s->token; }),
+                           m->bound.end());
+        }
+        s->bound_model.reset();
+        s->bound.store(false, std::memory_order_release);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
+{
+    return api("aclrtActiveStream", [&] {
+        if (!activeStream || !stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", activeStream ? "stream" : "activeStream");
+        uint64_t target = 0;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (!s->bound.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_STREAM_MODEL, "stream is not bound to a model (aclmdlRIBindStream)");
+        if (aclError err = bound_target(activeStream, "activeStream", target))
+            return err;
+        return extend_bound_stream(stream, [&](Model &, BoundStream &b) {
+            b.tasks.push_back({"aclrtActiveStream", nullptr,
+                               [target](ModelRun &run) { return run.activate(target); }});
+            return ACL_SUCCESS;
+        });
+    });
+}
+
+aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue, aclrtCompareDataType dataType,
+                           aclrtStream trueStream, aclrtStream falseStream, aclrtStream stream)
+{
+    return api("aclrtSwitchStream", [&] {
+        if (!leftValue || !rightValue || !trueStream || !stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "leftValue, rightValue, trueStream and stream may not be NULL");
+        if (falseStream)
+            return fail(ACL_ERROR_INVALID_PARAM, "falseStream is reserved: NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        std::shared_ptr<Stream> t;
+        if (aclError err = find_stream(trueStream, t))
+            return err;
+        if (cond < ACL_RT_EQUAL || cond > ACL_RT_LESS_OR_EQUAL)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown condition %d", static_cast<int>(cond));
+        if (dataType != ACL_RT_SWITCH_INT32 && dataType != ACL_RT_SWITCH_INT64)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown data type %d", static_cast<int>(dataType));
+        uint64_t target = 0;
+        if (aclError err = bound_target(trueStream, "trueStream", target))
+            return err;
+        return extend_bound_stream(stream, [&](Model &, BoundStream &b) {
+            const bool wide = dataType == ACL_RT_SWITCH_INT64;
+            b.tasks.push_back({"aclrtSwitchStream", nullptr, [=](ModelRun &run) {
+                                   int64_t left = 0, right = 0;
+                                   if (wide) {
+                                       if (aclError err = run.read(leftValue, &left, sizeof(left)))
+                                           return err;
+                                       if (aclError err = run.read(rightValue, &right, sizeof(right)))
+                                           return err;
+                                   } else {
+                                       int32_t l = 0, r = 0;
+                                       if (aclError err = run.read(leftValue, &l, sizeof(l)))
+                                           return err;
+                                       if (aclError err = run.read(rightValue, &r, sizeof(r)))
+                                           return err;
+                                       left = l;
+                                       right = r;
+                                   }
+                                   if (!compare(left, cond, right))
+                                       return ACL_SUCCESS; // this stream goes on
+                                   run.end_here();
+                                   return run.activate(target);
+                               }});
+            return ACL_SUCCESS;
+        });
+    });
+}
+
+aclError aclrtCreateLabel(aclrtLabel *label)
+{
+    return api("aclrtCreateLabel", [&] {
+        if (!label)
+            return fail(ACL_ERROR_INVALID_PARAM, "label is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        if (live_labels.load(std::memory_order_relaxed) >= kMaxLabels)
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "%u labels exist: the most a process may have", kMaxLabels);
+        live_labels.fetch_add(1, std::memory_order_relaxed);
+        *label = reinterpret_cast<aclrtLabel>(rt.add_object(std::make_shared<Label>(ctx->device, ctx->token)));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDestroyLabel(aclrtLabel label)
+{
+    return api("aclrtDestroyLabel", [&] {
+        if (!label)
+            return fail(ACL_ERROR_INVALID_PARAM, "label is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto l = rt.find<Label>(label, Kind::Label);
+        if (!l)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a label", label);
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        if (l->context != ctx->token)
+            return fail(ACL_ERROR_RT_LABEL_CONTEXT, "the label is not of the current context");
+        // A list holding it keeps it: what is set stays a jump target.
+        rt.objects.erase(l->token);
+        live_labels.fetch_sub(1, std::memory_order_relaxed);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList)
+{
+    return api("aclrtCreateLabelList", [&] {
+        if (!labels || !labelList)
+            return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", labels ? "labelList" : "labels");
+        if (num == 0 || num > kMaxLabels)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "num %zu: 1 to %u", num, kMaxLabels);
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        std::vector<std::shared_ptr<Label>> list;
+        for (size_t i = 0; i < num; i++) {
+            auto l = rt.find<Label>(labels[i], Kind::Label);
+            if (!l)
+                return fail(ACL_ERROR_RT_INVALID_HANDLE, "labels[%zu] (%p) is not a label", i, labels[i]);
+            list.push_back(std::move(l));
+        }
+        std::shared_ptr<Context> ctx;
+        if (aclError err = rt.current_context(ctx))
+            return err;
+        std::lock_guard<std::mutex> llock(label_mu);
+        for (size_t i = 0; i < num; i++)
+            for (size_t j = 0; j <= i; j++)
+                if (list[j]->listed || (j < i && list[j] == list[i]))
+                    return fail(ACL_ERROR_RT_INTERNAL_ERROR, "labels[%zu] is in a list already", j);
+        for (const auto &l : list)
+            l->listed = true;
+        *labelList = reinterpret_cast<aclrtLabelList>(
+            rt.add_object(std::make_shared<LabelList>(ctx->device, std::move(list))));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtDestroyLabelList(aclrtLabelList labelList)
+{
+    return api("aclrtDestroyLabelList", [&] {
+        if (!labelList)
+            return fail(ACL_ERROR_INVALID_PARAM, "labelList is NULL");
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        if (!rt.find<LabelList>(labelList, Kind::LabelList))
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a label list", labelList);
+        // Switches recorded with it keep it; its labels may join a new one.
+        rt.objects.erase(reinterpret_cast<uintptr_t>(labelList));
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream)
+{
+    return api("aclrtSetLabel", [&] {
+        if (!label || !stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", label ? "stream" : "label");
+        std::shared_ptr<Label> l;
+        if (aclError err = find_object(label, Kind::Label, "label", l))
+            return err;
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (s->context != l->context)
+            return fail(ACL_ERROR_RT_LABEL_CONTEXT, "the label is not of the stream's context");
+        return extend_bound_stream(stream, [&](Model &m, BoundStream &b) {
+            std::lock_guard<std::mutex> llock(label_mu);
+            if (l->model)
+                return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the label is set already: once per label");
+            if (!l->listed)
+                return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the label is in no list: aclrtCreateLabelList first");
+            l->model = m.id;
+            l->stream = b.stream;
+            l->position = b.tasks.size();
+            return ACL_SUCCESS;
+        });
+    });
+}
+
+aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList, aclrtStream stream)
+{
+    return api("aclrtSwitchLabelByIndex", [&] {
+        if (!ptr || !labelList || !stream)
+            return fail(ACL_ERROR_INVALID_PARAM, "ptr, labelList and stream may not be NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        std::shared_ptr<LabelList> list;
+        if (aclError err = find_object(labelList, Kind::LabelList, "label list", list))
+            return err;
+        return extend_bound_stream(stream, [&](Model &, BoundStream &b) {
+            b.tasks.push_back({"aclrtSwitchLabelByIndex", nullptr, [=](ModelRun &run) {
+                                   uint32_t index = 0;
+                                   if (aclError err = run.read(ptr, &index, sizeof(index)))
+                                       return err;
+                                   // As CANN: past the last, the last.
+                                   if (maxValue == 0)
+                                       index = 0;
+                                   else if (index >= maxValue)
+                                       index = maxValue - 1;
+                                   if (index >= list->labels.size())
+                                       return fail(ACL_ERROR_RT_MODEL_EXECUTE,
+                                                   "label index %u: the list has %zu labels", index,
+                                                   list->labels.size());
+                                   return run.jump(*list->labels[index]);
+                               }});
+            return ACL_SUCCESS;
+        });
+    });
+}
+
+} // extern "C"
