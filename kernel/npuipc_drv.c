@@ -20,6 +20,7 @@
 #include "npuipc_engine.h"
 #include "npuipc_file.h"
 #include "npuipc_gem.h"
+#include "npuipc_userptr.h"
 #include "npuipc_object.h"
 #include "npuipc_pci.h"
 #include "npuipc_prime.h"
@@ -226,6 +227,7 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_WAIT, npuipc_ioctl_wait, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_SET_PARAM, npuipc_ioctl_stream_set_param, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_ABORT, npuipc_ioctl_stream_abort, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_BO_USERPTR, npuipc_ioctl_bo_userptr, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations npuipc_fops = {

@@ -26,6 +26,7 @@
 #include "npuipc_file.h"
 #include "npuipc_gem.h"
 #include "npuipc_prime.h"
+#include "npuipc_userptr.h"
 #include "drm/npuipc_drm.h"
 
 /**
@@ -395,6 +396,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 		atomic_dec(&ndev->live_imports);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
+	} else if (bo->bo_flags & NPUIPC_BO_USERPTR) {
+		npuipc_userptr_release(bo);
 	} else if (bo->mem.pages) {
 		npuipc_bo_release_pages(ndev, bo);
 	} else {
@@ -485,9 +488,8 @@ int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size)
 	return drm_gem_create_mmap_offset(&bo->base);
 }
 
-/* A filled-in @bo as a GEM object with a handle in @file. */
-static int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo,
-			     size_t size, struct drm_file *file, u32 *handle)
+int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo, size_t size,
+		      struct drm_file *file, u32 *handle)
 {
 	int ret;
 

@@ -91,6 +91,8 @@ struct npuipc_bo {
 	 */
 	struct npuipc_mem mem;
 	unsigned long bar_addr;
+	/* BO_USERPTR: whose pages @mem holds pinned, and RLIMIT_MEMLOCK counts. */
+	struct mm_struct *userptr_mm;
 
 	/*
 	 * Owned memory: its latest range or read-only export, handed out
@@ -134,6 +136,9 @@ vm_fault_t npuipc_huge_fault_pages(struct vm_fault *vmf, unsigned int order,
 				   const struct npuipc_mem *mem, pgoff_t npages, pgoff_t index);
 
 int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size);
+/* A filled-in @bo as a GEM object with a handle in @file; frees it on error. */
+int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo, size_t size,
+		      struct drm_file *file, u32 *handle);
 
 
 int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,

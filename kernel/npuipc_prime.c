@@ -365,6 +365,9 @@ struct dma_buf *npuipc_gem_prime_export(struct drm_gem_object *obj, int flags)
 
 	if (WARN_ON(bo->dmabuf))
 		return ERR_PTR(-EINVAL);
+	/* A process's own memory leaves it by no fd (BO_USERPTR). */
+	if (bo->bo_flags & NPUIPC_BO_USERPTR)
+		return ERR_PTR(-EPERM);
 	return npuipc_dmabuf_export(bo, 0, obj->size, false);
 }
 
@@ -471,6 +474,10 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 	ret = -EINVAL;
 	if (npuipc_refuse(drm, bo->dmabuf))	/* an import */
 		goto out_put;
+	ret = -EPERM;
+	if (bo->bo_flags & NPUIPC_BO_USERPTR)	/* the caller's own memory */
+		goto out_put;
+	ret = -EINVAL;
 	page_size = npuipc_page_class_size(bo->page_class);
 	if (npuipc_refuse(drm, !args->size || !IS_ALIGNED(args->offset, page_size) ||
 			  !IS_ALIGNED(args->size, page_size) || args->offset > obj->size ||

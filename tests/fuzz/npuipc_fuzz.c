@@ -124,7 +124,8 @@ static int documented(unsigned long request, int err)
 		{ DRM_IOCTL_NPUIPC_GET_INFO, { EINVAL } },
 		{ DRM_IOCTL_NPUIPC_BO_CREATE, { EINVAL, ENOMEM, EINTR } },
 		{ DRM_IOCTL_NPUIPC_BO_INFO, { EINVAL, ENOENT } },
-		{ DRM_IOCTL_NPUIPC_BO_EXPORT, { EINVAL, ENOENT, EMFILE, ENOMEM } },
+		{ DRM_IOCTL_NPUIPC_BO_EXPORT, { EINVAL, ENOENT, EPERM, EMFILE, ENOMEM } },
+		{ DRM_IOCTL_NPUIPC_BO_USERPTR, { EINVAL, EFAULT, ENOMEM, EINTR } },
 		{ DRM_IOCTL_NPUIPC_BO_IMPORT, { EINVAL, EBADF, EXDEV, ENOENT, ENOSPC, ENOMEM } },
 		{ DRM_IOCTL_NPUIPC_OBJ_CREATE, { EINVAL, ENOMEM, ENOSPC } },
 		{ DRM_IOCTL_NPUIPC_OBJ_DESTROY, { EINVAL, ENOENT } },
@@ -172,6 +173,9 @@ static void check_success(unsigned long request, const void *arg)
 		break;
 	case DRM_IOCTL_NPUIPC_BO_CREATE:
 		ok = create->handle != 0;
+		break;
+	case DRM_IOCTL_NPUIPC_BO_USERPTR:
+		ok = ((const struct drm_npuipc_bo_userptr *)arg)->handle != 0;
 		break;
 	case DRM_IOCTL_NPUIPC_BO_INFO:
 		ok = bo_info->size && !(bo_info->size % 4096) && bo_info->mmap_offset &&
@@ -247,6 +251,9 @@ static void fuzz_job(struct fuzzer *f, struct drm_npuipc_job *job)
 	mutate(f, job, sizeof(*job));
 }
 
+/* The only memory BO_USERPTR pins: what jobs write here, nobody reads. */
+static uint8_t userptr_scratch[16 * 4096] __attribute__((aligned(4096)));
+
 static void fuzz_one(struct fuzzer *f)
 {
 	union {
@@ -255,6 +262,7 @@ static void fuzz_one(struct fuzzer *f)
 		struct drm_npuipc_bo_info bo_info;
 		struct drm_npuipc_bo_export bo_export;
 		struct drm_npuipc_bo_import bo_import;
+		struct drm_npuipc_bo_userptr userptr;
 		struct drm_npuipc_obj_create obj_create;
 		struct drm_npuipc_obj_destroy obj_destroy;
 		struct drm_npuipc_obj_export obj_export;
@@ -273,7 +281,7 @@ static void fuzz_one(struct fuzzer *f)
 	void *p;
 
 	memset(&a, 0, sizeof(a));
-	switch (pick(f, 17)) {
+	switch (pick(f, 18)) {
 	case 0:
 		request = DRM_IOCTL_NPUIPC_GET_INFO;
 		break;
@@ -345,6 +353,12 @@ static void fuzz_one(struct fuzzer *f)
 		request = DRM_IOCTL_NPUIPC_STREAM_ABORT;
 		a.abort.stream = some_handle(f);
 		break;
+	case 16:	/* pins of pages only jobs write (userptr_scratch) */
+		request = DRM_IOCTL_NPUIPC_BO_USERPTR;
+		a.userptr.addr = (uintptr_t)userptr_scratch + 4096 * pick(f, 8);
+		a.userptr.size = 4096 * (1 + pick(f, 8));
+		a.userptr.flags = pick(f, 2);
+		break;
 	case 13:	/* mmap at a random offset of a random fd */
 		size = (size_t)4096 << pick(f, 10);
 		p = mmap(NULL, size, pick(f, 2) ? PROT_READ : PROT_READ | PROT_WRITE,
@@ -368,6 +382,15 @@ static void fuzz_one(struct fuzzer *f)
 	}
 	/* SUBMIT's header too: its count, size, flags and jobs pointer. */
 	mutate(f, &a, _IOC_SIZE(request));
+	/*
+	 * A pin of the fuzzer's own memory would let jobs write it: a mutated
+	 * range stays inside the scratch pages or leaves the address space.
+	 */
+	if (request == DRM_IOCTL_NPUIPC_BO_USERPTR &&
+	    (a.userptr.addr < (uintptr_t)userptr_scratch ||
+	     a.userptr.addr > (uintptr_t)userptr_scratch + sizeof(userptr_scratch) ||
+	     a.userptr.size > (uintptr_t)userptr_scratch + sizeof(userptr_scratch) - a.userptr.addr))
+		a.userptr.addr = 1ULL << 62;
 	/* Host waits are bounded: the fuzzer must never hang itself. */
 	if (request == DRM_IOCTL_NPUIPC_WAIT)
 		a.wait.timeout_ns = pick(f, 20 * 1000 * 1000);
@@ -389,6 +412,9 @@ static void fuzz_one(struct fuzzer *f)
 	switch (request) {
 	case DRM_IOCTL_NPUIPC_BO_CREATE:
 		remember(f, a.create.handle);
+		break;
+	case DRM_IOCTL_NPUIPC_BO_USERPTR:
+		remember(f, a.userptr.handle);
 		break;
 	case DRM_IOCTL_NPUIPC_BO_IMPORT:
 		remember(f, a.bo_import.handle);

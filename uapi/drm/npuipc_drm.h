@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 10
+#define NPUIPC_UAPI_VERSION 11
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -75,6 +75,7 @@ extern "C" {
 #define DRM_NPUIPC_WAIT		0x0a
 #define DRM_NPUIPC_STREAM_SET_PARAM	0x0b
 #define DRM_NPUIPC_STREAM_ABORT	0x0c
+#define DRM_NPUIPC_BO_USERPTR	0x0d
 
 /**
  * struct drm_npuipc_get_info - describe the device behind this DRM fd
@@ -177,6 +178,7 @@ struct drm_npuipc_bo_create {
 #define NPUIPC_BO_READ_ONLY	(1U << 1)	/* no write access by any path */
 #define NPUIPC_BO_PEER		(1U << 2)	/* memory of another npuipc device */
 #define NPUIPC_BO_FOREIGN	(1U << 3)	/* dma-buf of another exporter */
+#define NPUIPC_BO_USERPTR	(1U << 4)	/* a process's memory, pinned (BO_USERPTR) */
 
 /**
  * struct drm_npuipc_bo_info - describe a buffer object
@@ -232,6 +234,7 @@ struct drm_npuipc_bo_info {
  *		aligned to the page class or past the end, or @handle names an
  *		imported buffer (pass on its dma-buf fd instead).
  *	-ENOENT: @handle names no object of this file.
+ *	-EPERM: @handle names a BO_USERPTR buffer (uapi version 11).
  *	-EMFILE: no free file descriptor.
  *	-ENOMEM: out of memory.
  */
@@ -301,6 +304,50 @@ struct drm_npuipc_bo_import {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_EXPORT, struct drm_npuipc_bo_export)
 #define DRM_IOCTL_NPUIPC_BO_IMPORT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_IMPORT, struct drm_npuipc_bo_import)
+
+/* The device may reach it for reading only: jobs never write it. */
+#define NPUIPC_BO_USERPTR_READ_ONLY	(1U << 0)
+#define NPUIPC_BO_USERPTR_FLAGS_VALID	NPUIPC_BO_USERPTR_READ_ONLY
+
+/**
+ * struct drm_npuipc_bo_userptr - make a range of the caller's memory a buffer
+ * @addr: in, start of the range in the calling process, page-aligned.
+ * @size: in, bytes: a non-zero multiple of the page size, at most
+ *	NPUIPC_BO_MAX_SIZE, the range not wrapping around.
+ * @flags: in, NPUIPC_BO_USERPTR_*.
+ * @handle: out, GEM handle of the new buffer (must be 0 on entry).
+ *
+ * Host memory registration (uapi version 11): the pages of the range are
+ * pinned for as long as the buffer lives, and the buffer's memory is those
+ * pages. Jobs copy and fill it as device memory, mmap() of the buffer maps
+ * the same pages (a second view of them), and writes by either side are
+ * the other's to read once the writing job completed (the usual ordering
+ * of a job and a process's loads and stores). Pinned pages count against
+ * the caller's RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK), not against
+ * the device's budget. The buffer belongs to the caller: it cannot be
+ * exported (BO_EXPORT and PRIME_HANDLE_TO_FD: -EPERM), as another
+ * process's memory must not outlive its sharing rules. Unmapping the range
+ * leaves the pages pinned until the buffer is freed; the process no longer
+ * sees them. BO_INFO reports NPUIPC_BO_USERPTR (and NPUIPC_BO_READ_ONLY).
+ *
+ * Errors:
+ *	-EINVAL: unknown flags, non-zero @handle, or @addr, @size not as
+ *		above.
+ *	-EFAULT: part of the range is not mapped, or not writable without
+ *		NPUIPC_BO_USERPTR_READ_ONLY, or not pinnable for long
+ *		(device memory, some file mappings).
+ *	-ENOMEM: RLIMIT_MEMLOCK, or kernel memory, does not allow it.
+ *	-EINTR: a fatal signal arrived while the pages were being pinned.
+ */
+struct drm_npuipc_bo_userptr {
+	__u64 addr;
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+};
+
+#define DRM_IOCTL_NPUIPC_BO_USERPTR \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_USERPTR, struct drm_npuipc_bo_userptr)
 
 /*
  * Execution objects. Their handles live in a namespace of their own per
