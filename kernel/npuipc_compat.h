@@ -26,6 +26,17 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 }
 #endif
 
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+/* pin_user_pages() without the VMA array, which 6.5 dropped. */
+static inline long npuipc_pin_user_pages(unsigned long start, unsigned long nr_pages,
+					 unsigned int gup_flags, struct page **pages)
+{
+	return pin_user_pages(start, nr_pages, gup_flags, pages, NULL);
+}
+#else
+#define npuipc_pin_user_pages pin_user_pages
+#endif
+
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
 /* The mm's own placement of a mapping, a function of its own from 6.10 on. */
 static inline unsigned long mm_get_unmapped_area(struct mm_struct *mm, struct file *file,

@@ -282,6 +282,9 @@ static vm_fault_t npuipc_bo_vm_huge_fault(struct vm_fault *vmf, unsigned int ord
 {
 	struct drm_gem_object *obj = vmf->vma->vm_private_data;
 
+	/* A process's pages are no 2 MiB runs of their own: 4 KiB at a time. */
+	if (to_npuipc_bo(obj)->bo_flags & NPUIPC_BO_USERPTR)
+		return VM_FAULT_FALLBACK;
 	return npuipc_huge_fault_pages(vmf, order, &to_npuipc_bo(obj)->mem,
 				       obj->size >> PAGE_SHIFT, npuipc_bo_vm_index(vmf));
 }
@@ -421,6 +424,10 @@ static int npuipc_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct npuipc_file *nfile = to_npuipc_file(file);
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
+
+	/* A process's own memory: no other file opens it (GEM_OPEN of a flink name). */
+	if ((bo->bo_flags & NPUIPC_BO_USERPTR) && bo->userptr_file && bo->userptr_file != file)
+		return -EPERM;
 
 	if (!bo->dmabuf)
 		return 0;

@@ -91,8 +91,13 @@ struct npuipc_bo {
 	 */
 	struct npuipc_mem mem;
 	unsigned long bar_addr;
-	/* BO_USERPTR: whose pages @mem holds pinned, and RLIMIT_MEMLOCK counts. */
+	/*
+	 * BO_USERPTR: the process whose pinned memory @mem holds (its mm,
+	 * grabbed), and the one file that may hold a handle (never followed:
+	 * compared only).
+	 */
 	struct mm_struct *userptr_mm;
+	const struct drm_file *userptr_file;
 
 	/*
 	 * Owned memory: its latest range or read-only export, handed out

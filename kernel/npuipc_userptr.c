@@ -2,17 +2,23 @@
 /*
  * Host memory registration (BO_USERPTR): a range of the caller's memory
  * pinned as the pages of a buffer object, which jobs copy and fill as
- * device memory and mmap() maps again. Long-term pins, counted against the
- * caller's RLIMIT_MEMLOCK as VFIO counts its pins (account_locked_vm()).
+ * device memory and mmap() maps again. Long-term pins, counted as RDMA
+ * counts its memory registrations: in the process's pinned memory
+ * (mm->pinned_vm, VmPin), limited by RLIMIT_MEMLOCK without CAP_IPC_LOCK.
+ * Unlike account_locked_vm() that needs no mmap_lock, which the last put
+ * of a buffer may be made under (munmap or exit of a mapping of it).
  */
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 
+#include "npuipc_compat.h"
 #include "npuipc_drv.h"
 #include "npuipc_gem.h"
 #include "npuipc_userptr.h"
@@ -21,11 +27,57 @@
 /* Pinned at a time, so that a fatal signal is seen between batches. */
 #define NPUIPC_USERPTR_BATCH	512
 
+static int npuipc_userptr_account(struct mm_struct *mm, pgoff_t npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Whether the device may write the range long-term, and whether the
+ * process may (then a read-only pin still pins for writing, so that it
+ * takes the pages the process writes, not the shared zero page or a page
+ * a later write copies away from). Device writes go only to anonymous,
+ * shmem and hugetlb memory: a file's page cache must see its writes
+ * through page_mkwrite, which a pin bypasses (6.5 and later refuse such
+ * pins themselves). With mmap_lock held.
+ */
+static int npuipc_userptr_check_range(struct mm_struct *mm, unsigned long start,
+				      unsigned long end, bool read_only, bool *writable)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr;
+
+	*writable = true;
+	for (addr = start; addr < end; addr = vma->vm_end) {
+		vma = vma_lookup(mm, addr);
+		if (!vma)
+			return -EFAULT;
+		if (!(vma->vm_flags & VM_WRITE))
+			*writable = false;
+		if (!vma_is_anonymous(vma) && !is_vm_hugetlb_page(vma) &&
+		    !(vma->vm_file && shmem_mapping(vma->vm_file->f_mapping))) {
+			if (!read_only)
+				return -EFAULT;
+			*writable = false;
+		}
+	}
+	if (!read_only && !*writable)
+		return -EFAULT;
+	return 0;
+}
+
 static int npuipc_userptr_pin(struct npuipc_bo *bo, unsigned long addr, pgoff_t npages,
 			      bool read_only)
 {
-	unsigned int gup = FOLL_LONGTERM | (read_only ? 0 : FOLL_WRITE);
+	struct mm_struct *mm = current->mm;
 	pgoff_t done = 0;
+	bool writable;
 	long ret;
 
 	while (done < npages) {
@@ -33,9 +85,19 @@ static int npuipc_userptr_pin(struct npuipc_bo *bo, unsigned long addr, pgoff_t 
 			ret = -EINTR;
 			goto err_unpin;
 		}
-		ret = pin_user_pages_fast(addr + (done << PAGE_SHIFT),
-					  min_t(pgoff_t, npages - done, NPUIPC_USERPTR_BATCH), gup,
-					  bo->mem.pages + done);
+		/* The range is checked and pinned under one lock, a batch at a time. */
+		if (mmap_read_lock_killable(mm)) {
+			ret = -EINTR;
+			goto err_unpin;
+		}
+		ret = npuipc_userptr_check_range(mm, addr + (done << PAGE_SHIFT),
+						 addr + (npages << PAGE_SHIFT), read_only, &writable);
+		if (!ret)
+			ret = npuipc_pin_user_pages(addr + (done << PAGE_SHIFT),
+						    min_t(pgoff_t, npages - done, NPUIPC_USERPTR_BATCH),
+						    FOLL_LONGTERM | (writable ? FOLL_WRITE : 0),
+						    bo->mem.pages + done);
+		mmap_read_unlock(mm);
 		if (ret <= 0) {
 			ret = ret ? ret : -EFAULT;
 			goto err_unpin;
@@ -79,7 +141,7 @@ int npuipc_ioctl_bo_userptr(struct drm_device *drm, void *data, struct drm_file 
 	if (!access_ok(u64_to_user_ptr(args->addr), args->size))
 		return -EFAULT;
 
-	ret = account_locked_vm(current->mm, npages, true);
+	ret = npuipc_userptr_account(current->mm, npages);
 	if (ret)
 		return ret;
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
@@ -101,6 +163,7 @@ int npuipc_ioctl_bo_userptr(struct drm_device *drm, void *data, struct drm_file 
 	spin_lock_init(&bo->export_lock);
 	mmgrab(current->mm);
 	bo->userptr_mm = current->mm;
+	bo->userptr_file = file;
 	/* From here npuipc_bo_free() undoes all of it. */
 	return npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 
@@ -109,7 +172,7 @@ err_free_pages:
 err_free_bo:
 	kfree(bo);
 err_unaccount:
-	account_locked_vm(current->mm, npages, false);
+	atomic64_sub(npages, &current->mm->pinned_vm);
 	return ret;
 }
 
@@ -121,7 +184,7 @@ void npuipc_userptr_release(struct npuipc_bo *bo)
 	unpin_user_pages_dirty_lock(bo->mem.pages, npages, !(bo->bo_flags & NPUIPC_BO_READ_ONLY));
 	kvfree(bo->mem.pages);
 	bo->mem.pages = NULL;
-	account_locked_vm(bo->userptr_mm, npages, false);
+	atomic64_sub(npages, &bo->userptr_mm->pinned_vm);
 	mmdrop(bo->userptr_mm);
 	bo->userptr_mm = NULL;
 }

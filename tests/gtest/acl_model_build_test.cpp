@@ -112,6 +112,7 @@ TEST_F(AclModelBuildTest, ALabelSwitchRunsTheBranchTheDeviceIndexChoosesAtEachRu
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, h));
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
     // Recorded, not run.
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(h, kSyncTimeoutMs));
     EXPECT_EQ(0, ByteOf(mem_[1]));
     EXPECT_EQ(0, ByteOf(mem_[2]));
 
@@ -221,14 +222,84 @@ TEST_F(AclModelBuildTest, ARunFollowsTheExecuteStreamsEarlierWorkAndHoldsItsLate
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
 
     SetWord(0, 0);
-    // The index the run reads is written by the execute stream just before,
-    // and the copy after the run sees what the run wrote.
-    static const uint32_t one = 1;
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(Word(0), 4, &one, 4, ACL_MEMCPY_HOST_TO_DEVICE, exec_));
+    SetWord(5, 1);
+    SetWord(6, 0);
+    // The execute stream is held until word 6 is 1; then it writes the
+    // index the run reads (1, from word 5), and the copy after the run
+    // sees what the run wrote.
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(Word(6), 1, ACL_STREAM_WAIT_VALUE_EQ, exec_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(Word(0), 4, Word(5), 4, ACL_MEMCPY_DEVICE_TO_DEVICE, exec_));
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec_));
     ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(mem_[2], kSize, mem_[1], kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, exec_));
+    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+    usleep(100 * 1000);
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamQuery(exec_, &status));
+    EXPECT_EQ(ACL_STREAM_STATUS_NOT_READY, status);
+    EXPECT_EQ(0, ByteOf(mem_[1]));
+    SetWord(6, 1);
     ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(exec_, kSyncTimeoutMs));
     EXPECT_EQ(0x5A, ByteOf(mem_[2]));
+}
+
+// Two head streams: A waits for a word B writes only after B's switch,
+// then switches itself. The run lets whichever stream gets to its switch
+// first steer: A's wait never holds B's switch back.
+TEST_F(AclModelBuildTest, AStreamWaitingForAnotherNeverHoldsBackTheOthersSwitch)
+{
+    aclrtStream a = bound_[0], b = bound_[1];
+    MakeLabels(2);
+    SetWord(0, 1);
+    SetWord(1, 0);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, a, ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, b, ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(Word(1), 7, ACL_STREAM_WAIT_VALUE_EQ, a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSwitchLabelByIndex(Word(0), 2, list_, a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetLabel(labels_[0], a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetLabel(labels_[1], a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[1], kSize, 0xAA, kSize, a));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSwitchStream(Word(0), ACL_RT_NOT_EQUAL, Word(0), ACL_RT_SWITCH_INT32, a, nullptr, b));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(Word(1), 7, 0, b));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, a));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+    Run();
+    EXPECT_EQ(0xAA, ByteOf(mem_[1]));
+}
+
+TEST_F(AclModelBuildTest, BoundStreamsTakeOnlyTheEventsCANNsModelStreamsTake)
+{
+    aclrtStream h = bound_[0];
+    aclrtEvent plain = nullptr, ex = nullptr, flagged = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&plain));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&flagged, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, h, ACL_MODEL_STREAM_FLAG_HEAD));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtRecordEvent(plain, h));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtRecordEvent(ex, h));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtStreamWaitEvent(h, ex));
+    EXPECT_EQ(ACL_SUCCESS, aclrtRecordEvent(flagged, h));
+    EXPECT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(h, flagged));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+    Run();
+    Run();
+    for (aclrtEvent e : {plain, ex, flagged})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(e));
+}
+
+TEST_F(AclModelBuildTest, UnbindingTheEndTasksStreamTakesTheEndTaskAlong)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, bound_[0], ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, bound_[1], ACL_MODEL_STREAM_FLAG_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, bound_[1]));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIUnbindStream(model_, bound_[1]));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_EXECUTE, aclmdlRIBuildEnd(model_, nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, bound_[0]));
+    // A destroyed bound stream leaves the model as an unbind does.
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, bound_[1], ACL_MODEL_STREAM_FLAG_DEFAULT));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStream(bound_[1]));
+    bound_[1] = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+    Run();
 }
 
 TEST_F(AclModelBuildTest, AFailedRunIsTheExecuteStreamsNextSynchronizeErrorOnce)

@@ -322,20 +322,23 @@ struct drm_npuipc_bo_import {
  * pages. Jobs copy and fill it as device memory, mmap() of the buffer maps
  * the same pages (a second view of them), and writes by either side are
  * the other's to read once the writing job completed (the usual ordering
- * of a job and a process's loads and stores). Pinned pages count against
- * the caller's RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK), not against
- * the device's budget. The buffer belongs to the caller: it cannot be
- * exported (BO_EXPORT and PRIME_HANDLE_TO_FD: -EPERM), as another
- * process's memory must not outlive its sharing rules. Unmapping the range
- * leaves the pages pinned until the buffer is freed; the process no longer
- * sees them. BO_INFO reports NPUIPC_BO_USERPTR (and NPUIPC_BO_READ_ONLY).
+ * of a job and a process's loads and stores). Pinned pages count as the
+ * process's pinned memory (VmPin), limited by RLIMIT_MEMLOCK unless it has
+ * CAP_IPC_LOCK, not against the device's budget. The device writes only
+ * anonymous, shmem and hugetlb memory; other file mappings are pinned only
+ * READ_ONLY. The buffer stays in the caller's file: BO_EXPORT,
+ * PRIME_HANDLE_TO_FD and GEM_OPEN from another file refuse it (-EPERM).
+ * Unmapping the range leaves the pages pinned until the buffer is freed;
+ * the process no longer sees them. BO_INFO reports NPUIPC_BO_USERPTR (and
+ * NPUIPC_BO_READ_ONLY).
  *
  * Errors:
  *	-EINVAL: unknown flags, non-zero @handle, or @addr, @size not as
  *		above.
- *	-EFAULT: part of the range is not mapped, or not writable without
- *		NPUIPC_BO_USERPTR_READ_ONLY, or not pinnable for long
- *		(device memory, some file mappings).
+ *	-EFAULT: part of the range is not mapped, or, without
+ *		NPUIPC_BO_USERPTR_READ_ONLY, not writable or a file mapping
+ *		other than shmem and hugetlb; or not pinnable for long (PFN
+ *		maps such as a buffer's mapping).
  *	-ENOMEM: RLIMIT_MEMLOCK, or kernel memory, does not allow it.
  *	-EINTR: a fatal signal arrived while the pages were being pinned.
  */

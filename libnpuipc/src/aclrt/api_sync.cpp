@@ -157,6 +157,20 @@ aclError capturable_event(const Event &ev)
     return ACL_SUCCESS;
 }
 
+// The events a stream that records into a model takes: a capture those
+// of aclrtCreateEventExWithFlag, a built model's stream (as CANN) only
+// those of aclrtCreateEventWithFlag with a flag.
+static aclError recordable_event(const Stream &s, const Event &ev)
+{
+    if (s.capturing.load(std::memory_order_acquire))
+        return capturable_event(ev);
+    if (ev.ex || ev.flags == 0)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "a stream bound to a model takes events of aclrtCreateEventWithFlag with a flag only, "
+                    "as CANN's");
+    return ACL_SUCCESS;
+}
+
 // When the event's latest record completed, on the driver's clock.
 aclError record_time(Event &ev, uint64_t &ns)
 {
@@ -235,9 +249,8 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = AC
     if (aclError err = latch_flag(ev->record_flag, flag, "recorded"))
         return err;
     if (records(*s)) {
-        if (s->capturing.load(std::memory_order_acquire))
-            if (aclError err = capturable_event(*ev))
-                return err;
+        if (aclError err = recordable_event(*s, *ev))
+            return err;
         if (captured(*s, "aclrtRecordEvent", [=](aclrtStream to) { return record_event(event, to, flag); }))
             return ACL_SUCCESS;
     }
@@ -349,9 +362,8 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
     if (aclError err = latch_flag(ev->wait_flag, flag, "waited on"))
         return err;
     if (records(*s)) {
-        if (s->capturing.load(std::memory_order_acquire))
-            if (aclError err = capturable_event(*ev))
-                return err;
+        if (aclError err = recordable_event(*s, *ev))
+            return err;
         if (captured(*s, "aclrtStreamWaitEvent",
                      [=](aclrtStream to) { return stream_wait_event(to, event, timeout_ns, flag); }))
             return ACL_SUCCESS;

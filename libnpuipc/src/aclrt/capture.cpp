@@ -90,6 +90,7 @@ Model::~Model()
 
 void abandon_capture_locked(Runtime &rt, Stream &stream)
 {
+    unbind_stream(stream);
     std::shared_ptr<Model> m;
     {
         std::lock_guard<std::mutex> slock(stream.mu);
@@ -339,6 +340,9 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
         if (m->built) {
             m->stopping.store(true, std::memory_order_release);
             unbind_all_streams(*m);
+            // A run under way ends (its next step sees the destroy) before
+            // the callbacks may free what it uses.
+            std::lock_guard<std::mutex> ended(m->run_mu);
         }
         for (const auto &cb : callbacks)
             cb.first(cb.second);

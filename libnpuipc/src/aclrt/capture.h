@@ -72,7 +72,8 @@ aclError refuse_if_capturing(const Stream &stream);
 // built model: for launches npuipc cannot record.
 aclError refuse_uncapturable(const Stream &stream);
 // With Runtime::mu held: a stream leaving the table (destroyed, with its
-// context or device) ends its capture; the model, never ended, goes too.
+// context or device) ends its capture (the model, never ended, goes too)
+// and leaves the built model it was bound to.
 void abandon_capture_locked(Runtime &rt, Stream &stream);
 // Built models (model_build.cpp): records a launch on a bound stream;
 // false if the stream is bound no more.
@@ -82,6 +83,9 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);
 aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout);
 void unbind_all_streams(Model &m);
+// Takes the stream out of the model it is bound to, if any (unbind, or
+// the stream leaving the table). Without Stream::mu and Model::mu held.
+void unbind_stream(Stream &stream);
 // ACL_ERROR_RT_PARAM_INVALID when `stream` is bound to a built model: it
 // runs no model itself.
 aclError refuse_if_bound(const Stream &stream);

@@ -6,15 +6,16 @@
 // The application binds persistent streams to a model; what it launches on
 // them is recorded per stream, as a capture records (capture.cpp). A run
 // (ModelRun) starts the head streams: it makes each stream's recorded
-// launches on that stream, in order, and at each steering task waits for
-// that stream to reach it, so that the task reads the device memory the
-// stream's earlier work wrote, and steers: jumps to a label, activates a
-// stream, or ends the stream. Before waiting, every other running stream's
-// launches up to its own next steering task are made, so that a stream
-// waiting for another's record never waits for a launch not yet made.
-// The run ends when every stream it started has run out of tasks.
+// launches on that stream, in order, up to its next steering task, and
+// marks that point on the stream. The first stream to reach its point
+// steers, reading the device memory its earlier work wrote: it jumps to a
+// label, activates a stream, or ends. A stream that waits for another's
+// record therefore never waits for a launch not yet made. The run ends
+// when every stream it started has run out of tasks; a failure aborts
+// what the run queued.
 // aclmdlRIExecuteAsync runs it on a thread of its own once the execute
 // stream reaches the call, and holds that stream until the run ended.
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -32,7 +33,8 @@ using namespace npuipc_rt;
 namespace npuipc_rt {
 
 struct Label : Object {
-    Label(uint32_t dev, uint64_t ctx) : Object(Kind::Label, dev), context(ctx) {}
+    Label(uint32_t dev, uint64_t ctx);
+    ~Label() override;
     const uint64_t context;
     // Under label_mu: where aclrtSetLabel set it (a bound stream of the
     // model of id `model`, before task `position`; 0: nowhere), and
@@ -47,7 +49,6 @@ struct LabelList : Object {
     LabelList(uint32_t dev, std::vector<std::shared_ptr<Label>> l) : Object(Kind::LabelList, dev), labels(std::move(l))
     {
     }
-    ~LabelList() override;
     const std::vector<std::shared_ptr<Label>> labels;
 };
 
@@ -61,11 +62,22 @@ std::atomic<uint32_t> live_labels{0};
 
 } // namespace
 
-LabelList::~LabelList()
+Label::Label(uint32_t dev, uint64_t ctx) : Object(Kind::Label, dev), context(ctx)
 {
-    std::lock_guard<std::mutex> lock(label_mu);
-    for (const auto &l : labels)
-        l->listed = false;
+    live_labels.fetch_add(1, std::memory_order_relaxed);
+}
+
+Label::~Label()
+{
+    live_labels.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// A fork child takes label_mu free. Registered when the library loads,
+// before the runtime's own handlers, whose prepare (Runtime::mu, taken
+// before label_mu everywhere) therefore runs first.
+__attribute__((constructor)) void register_label_fork_handlers()
+{
+    pthread_atfork([] { label_mu.lock(); }, [] { label_mu.unlock(); }, [] { label_mu.unlock(); });
 }
 
 // One run of a built model: the streams it started, each at its next task.
@@ -92,10 +104,16 @@ private:
     struct Cursor {
         size_t stream; // index in streams_
         size_t pc;     // next task
+        // The point marked on the stream at its steering task at `pc`.
+        std::shared_ptr<HostTask> point;
     };
     const std::vector<CapturedCall> &tasks(const Cursor &c) const { return streams_[c.stream].tasks; }
     aclError make_launches(Cursor &c);
+    aclError mark_point(Cursor &c);
+    aclError first_at_point(size_t &index);
     aclError wait_for(size_t stream);
+    int32_t slice_ms(int32_t most) const;
+    void drop_point(Cursor &c);
     bool running(size_t stream) const;
     bool find(uint64_t token, size_t &index) const;
 
@@ -104,6 +122,7 @@ private:
     const int64_t deadline_ms_;
     std::deque<Cursor> active_;
     std::vector<bool> touched_ = std::vector<bool>(streams_.size());
+    std::vector<std::shared_ptr<Stream>> objects_ = std::vector<std::shared_ptr<Stream>>(streams_.size());
     Cursor *current_ = nullptr;
     bool ended_ = false;
 };
@@ -135,16 +154,81 @@ aclError ModelRun::make_launches(Cursor &c)
     return ACL_SUCCESS;
 }
 
+// Waits are made in slices of at most `most` ms, so that a destroy of the
+// model or the run's deadline is seen; 0 when the deadline has passed.
+int32_t ModelRun::slice_ms(int32_t most) const
+{
+    if (deadline_ms_ < 0)
+        return most;
+    return static_cast<int32_t>(std::clamp<int64_t>(deadline_ms_ - npuipc_clock::now_ms(), 0, most));
+}
+
 aclError ModelRun::wait_for(size_t stream)
 {
-    int32_t timeout = -1;
-    if (deadline_ms_ >= 0) {
-        const int64_t left = deadline_ms_ - npuipc_clock::now_ms();
-        if (left <= 0)
+    for (;;) {
+        const int32_t slice = slice_ms(100);
+        aclError err = aclrtSynchronizeStreamWithTimeout(reinterpret_cast<aclrtStream>(streams_[stream].stream),
+                                                         slice);
+        if (err != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+            return err;
+        if (slice == 0)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
-        timeout = static_cast<int32_t>(std::min<int64_t>(left, INT32_MAX));
+        if (model_.stopping.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
     }
-    return aclrtSynchronizeStreamWithTimeout(reinterpret_cast<aclrtStream>(streams_[stream].stream), timeout);
+}
+
+aclError ModelRun::mark_point(Cursor &c)
+{
+    if (c.point)
+        return ACL_SUCCESS;
+    std::shared_ptr<Stream> &s = objects_[c.stream];
+    if (!s)
+        if (aclError err = find_stream(reinterpret_cast<aclrtStream>(streams_[c.stream].stream), s))
+            return err;
+    Runtime &rt = Runtime::get();
+    auto point = std::make_shared<HostTask>();
+    if (aclError err = make_point(rt, *s, false, *point))
+        return err;
+    std::lock_guard<std::mutex> slock(s->mu);
+    Job job[2];
+    if (aclError err = submit(*s, job, point_jobs(*point, job))) {
+        release_pooled_event(rt, s->device, std::move(point->reached));
+        return err;
+    }
+    c.point = std::move(point);
+    return ACL_SUCCESS;
+}
+
+void ModelRun::drop_point(Cursor &c)
+{
+    if (c.point)
+        release_pooled_event(Runtime::get(), objects_[c.stream]->device, std::move(c.point->reached));
+    c.point.reset();
+}
+
+// The index in active_ of a stream that reached its point: the first to.
+aclError ModelRun::first_at_point(size_t &index)
+{
+    for (;;) {
+        std::vector<pollfd> fds;
+        for (Cursor &c : active_) {
+            if (aclError err = mark_point(c))
+                return err;
+            fds.push_back({c.point->reached->fd.get(), POLLIN, 0});
+        }
+        const int32_t slice = slice_ms(100);
+        int n = ::poll(fds.data(), fds.size(), slice);
+        if (n < 0 && errno != EINTR)
+            return fail_errno(errno, Op::Generic, "waiting for the model's streams");
+        for (index = 0; n > 0 && index < fds.size(); index++)
+            if (fds[index].revents)
+                return ACL_SUCCESS;
+        if (slice == 0)
+            return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
+        if (model_.stopping.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+    }
 }
 
 aclError ModelRun::read(const void *ptr, void *out, size_t n)
@@ -165,7 +249,7 @@ aclError ModelRun::activate(uint64_t token)
     if (!find(token, index))
         return fail(ACL_ERROR_RT_MODEL_EXECUTE, "a stream activated is not bound to the model (any more)");
     if (!running(index))
-        active_.push_back({index, 0});
+        active_.push_back({index, 0, nullptr});
     return ACL_SUCCESS;
 }
 
@@ -179,9 +263,11 @@ aclError ModelRun::jump(const Label &label)
             return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the label switched to is not set on a stream of the model");
         position = label.position;
     }
+    if (position > streams_[index].tasks.size())
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the label was set on a task list its stream no longer has");
     if (index != current_->stream && running(index))
         return fail(ACL_ERROR_RT_MODEL_EXECUTE, "a label switch continues on a stream that is running");
-    *current_ = {index, position};
+    *current_ = {index, position, nullptr};
     return ACL_SUCCESS;
 }
 
@@ -189,7 +275,7 @@ aclError ModelRun::run()
 {
     for (size_t i = 0; i < streams_.size(); i++)
         if (streams_[i].head)
-            active_.push_back({i, 0});
+            active_.push_back({i, 0, nullptr});
     aclError err = ACL_SUCCESS;
     while (!err && !active_.empty()) {
         if (model_.stopping.load(std::memory_order_acquire)) {
@@ -206,8 +292,14 @@ aclError ModelRun::run()
                       active_.end());
         if (active_.empty())
             break;
-        Cursor c = active_.front();
-        active_.pop_front();
+        size_t first = 0;
+        if ((err = first_at_point(first)))
+            break;
+        Cursor c = active_[first];
+        active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(first));
+        // Reached, or cancelled by a failure of the stream: which, its
+        // synchronize says (the error is the run's).
+        drop_point(c);
         if ((err = wait_for(c.stream)))
             break;
         const CapturedCall &task = tasks(c)[c.pc++];
@@ -218,10 +310,19 @@ aclError ModelRun::run()
         if (!err && !ended_)
             active_.push_back(c);
     }
-    // What was made runs to its end: the run is over when the streams are.
+    for (Cursor &c : active_)
+        drop_point(c);
+    // A failed run's queued work goes; what was made runs to its end
+    // otherwise: the run is over when the streams are.
     for (size_t i = 0; i < streams_.size(); i++)
         if (touched_[i]) {
+            if (err)
+                (void)aclrtStreamAbort(reinterpret_cast<aclrtStream>(streams_[i].stream));
             aclError e = wait_for(i);
+            if (e == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT || e == ACL_ERROR_RT_MODEL_EXECUTE) {
+                (void)aclrtStreamAbort(reinterpret_cast<aclrtStream>(streams_[i].stream));
+                (void)aclrtSynchronizeStreamWithTimeout(reinterpret_cast<aclrtStream>(streams_[i].stream), 1000);
+            }
             if (!err)
                 err = e;
         }
@@ -238,6 +339,7 @@ aclError find_model(aclmdlRI modelRI, std::shared_ptr<Model> &out)
 }
 
 std::atomic<uint32_t> next_built_id{0x80000000u};
+constexpr const char *kEndTask = "aclmdlRIEndTask";
 
 // The model a stream is bound to; ACL_ERROR_RT_STREAM_MODEL if none.
 aclError bound_model_of(Stream &s, std::shared_ptr<Model> &out)
@@ -248,6 +350,19 @@ aclError bound_model_of(Stream &s, std::shared_ptr<Model> &out)
     }
     if (!out)
         return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is not bound to a model (aclmdlRIBindStream)");
+    return ACL_SUCCESS;
+}
+
+// ACL_ERROR_RT_MODEL_CONTEXT unless the model is of the current context.
+aclError check_model_context(const Model &m)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::shared_ptr<Context> ctx;
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    if (ctx->token != m.context)
+        return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
     return ACL_SUCCESS;
 }
 
@@ -265,11 +380,11 @@ template <typename Fn> aclError extend_bound_stream(aclrtStream stream, Fn &&fn)
         if (aclError err = rt.current_context(ctx))
             return err;
     }
+    if (s->context != ctx->token)
+        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
     std::shared_ptr<Model> m;
     if (aclError err = bound_model_of(*s, m))
         return err;
-    if (s->context != ctx->token)
-        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
     std::lock_guard<std::mutex> mlock(m->mu);
     for (BoundStream &b : m->bound)
         if (b.stream == s->token)
@@ -311,25 +426,44 @@ template <typename T> bool compare(T left, aclrtCondition cond, T right)
     return false;
 }
 
-// Runs `m` on this thread, as the application's context, with its
-// launches on bound streams made, not recorded. Model::run_mu held.
-aclError run_model(const Model &m, int64_t deadline_ms)
+// While it lives, the thread runs a model: its launches on bound streams
+// are made, not recorded, and no capture holds back its waits.
+class RunningModelHere {
+public:
+    RunningModelHere() : was_(running_model_here())
+    {
+        running_model_here() = true;
+        (void)aclmdlRICaptureThreadExchangeMode(&mode_);
+    }
+    ~RunningModelHere()
+    {
+        (void)aclmdlRICaptureThreadExchangeMode(&mode_);
+        running_model_here() = was_;
+    }
+    RunningModelHere(const RunningModelHere &) = delete;
+    RunningModelHere &operator=(const RunningModelHere &) = delete;
+
+private:
+    const bool was_;
+    aclmdlRICaptureMode mode_ = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+};
+
+// Runs `m` on this thread (in its context). Model::run_mu held.
+aclError run_model(Model &m, int64_t deadline_ms)
 {
     std::vector<BoundStream> streams;
     {
-        std::lock_guard<std::mutex> mlock(const_cast<Model &>(m).mu);
+        std::lock_guard<std::mutex> mlock(m.mu);
         streams = m.bound;
     }
-    bool &running = running_model_here();
-    const bool was_running = running;
-    running = true;
-    // Reading a branch value is no synchronous copy a capture could mind.
-    aclmdlRICaptureMode mode = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
-    (void)aclmdlRICaptureThreadExchangeMode(&mode);
-    aclError err = ModelRun(m, std::move(streams), deadline_ms).run();
-    (void)aclmdlRICaptureThreadExchangeMode(&mode);
-    running = was_running;
-    return err;
+    if (m.stopping.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed before its run");
+    RunningModelHere running;
+    try {
+        return ModelRun(m, std::move(streams), deadline_ms).run();
+    } catch (const std::bad_alloc &) {
+        return fail(ACL_ERROR_BAD_ALLOC, "out of memory during the model's run");
+    }
 }
 
 // The runner of one aclmdlRIExecuteAsync: once the execute stream reaches
@@ -377,6 +511,27 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     return false;
 }
 
+void unbind_stream(Stream &stream)
+{
+    std::shared_ptr<Model> m;
+    {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        m = std::move(stream.bound_model);
+        stream.bound.store(false, std::memory_order_release);
+    }
+    if (!m)
+        return;
+    std::lock_guard<std::mutex> mlock(m->mu);
+    m->bound.erase(std::remove_if(m->bound.begin(), m->bound.end(),
+                                  [&](const BoundStream &b) { return b.stream == stream.token; }),
+                   m->bound.end());
+    // The end task may have gone with the stream.
+    m->end_task = std::any_of(m->bound.begin(), m->bound.end(), [](const BoundStream &b) {
+        return std::any_of(b.tasks.begin(), b.tasks.end(),
+                           [](const CapturedCall &t) { return std::strcmp(t.what, kEndTask) == 0; });
+    });
+}
+
 aclError refuse_if_bound(const Stream &stream)
 {
     if (stream.bound.load(std::memory_order_acquire))
@@ -409,12 +564,14 @@ void unbind_all_streams(Model &m)
 
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s)
 {
+    if (aclError err = check_model_context(*m))
+        return err;
+    if (s->context != m->context)
+        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
     {
         std::lock_guard<std::mutex> mlock(m->mu);
         if (!m->build_ended)
             return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model is being built: aclmdlRIBuildEnd first");
-        if (s->context != m->context)
-            return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the model's context");
     }
     Runtime &rt = Runtime::get();
     auto point = std::make_shared<HostTask>();
@@ -441,7 +598,7 @@ aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_
     pthread_sigmask(SIG_SETMASK, &blocked, &caller);
     try {
         std::thread(run_async, m, s, point).detach();
-    } catch (const std::system_error &e) {
+    } catch (const std::exception &e) {
         pthread_sigmask(SIG_SETMASK, &caller, nullptr);
         // The stream must not wait for a run that never comes.
         open_gate(*point);
@@ -519,6 +676,9 @@ aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
         if (aclError err = refuse_if_capturing(*s))
             return err;
+        if (s->stops.load(std::memory_order_acquire) || (s->flags & ACL_STREAM_FAST_LAUNCH))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "a stream that stops on failure, or launches fast, is bound to no model (as CANN)");
         std::shared_ptr<Context> ctx;
         if (aclError err = rt.current_context(ctx))
             return err;
@@ -550,13 +710,17 @@ aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
         if (aclError err = refuse_if_capturing(*s))
             return err;
+        if (aclError err = check_model_context(*m))
+            return err;
+        if (s->context != m->context)
+            return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
         std::lock_guard<std::mutex> slock(s->mu);
         std::lock_guard<std::mutex> mlock(m->mu);
         if (m->end_task)
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the model has its end task already: one per model");
         for (BoundStream &b : m->bound)
             if (b.stream == s->token) {
-                b.tasks.push_back({"aclmdlRIEndTask", nullptr, [](ModelRun &run) {
+                b.tasks.push_back({kEndTask, nullptr, [](ModelRun &run) {
                                        run.end_here();
                                        return ACL_SUCCESS;
                                    }});
@@ -579,6 +743,8 @@ aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
             return err;
         if (!m->built)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+        if (aclError err = check_model_context(*m))
+            return err;
         std::lock_guard<std::mutex> mlock(m->mu);
         if (m->bound.empty())
             return fail(ACL_ERROR_RT_STREAM_MODEL, "no stream is bound to the model");
@@ -604,17 +770,14 @@ aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
         if (aclError err = refuse_if_capturing(*s))
             return err;
-        std::lock_guard<std::mutex> slock(s->mu);
-        if (s->bound_model != m)
-            return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is not bound to this model");
+        if (aclError err = check_model_context(*m))
+            return err;
         {
-            std::lock_guard<std::mutex> mlock(m->mu);
-            m->bound.erase(std::remove_if(m->bound.begin(), m->bound.end(),
-                                          [&](const BoundStream &b) { return b.stream == s->token; }),
-                           m->bound.end());
+            std::lock_guard<std::mutex> slock(s->mu);
+            if (s->bound_model != m)
+                return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is not bound to this model");
         }
-        s->bound_model.reset();
-        s->bound.store(false, std::memory_order_release);
+        unbind_stream(*s);
         return ACL_SUCCESS;
     });
 }
@@ -701,7 +864,6 @@ aclError aclrtCreateLabel(aclrtLabel *label)
             return err;
         if (live_labels.load(std::memory_order_relaxed) >= kMaxLabels)
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "%u labels exist: the most a process may have", kMaxLabels);
-        live_labels.fetch_add(1, std::memory_order_relaxed);
         *label = reinterpret_cast<aclrtLabel>(rt.add_object(std::make_shared<Label>(ctx->device, ctx->token)));
         return ACL_SUCCESS;
     });
@@ -724,7 +886,6 @@ aclError aclrtDestroyLabel(aclrtLabel label)
             return fail(ACL_ERROR_RT_LABEL_CONTEXT, "the label is not of the current context");
         // A list holding it keeps it: what is set stays a jump target.
         rt.objects.erase(l->token);
-        live_labels.fetch_sub(1, std::memory_order_relaxed);
         return ACL_SUCCESS;
     });
 }
@@ -770,7 +931,7 @@ aclError aclrtDestroyLabelList(aclrtLabelList labelList)
         std::lock_guard<std::mutex> lock(rt.mu);
         if (!rt.find<LabelList>(labelList, Kind::LabelList))
             return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p is not a label list", labelList);
-        // Switches recorded with it keep it; its labels may join a new one.
+        // Switches recorded with it keep it; its labels join no other, as CANN's.
         rt.objects.erase(reinterpret_cast<uintptr_t>(labelList));
         return ACL_SUCCESS;
     });
