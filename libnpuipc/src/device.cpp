@@ -206,6 +206,20 @@ Result<uint32_t> Device::create_buffer(uint64_t size, PageClass page_class) cons
     return args.handle;
 }
 
+Result<uint32_t> Device::register_user_memory(void *addr, uint64_t size, Access access) const
+{
+    drm_npuipc_bo_userptr args = {};
+    args.addr = reinterpret_cast<uintptr_t>(addr);
+    args.size = size;
+    args.flags = access == Access::ReadOnly ? NPUIPC_BO_USERPTR_READ_ONLY : 0;
+    if (int err = ioctl_errno(fd(), DRM_IOCTL_NPUIPC_BO_USERPTR, &args))
+        return Status::from_errno(err);
+    // A new handle, which no import can return: the buffer is never exported.
+    std::lock_guard<std::mutex> hold(buffer_refs_->lock);
+    buffer_refs_->count[args.handle] = 1;
+    return args.handle;
+}
+
 Result<BufferInfo> Device::buffer_info(uint32_t handle) const
 {
     drm_npuipc_bo_info args = {};
@@ -444,6 +458,12 @@ Result<BufferHandle> create_buffer(const std::shared_ptr<const Device> &device, 
     return owned<BufferHandle>(device, device->create_buffer(size, page_class));
 }
 
+Result<BufferHandle> register_user_memory(const std::shared_ptr<const Device> &device, void *addr,
+                                          uint64_t size, Access access)
+{
+    return owned<BufferHandle>(device, device->register_user_memory(addr, size, access));
+}
+
 Result<BufferHandle> import_buffer(const std::shared_ptr<const Device> &device, int dmabuf_fd,
                                    Peer peer)
 {
@@ -485,7 +505,7 @@ Result<std::vector<DeviceInfo>> list_devices()
 }
 
 Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_t size,
-                             uint64_t align)
+                             uint64_t align, Access access)
 {
     void *want = nullptr;
     int flags = MAP_SHARED;
@@ -505,7 +525,7 @@ Result<Mapping> Mapping::map(const Device &device, uint64_t mmap_offset, uint64_
         want = reinterpret_cast<void *>(aligned);
         flags |= MAP_FIXED;
     }
-    void *addr = ::mmap(want, size, PROT_READ | PROT_WRITE, flags, device.fd(),
+    void *addr = ::mmap(want, size, access == Access::ReadOnly ? PROT_READ : PROT_READ | PROT_WRITE, flags, device.fd(),
                         static_cast<off_t>(mmap_offset));
     if (addr == MAP_FAILED) {
         int err = errno;

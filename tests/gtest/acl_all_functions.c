@@ -141,16 +141,6 @@ static int64_t call_aclrtMallocForTaskScheduler(void)
 { return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
 static int64_t call_aclrtMemAllocManaged(void)
 { return aclrtMemAllocManaged(NULL, 0, 0); }
-static int64_t call_aclrtHostRegister(void)
-{ return aclrtHostRegister(NULL, 0, (aclrtHostRegisterType)0, NULL); }
-static int64_t call_aclrtHostRegisterV2(void)
-{ return aclrtHostRegisterV2(NULL, 0, 0); }
-static int64_t call_aclrtHostGetDevicePointer(void)
-{ return aclrtHostGetDevicePointer(NULL, NULL, 0); }
-static int64_t call_aclrtHostUnregister(void)
-{ return aclrtHostUnregister(NULL); }
-static int64_t call_aclrtHostMemMapCapabilities(void)
-{ return aclrtHostMemMapCapabilities(0, (aclrtHacType)0, NULL); }
 static int64_t call_aclrtGetMemUceInfo(void)
 { return aclrtGetMemUceInfo(0, NULL, 0, NULL); }
 static int64_t call_aclrtMemUceRepair(void)
@@ -384,6 +374,11 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtHostMemMapCapabilities),
+    IMPLEMENTED(aclrtHostUnregister),
+    IMPLEMENTED(aclrtHostGetDevicePointer),
+    IMPLEMENTED(aclrtHostRegisterV2),
+    IMPLEMENTED(aclrtHostRegister),
     IMPLEMENTED(aclrtSwitchLabelByIndex),
     IMPLEMENTED(aclrtDestroyLabelList),
     IMPLEMENTED(aclrtCreateLabelList),
@@ -674,11 +669,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtHostRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtHostRegisterV2, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtHostGetDevicePointer, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtHostUnregister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtHostMemMapCapabilities, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemUceRepair, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedAdvise, NOT_YET, FAILS_WITH_CODE),

@@ -86,6 +86,10 @@ public:
     int fd() const noexcept { return fd_.get(); }
 
     Result<uint32_t> create_buffer(uint64_t size, PageClass page_class) const;
+    // `size` bytes of this process's memory at `addr` (page-aligned), pinned
+    // as a buffer's pages (BO_USERPTR, uapi 11): jobs read them, and write
+    // them unless `access` is ReadOnly.
+    Result<uint32_t> register_user_memory(void *addr, uint64_t size, Access access) const;
     Result<BufferInfo> buffer_info(uint32_t handle) const;
     // A range of a buffer, or all of it read-only (BO_EXPORT).
     Result<UniqueFd> export_buffer(uint32_t handle, uint64_t offset, uint64_t size,
@@ -218,6 +222,8 @@ Result<BufferHandle> create_buffer(const std::shared_ptr<const Device> &device, 
                                    PageClass page_class);
 Result<BufferHandle> import_buffer(const std::shared_ptr<const Device> &device, int dmabuf_fd,
                                    Peer peer = Peer::Refuse);
+Result<BufferHandle> register_user_memory(const std::shared_ptr<const Device> &device, void *addr,
+                                          uint64_t size, Access access);
 Result<ObjectHandle> create_object(const std::shared_ptr<const Device> &device, ObjectType type);
 Result<ObjectHandle> import_object(const std::shared_ptr<const Device> &device, int fd,
                                    ObjectType *type = nullptr);
@@ -228,9 +234,9 @@ public:
     Mapping() noexcept = default;
     // Maps `size` bytes of the buffer at `mmap_offset` of the device's fd,
     // at an address that is a multiple of `align` (a power of two; 0 or
-    // the page size: anywhere).
+    // the page size: anywhere), writable unless `access` is ReadOnly.
     static Result<Mapping> map(const Device &device, uint64_t mmap_offset, uint64_t size,
-                               uint64_t align = 0);
+                               uint64_t align = 0, Access access = Access::ReadWrite);
     ~Mapping() { reset(); }
     Mapping(Mapping &&other) noexcept : addr_(other.addr_), size_(other.size_)
     {

@@ -350,6 +350,9 @@ aclError aclrtFree(void *devPtr)
             if (it->second->physical)
                 return fail(ACL_ERROR_RT_PARAM_INVALID,
                             "%p is mapped physical memory: aclrtUnmapMem releases it", devPtr);
+            if (it->second->registered_host)
+                return fail(ACL_ERROR_RT_PARAM_INVALID,
+                            "%p is registered host memory: aclrtHostUnregister releases it", devPtr);
             alloc = std::move(it->second);
             rt.allocations.erase(it);
         }

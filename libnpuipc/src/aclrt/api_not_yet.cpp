@@ -121,17 +121,6 @@ aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocP
 { return not_yet(__func__); }
 aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
 { return not_yet(__func__); }
-aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)
-{ return not_yet(__func__); }
-aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclrtHostUnregister(void *ptr)
-{ return not_yet(__func__); }
-aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
-                                     aclrtHostMemMapCapability *capabilities)
-{ return not_yet(__func__); }
 aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size,
                                aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location)
 { return not_yet(__func__); }

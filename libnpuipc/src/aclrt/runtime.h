@@ -346,6 +346,10 @@ struct Allocation {
     // Imported by aclrtIpcMemImportByKey under this key (aclrtIpcMemClose
     // frees it, aclrtFree refuses it); empty for aclrtMalloc memory.
     std::string import_key;
+    // The device address of host memory registered at this host address
+    // (aclrtHostRegister; aclrtHostUnregister releases it, aclrtFree
+    // refuses it); 0 for device memory.
+    uintptr_t registered_host = 0;
     std::mutex mu; // protects peer, export_keys and dead
     std::map<uint32_t, BufferHandle> peer; // imports into other devices' files
     std::mutex export_mu;                   // as SharedObject's
