@@ -31,6 +31,7 @@ protected:
     void TearDown() override
     {
         if (host_) {
+            (void)aclrtHostUnregister(host_); // a test that failed half-way
             EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(host_));
         }
         if (dev_) {
@@ -56,8 +57,9 @@ TEST_F(AclHostRegisterTest, TheDeviceAddressReachesTheProcesssOwnPages)
     ASSERT_EQ(ACL_SUCCESS, aclrtHostGetDevicePointer(host_, &mapped, 0));
     ASSERT_NE(nullptr, mapped);
     EXPECT_NE(host_, mapped);
-    // The device reads what the process wrote ...
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(dev_, kSize, mapped, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE));
+    // The device reads what the process wrote (a copy job) ...
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(dev_, kSize, mapped, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s_, kSyncTimeoutMs));
     std::vector<uint8_t> back(kSize);
     ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(back.data(), kSize, dev_, kSize, ACL_MEMCPY_DEVICE_TO_HOST));
     EXPECT_TRUE(BytesAre(back.data(), kSize, 0x3C));
@@ -92,22 +94,40 @@ TEST_F(AclHostRegisterTest, AValueTaskWritesAWordTheProcessPolls)
     ASSERT_EQ(ACL_SUCCESS, aclrtHostUnregister(words.data()));
 }
 
-TEST_F(AclHostRegisterTest, ReadOnlyMemoryIsReadByTheDevice)
+TEST_F(AclHostRegisterTest, ReadOnlyMemoryAndReadOnlyRegistrationsAreRefused)
 {
-    void *page = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *page = mmap(nullptr, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(MAP_FAILED, page);
-    std::memset(page, 0x77, 8192);
-    ASSERT_EQ(0, mprotect(page, 8192, PROT_READ));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtHostRegisterV2(page, 8192, ACL_HOST_REG_MAPPED));
-    ASSERT_EQ(ACL_SUCCESS, aclrtHostRegisterV2(page, 8192, ACL_HOST_REG_MAPPED | ACL_HOST_REG_READONLY));
+    // Reserved in CANN's documentation.
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              aclrtHostRegisterV2(host_, kSize, ACL_HOST_REG_MAPPED | ACL_HOST_REG_READONLY));
     void *mapped = nullptr;
-    ASSERT_EQ(ACL_SUCCESS, aclrtHostGetDevicePointer(page, &mapped, 0));
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(dev_, 8192, mapped, 8192, ACL_MEMCPY_DEVICE_TO_DEVICE));
-    std::vector<uint8_t> back(8192);
-    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(back.data(), 8192, dev_, 8192, ACL_MEMCPY_DEVICE_TO_HOST));
-    EXPECT_TRUE(BytesAre(back.data(), 8192, 0x77));
-    ASSERT_EQ(ACL_SUCCESS, aclrtHostUnregister(page));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              aclrtHostRegister(host_, kSize, ACL_HOST_REGISTER_READONLY, &mapped));
+    EXPECT_EQ(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, aclrtHostUnregister(host_));
     EXPECT_EQ(0, munmap(page, 8192));
+}
+
+TEST_F(AclHostRegisterTest, ADeviceResetEndsRegistrationsAndRegisteredMemoryIsNotSharedByKey)
+{
+    void *mapped = nullptr;
+    char key[65] = {};
+    ASSERT_EQ(ACL_SUCCESS, aclrtHostRegister(host_, kSize, ACL_HOST_REGISTER_MAPPED, &mapped));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtIpcMemGetExportKey(mapped, kSize, key, sizeof(key), 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtFree(mapped));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(s_));
+    s_ = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtFree(dev_));
+    dev_ = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtResetDeviceForce(0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtHostGetDevicePointer(host_, &mapped, 0));
+    // The range registers again, on the device as it is now.
+    ASSERT_EQ(ACL_SUCCESS, aclrtHostRegister(host_, kSize, ACL_HOST_REGISTER_MAPPED, &mapped));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(mapped, kSize, 0x42, kSize));
+    EXPECT_TRUE(BytesAre(Host(), kSize, 0x42));
+    ASSERT_EQ(ACL_SUCCESS, aclrtHostUnregister(host_));
 }
 
 TEST_F(AclHostRegisterTest, PinnedOnlyMemoryHasNoDeviceAddress)

@@ -58,27 +58,15 @@ aclError runtime_host_func_thread(Runtime &rt, uint64_t &out)
 {
     // Its entry exists exactly while it runs (a fork child has neither).
     if (!rt.subscribers.count(kRuntimeHostFuncThread)) {
-        // The application's signals are for its own threads, but those the
-        // functions' own faults raise (its crash handlers must see them).
-        sigset_t blocked, caller;
-        sigfillset(&blocked);
-        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
-            sigdelset(&blocked, sig);
-        pthread_sigmask(SIG_SETMASK, &blocked, &caller);
         // Its entry first, under a key no pthread_t is (a thread of the
         // application that exited may have left an entry under the id the
         // new thread would get).
         if (aclError err = add_host_func_subscriber(rt, kRuntimeHostFuncThread, true))
             return err;
-        try {
-            std::thread(host_func_thread_main).detach();
-        } catch (const std::system_error &e) {
-            pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+        if (aclError err = start_runtime_thread("the host-function thread", host_func_thread_main)) {
             rt.subscribers.erase(kRuntimeHostFuncThread);
-            return fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "cannot start the host-function thread: %s",
-                        e.what());
+            return err;
         }
-        pthread_sigmask(SIG_SETMASK, &caller, nullptr);
     }
     out = kRuntimeHostFuncThread;
     return ACL_SUCCESS;

@@ -244,6 +244,9 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t le
         if (alloc->physical)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "VMM memory is shared by aclrtMemExportToShareableHandle");
+        if (alloc->registered_host)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "registered host memory is the process's own: it is not shared by key");
         uint64_t page = page_size(alloc->page_class);
         uint64_t offset = reinterpret_cast<uintptr_t>(devPtr) - alloc->base;
         // Allocations are mapped at addresses aligned to their page size:

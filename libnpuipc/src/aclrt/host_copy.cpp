@@ -98,21 +98,8 @@ aclError start_copier_locked(Runtime &rt)
     if (!wake)
         return fail_errno(errno, Op::Generic, "creating the copier thread's wake-up fd");
     int fd = wake.get();
-    // The application's signals are for its own threads: the copier starts
-    // with them blocked, all but those its own faults raise (which the
-    // application's crash handlers must still see).
-    sigset_t blocked, caller;
-    sigfillset(&blocked);
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
-        sigdelset(&blocked, sig);
-    pthread_sigmask(SIG_SETMASK, &blocked, &caller);
-    try {
-        std::thread(copier_main, fd).detach();
-    } catch (...) {
-        pthread_sigmask(SIG_SETMASK, &caller, nullptr);
-        throw;
-    }
-    pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+    if (aclError err = start_runtime_thread("the copier thread", [fd] { copier_main(fd); }))
+        return err;
     rt.copier_wake = std::move(wake);
     return ACL_SUCCESS;
 }

@@ -17,7 +17,6 @@
 // stream reaches the call, and holds that stream until the run ended.
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <cstring>
@@ -366,6 +365,25 @@ aclError check_model_context(const Model &m)
     return ACL_SUCCESS;
 }
 
+// The built model and the stream a building call names, checked in CANN's
+// order: handles, a built model, a stream not capturing, the model's
+// context current.
+aclError built_model_and_stream(aclmdlRI modelRI, aclrtStream stream, std::shared_ptr<Model> &m,
+                                std::shared_ptr<Stream> &s)
+{
+    if (!modelRI)
+        return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
+    if (aclError err = find_model(modelRI, m))
+        return err;
+    if (aclError err = find_stream(stream, s))
+        return err;
+    if (!m->built)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+    if (aclError err = refuse_if_capturing(*s))
+        return err;
+    return check_model_context(*m);
+}
+
 // The stream a control-flow call names: of the current context and bound
 // to a model, whose recorded tasks of it `fn` then extends (Model::mu held).
 template <typename Fn> aclError extend_bound_stream(aclrtStream stream, Fn &&fn)
@@ -589,23 +607,12 @@ aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_
             return err;
         }
     }
-    // The application's signals are for its own threads, but those the
-    // runner's own faults raise.
-    sigset_t blocked, caller;
-    sigfillset(&blocked);
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
-        sigdelset(&blocked, sig);
-    pthread_sigmask(SIG_SETMASK, &blocked, &caller);
-    try {
-        std::thread(run_async, m, s, point).detach();
-    } catch (const std::exception &e) {
-        pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+    if (aclError err = start_runtime_thread("the model's runner", [m, s, point] { run_async(m, s, point); })) {
         // The stream must not wait for a run that never comes.
         open_gate(*point);
         release_pooled_event(rt, s->device, std::move(point->reached));
-        return fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "cannot start the model's runner: %s", e.what());
+        return err;
     }
-    pthread_sigmask(SIG_SETMASK, &caller, nullptr);
     return ACL_SUCCESS;
 }
 
@@ -698,19 +705,9 @@ aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag)
 aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
 {
     return api("aclmdlRIEndTask", [&] {
-        if (!modelRI)
-            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
         std::shared_ptr<Model> m;
-        if (aclError err = find_model(modelRI, m))
-            return err;
         std::shared_ptr<Stream> s;
-        if (aclError err = find_stream(stream, s))
-            return err;
-        if (!m->built)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
-        if (aclError err = refuse_if_capturing(*s))
-            return err;
-        if (aclError err = check_model_context(*m))
+        if (aclError err = built_model_and_stream(modelRI, stream, m, s))
             return err;
         if (s->context != m->context)
             return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
@@ -758,19 +755,9 @@ aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve)
 aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
 {
     return api("aclmdlRIUnbindStream", [&] {
-        if (!modelRI)
-            return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
         std::shared_ptr<Model> m;
-        if (aclError err = find_model(modelRI, m))
-            return err;
         std::shared_ptr<Stream> s;
-        if (aclError err = find_stream(stream, s))
-            return err;
-        if (!m->built)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
-        if (aclError err = refuse_if_capturing(*s))
-            return err;
-        if (aclError err = check_model_context(*m))
+        if (aclError err = built_model_and_stream(modelRI, stream, m, s))
             return err;
         {
             std::lock_guard<std::mutex> slock(s->mu);

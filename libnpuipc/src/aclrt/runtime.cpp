@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <thread>
+#include <signal.h>
 #include <cstdlib>
 #include <iterator>
 #include <new>
@@ -665,6 +667,25 @@ aclError submit(Stream &stream, const Job *jobs, uint32_t count)
                         "reports the failure");
         return fail_errno(st.error(), Op::Submit, "queueing work on the stream");
     }
+    return ACL_SUCCESS;
+}
+
+aclError start_runtime_thread(const char *what, std::function<void()> fn)
+{
+    sigset_t blocked, caller;
+    sigfillset(&blocked);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP})
+        sigdelset(&blocked, sig);
+    pthread_sigmask(SIG_SETMASK, &blocked, &caller);
+    std::string why;
+    try {
+        std::thread(std::move(fn)).detach();
+    } catch (const std::exception &e) {
+        why = e.what();
+    }
+    pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+    if (!why.empty())
+        return fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "cannot start %s: %s", what, why.c_str());
     return ACL_SUCCESS;
 }
 

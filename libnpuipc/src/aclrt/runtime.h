@@ -20,6 +20,7 @@
 #include <optional>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -683,6 +684,12 @@ void destroy_stream_locked(Runtime &rt, uint64_t token);
 void wait_for_running_copy(Runtime &rt);
 std::unique_ptr<PooledEvent> acquire_pooled_event(Runtime &rt, uint32_t device);
 void release_pooled_event(Runtime &rt, uint32_t device, std::unique_ptr<PooledEvent> ev);
+
+// Starts `fn` on a detached thread of the runtime's own. The application's
+// signals are for its own threads: it starts with them blocked, all but
+// those its own faults raise (which the application's crash handlers must
+// see). ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, naming `what`, if it cannot start.
+aclError start_runtime_thread(const char *what, std::function<void()> fn);
 
 // Runs an API entry: names the function in error messages, refuses calls
 // in a fork child (unless `in_fork_child` is allowed, as for aclInit), and
