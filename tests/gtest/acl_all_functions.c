@@ -69,14 +69,6 @@ static int64_t call_aclrtBinarySetExceptionCallback(void)
 { return aclrtBinarySetExceptionCallback(NULL, NULL, NULL); }
 static int64_t call_aclrtSetTsDevice(void)
 { return aclrtSetTsDevice((aclrtTsId)0); }
-static int64_t call_aclrtQueryDeviceStatus(void)
-{ return aclrtQueryDeviceStatus(0, NULL); }
-static int64_t call_aclrtGetDeviceUtilizationRate(void)
-{ return aclrtGetDeviceUtilizationRate(0, NULL); }
-static int64_t call_aclrtDeviceGetHostAtomicCapabilities(void)
-{ return aclrtDeviceGetHostAtomicCapabilities(NULL, NULL, 0, 0); }
-static int64_t call_aclrtDeviceGetP2PAtomicCapabilities(void)
-{ return aclrtDeviceGetP2PAtomicCapabilities(NULL, NULL, 0, 0, 0); }
 static int64_t call_aclrtSetDeviceSatMode(void)
 { return aclrtSetDeviceSatMode((aclrtFloatOverflowMode)0); }
 static int64_t call_aclrtGetDeviceSatMode(void)
@@ -374,6 +366,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtDeviceGetP2PAtomicCapabilities),
+    IMPLEMENTED(aclrtDeviceGetHostAtomicCapabilities),
+    IMPLEMENTED(aclrtGetDeviceUtilizationRate),
+    IMPLEMENTED(aclrtQueryDeviceStatus),
     IMPLEMENTED(aclrtHostMemMapCapabilities),
     IMPLEMENTED(aclrtHostUnregister),
     IMPLEMENTED(aclrtHostGetDevicePointer),
@@ -633,10 +629,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinarySetExceptionCallback, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtQueryDeviceStatus, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetDeviceUtilizationRate, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetHostAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtDeviceGetP2PAtomicCapabilities, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtDeviceL2CacheFlush, NOT_YET, FAILS_WITH_CODE),

@@ -78,8 +78,6 @@ aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalize
 { return not_yet(__func__); }
 
 // Errors and state: last errors, exception information, state callbacks, memory errors.
-aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
-{ return not_yet(__func__); }
 aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
 { return not_yet(__func__); }
 aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize,
@@ -89,17 +87,6 @@ aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, s
 { return not_yet(__func__); }
 
 // Devices: utilisation, limits, atomics, cache flushes.
-aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities,
-                                              const aclrtAtomicOperation *operations,
-                                              const uint32_t count, int32_t deviceId)
-{ return not_yet(__func__); }
-aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
-                                             const aclrtAtomicOperation *operations,
-                                             const uint32_t count, int32_t srcDeviceId,
-                                             int32_t dstDeviceId)
-{ return not_yet(__func__); }
 
 // Contexts and system parameters.
 
