@@ -470,15 +470,10 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
             return fail(ACL_ERROR_INVALID_PARAM, "free and total must not be NULL");
         if (static_cast<unsigned>(attr) > ACL_MEM_P2P_HUGE1G)
             return fail(ACL_ERROR_INVALID_PARAM, "unknown memory attribute %d", attr);
-        Runtime &rt = Runtime::get();
         std::shared_ptr<const Device> dev;
-        {
-            std::lock_guard<std::mutex> lock(rt.mu);
-            std::shared_ptr<Context> ctx;
-            if (aclError err = rt.current_context(ctx))
-                return err;
-            dev = rt.devices.at(ctx->device).dev;
-        }
+        uint32_t device;
+        if (aclError err = Runtime::get().current_device(device, dev))
+            return err;
         Result<DeviceInfo> info = dev->info();
         if (!info.ok())
             return fail_errno(info.error(), Op::Generic, "querying the device");

@@ -100,14 +100,8 @@ aclError register_range(void *ptr, uint64_t size, bool mapped, void **devPtr)
     register_fork_handlers();
     std::shared_ptr<const Device> dev;
     uint32_t device;
-    {
-        std::lock_guard<std::mutex> lock(rt.mu);
-        std::shared_ptr<Context> ctx;
-        if (aclError err = rt.current_context(ctx))
-            return err;
-        device = ctx->device;
-        dev = rt.devices.at(device).dev;
-    }
+    if (aclError err = rt.current_device(device, dev))
+        return err;
     Result<DeviceInfo> info = dev->info();
     if (!info.ok())
         return fail_errno(info.error(), Op::Generic, "querying the device");

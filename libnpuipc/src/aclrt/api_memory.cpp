@@ -234,14 +234,8 @@ aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
     Runtime &rt = Runtime::get();
     std::shared_ptr<const Device> dev;
     uint32_t device;
-    {
-        std::lock_guard<std::mutex> lock(rt.mu);
-        std::shared_ptr<Context> ctx;
-        if (aclError err = rt.current_context(ctx))
-            return err;
-        device = ctx->device;
-        dev = rt.devices.at(device).dev;
-    }
+    if (aclError err = rt.current_device(device, dev))
+        return err;
     int err = ENOMEM;
     for (PageClass page_class : classes_for(policy, size)) {
         uint64_t page = page_size(page_class);

@@ -37,14 +37,9 @@ aclError stream_of(aclrtStream handle, bool need_context, std::shared_ptr<Stream
 aclError objects_free(uint32_t *count)
 {
     std::shared_ptr<const Device> dev;
-    {
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        std::shared_ptr<Context> ctx;
-        if (aclError err = rt.current_context(ctx))
-            return err;
-        dev = rt.devices.at(ctx->device).dev;
-    }
+    uint32_t device;
+    if (aclError err = Runtime::get().current_device(device, dev))
+        return err;
     Result<DeviceInfo> info = dev->info();
     if (!info.ok())
         return fail_errno(info.error(), Op::Generic, "querying the device");

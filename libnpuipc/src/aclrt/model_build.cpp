@@ -564,20 +564,28 @@ void unbind_all_streams(Model &m)
         std::lock_guard<std::mutex> mlock(m.mu);
         for (const BoundStream &b : m.bound)
             tokens.push_back(b.stream);
-        m.bound.clear();
     }
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    for (uint64_t token : tokens) {
-        auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream);
-        if (!s)
-            continue;
-        std::lock_guard<std::mutex> slock(s->mu);
-        if (s->bound_model.get() == &m) {
-            s->bound_model.reset();
-            s->bound.store(false, std::memory_order_release);
+    std::vector<std::shared_ptr<Stream>> streams;
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        for (uint64_t token : tokens)
+            if (auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream))
+                streams.push_back(std::move(s));
+    }
+    for (const std::shared_ptr<Stream> &s : streams) {
+        bool ours;
+        {
+            std::lock_guard<std::mutex> slock(s->mu);
+            ours = s->bound_model.get() == &m;
         }
+        if (ours)
+            unbind_stream(*s);
     }
+    // Streams destroyed meanwhile left their entries to unbind_stream.
+    std::lock_guard<std::mutex> mlock(m.mu);
+    m.bound.clear();
+    m.end_task = false;
 }
 
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s)

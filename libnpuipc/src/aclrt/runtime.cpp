@@ -374,6 +374,17 @@ aclError Runtime::current_context(std::shared_ptr<Context> &out)
     return ACL_SUCCESS;
 }
 
+aclError Runtime::current_device(uint32_t &index, std::shared_ptr<const Device> &dev)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    std::shared_ptr<Context> ctx;
+    if (aclError err = current_context(ctx))
+        return err;
+    index = ctx->device;
+    dev = devices.at(index).dev;
+    return ACL_SUCCESS;
+}
+
 aclError Runtime::resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
 {
     if (handle) {

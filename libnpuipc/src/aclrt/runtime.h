@@ -484,6 +484,8 @@ public:
     // The calling thread's current context (applying aclInit's default
     // device); ACL_ERROR_RT_CONTEXT_NULL if none.
     aclError current_context(std::shared_ptr<Context> &out);
+    // The device of the calling thread's current context; takes mu.
+    aclError current_device(uint32_t &index, std::shared_ptr<const Device> &dev);
     // The stream a handle names; NULL is the current context's default one.
     aclError resolve_stream(aclrtStream handle, std::shared_ptr<Stream> &out);
     aclError helper_stream(uint32_t device, std::shared_ptr<Stream> &out);
