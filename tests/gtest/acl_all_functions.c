@@ -49,16 +49,6 @@ static dim3 zero_dim3;
 
 /* acl/acl_base_rt.h */
 /* acl/acl_rt.h */
-static int64_t call_aclFinalizeReference(void)
-{ return aclFinalizeReference(NULL); }
-static int64_t call_aclInitCallbackRegister(void)
-{ return aclInitCallbackRegister((aclRegisterCallbackType)0, NULL, NULL); }
-static int64_t call_aclInitCallbackUnRegister(void)
-{ return aclInitCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
-static int64_t call_aclFinalizeCallbackRegister(void)
-{ return aclFinalizeCallbackRegister((aclRegisterCallbackType)0, NULL, NULL); }
-static int64_t call_aclFinalizeCallbackUnRegister(void)
-{ return aclFinalizeCallbackUnRegister((aclRegisterCallbackType)0, NULL); }
 static int64_t call_aclrtCheckArchCompatibility(void)
 { return aclrtCheckArchCompatibility(NULL, NULL); }
 static int64_t call_aclrtGetArgsFromExceptionInfo(void)
@@ -366,6 +356,11 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclFinalizeCallbackUnRegister),
+    IMPLEMENTED(aclFinalizeCallbackRegister),
+    IMPLEMENTED(aclInitCallbackUnRegister),
+    IMPLEMENTED(aclInitCallbackRegister),
+    IMPLEMENTED(aclFinalizeReference),
     IMPLEMENTED(aclrtDeviceGetP2PAtomicCapabilities),
     IMPLEMENTED(aclrtDeviceGetHostAtomicCapabilities),
     IMPLEMENTED(aclrtGetDeviceUtilizationRate),
@@ -619,11 +614,6 @@ static const struct acl_implemented_function implemented[] = {
 static const struct acl_stub_function stubs[] = {
     /* acl/acl_base_rt.h */
     /* acl/acl_rt.h */
-    STUB(aclFinalizeReference, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclInitCallbackRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclInitCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclFinalizeCallbackRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclFinalizeCallbackUnRegister, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCheckArchCompatibility, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetArgsFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetFuncHandleFromExceptionInfo, NOT_SUPPORTED, FAILS_WITH_CODE),

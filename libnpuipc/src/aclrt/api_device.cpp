@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "aclrt/config.h"
+#include "aclrt/init_callbacks.h"
 #include "clock.h"
 #include "aclrt/capture.h"
 #include "aclrt/runtime.h"
@@ -47,6 +48,36 @@ template <typename Pred> std::vector<uint64_t> streams_to_report(Runtime &rt, Pr
     return out;
 }
 
+bool initialized()
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    return rt.init_references > 0;
+}
+
+// The last reference of aclInit goes: its components' finalize callbacks
+// run (a failure leaves everything as it was, for another try), then every
+// device this process used is released. With init_mu() held.
+aclError finalize_now()
+{
+    if (aclError err = run_finalize_callbacks())
+        return err;
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    release_all(rt);
+    rt.default_device = -1;
+    rt.init_references = 0;
+    return ACL_SUCCESS;
+}
+
+// Outside the API's scope: copies under way end and names the process
+// published are withdrawn.
+void settle_after_finalize()
+{
+    wait_for_running_copy(Runtime::get());
+    Runtime::get().revoke_pending();
+}
+
 } // namespace
 
 extern "C" {
@@ -54,15 +85,30 @@ extern "C" {
 aclError aclInit(const char *configPath)
 {
     return api("aclInit", [&] {
+        std::lock_guard<std::recursive_mutex> serial(init_mu());
+        Runtime &rt = Runtime::get();
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            if (rt.forked)
+                rt.discard_after_fork();
+            if (rt.init_references > 0) {
+                // CANN counts it: each needs its aclFinalizeReference.
+                rt.init_references++;
+                return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
+            }
+        }
+        const bool config_given = configPath && *configPath;
+        std::string text;
         Config config;
-        if (configPath && *configPath) {
+        if (config_given) {
             std::ifstream in(configPath);
             if (!in)
                 return fail(ACL_ERROR_INVALID_FILE, "cannot read the configuration file %s",
                             configPath);
-            std::stringstream text;
-            text << in.rdbuf();
-            switch (parse_config(text.str(), config)) {
+            std::stringstream contents;
+            contents << in.rdbuf();
+            text = contents.str();
+            switch (parse_config(text, config)) {
             case ConfigError::None:
                 break;
             case ConfigError::Malformed:
@@ -72,20 +118,22 @@ aclError aclInit(const char *configPath)
                             "%s: defaultDevice.default_device is not a device id", configPath);
             }
         }
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        if (rt.forked)
-            rt.discard_after_fork();
-        if (rt.initialized)
-            return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called");
-        rt.default_device = -1;
+        int default_device = -1;
         if (config.default_device >= 0) {
+            std::lock_guard<std::mutex> lock(rt.mu);
             uint32_t index;
             if (aclError err = rt.check_device_id(config.default_device, index))
                 return err;
-            rt.default_device = static_cast<int>(index);
+            default_device = static_cast<int>(index);
         }
-        rt.initialized = true;
+        if (aclError err = run_init_callbacks(text, config_given))
+            return err;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            rt.default_device = default_device;
+            rt.init_references = 1;
+        }
+        set_init_config(text);
         return ACL_SUCCESS;
     },
                true);
@@ -94,17 +142,46 @@ aclError aclInit(const char *configPath)
 aclError aclFinalize(void)
 {
     aclError err = api("aclFinalize", [] {
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        if (!rt.initialized)
+        std::lock_guard<std::recursive_mutex> serial(init_mu());
+        if (!initialized())
             return fail(ACL_ERROR_REPEAT_FINALIZE, "aclInit was not called, or aclFinalize was");
-        release_all(rt);
-        rt.default_device = -1;
-        rt.initialized = false;
-        return ACL_SUCCESS;
+        return finalize_now();
     });
-    wait_for_running_copy(Runtime::get());
-    Runtime::get().revoke_pending();
+    settle_after_finalize();
+    return err;
+}
+
+aclError aclFinalizeReference(uint64_t *refCount)
+{
+    bool finalized = false;
+    aclError err = api("aclFinalizeReference", [&] {
+        std::lock_guard<std::recursive_mutex> serial(init_mu());
+        Runtime &rt = Runtime::get();
+        uint64_t references;
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            references = rt.init_references;
+            if (references > 1)
+                rt.init_references--;
+        }
+        if (references == 0) {
+            if (refCount)
+                *refCount = 0;
+            return fail(ACL_ERROR_REPEAT_FINALIZE, "every aclInit was finalized already");
+        }
+        if (references > 1) {
+            if (refCount)
+                *refCount = references - 1;
+            return ACL_SUCCESS;
+        }
+        aclError rc = finalize_now();
+        finalized = rc == ACL_SUCCESS;
+        if (refCount)
+            *refCount = finalized ? 0 : 1;
+        return rc;
+    });
+    if (finalized)
+        settle_after_finalize();
     return err;
 }
 

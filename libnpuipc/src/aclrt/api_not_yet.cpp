@@ -64,18 +64,6 @@ extern "C" {
 // ======== Not yet ========
 
 // Initialisation and finalisation callbacks.
-aclError aclFinalizeReference(uint64_t *refCount)
-{ return not_yet(__func__); }
-aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc,
-                                 void *userData)
-{ return not_yet(__func__); }
-aclError aclInitCallbackUnRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc)
-{ return not_yet(__func__); }
-aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc,
-                                     void *userData)
-{ return not_yet(__func__); }
-aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type, aclFinalizeCallbackFunc cbFunc)
-{ return not_yet(__func__); }
 
 // Errors and state: last errors, exception information, state callbacks, memory errors.
 aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)

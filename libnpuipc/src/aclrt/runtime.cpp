@@ -54,7 +54,7 @@ void atfork_child()
     rt.device_count_known = false;
     rt.visible_env_read = false;
     if (!rt.forked) {
-        rt.initialized = false;
+        rt.init_references = 0;
         rt.default_device = -1;
     }
     // The parent's copier thread is not here: the child's first copy into
@@ -496,7 +496,7 @@ void Runtime::discard_after_fork()
     subscribers.clear();
     thread_context() = 0;
     visible.clear();
-    initialized = false;
+    init_references = 0;
     default_device = -1;
     forked = false;
 }

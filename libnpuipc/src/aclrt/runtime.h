@@ -408,7 +408,9 @@ public:
 
     // Tables.
     std::mutex mu;
-    bool initialized = false;
+    // aclInit calls not yet matched by aclFinalizeReference; aclFinalize
+    // ends them all. Written with init_mu() and mu held.
+    uint64_t init_references = 0;
     // This process is a fork child; aclInit resets. Written with mu held,
     // read without it on every call.
     std::atomic<bool> forked{false};
