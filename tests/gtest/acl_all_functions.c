@@ -63,8 +63,6 @@ static int64_t call_aclrtSetDeviceSatMode(void)
 { return aclrtSetDeviceSatMode((aclrtFloatOverflowMode)0); }
 static int64_t call_aclrtGetDeviceSatMode(void)
 { return aclrtGetDeviceSatMode(NULL); }
-static int64_t call_aclrtDeviceL2CacheFlush(void)
-{ return aclrtDeviceL2CacheFlush(NULL); }
 static int64_t call_aclrtGetHardwareSyncAddr(void)
 { return aclrtGetHardwareSyncAddr(NULL); }
 static int64_t call_aclrtGetStreamResLimit(void)
@@ -138,8 +136,6 @@ static int64_t call_aclrtMemManagedPrefetchAsync(void)
 { return aclrtMemManagedPrefetchAsync(NULL, 0, zero_aclrtMemManagedLocation, 0, NULL); }
 static int64_t call_aclrtMemManagedPrefetchBatchAsync(void)
 { return aclrtMemManagedPrefetchBatchAsync(NULL, NULL, 0, NULL, NULL, 0, 0, NULL); }
-static int64_t call_aclrtMemcpyAsyncWithCondition(void)
-{ return aclrtMemcpyAsyncWithCondition(NULL, 0, NULL, 0, (aclrtMemcpyKind)0, NULL); }
 static int64_t call_aclrtGetMemcpyDescSize(void)
 { return aclrtGetMemcpyDescSize((aclrtMemcpyKind)0, NULL); }
 static int64_t call_aclrtSetMemcpyDesc(void)
@@ -164,18 +160,6 @@ static int64_t call_aclrtMemcpyToSymbol(void)
 { return aclrtMemcpyToSymbol(NULL, NULL, 0, 0, (aclrtMemcpyKind)0); }
 static int64_t call_aclrtMemcpyToSymbolAsync(void)
 { return aclrtMemcpyToSymbolAsync(NULL, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtCmoAsync(void)
-{ return aclrtCmoAsync(NULL, 0, (aclrtCmoType)0, NULL); }
-static int64_t call_aclrtCmoAsyncWithBarrier(void)
-{ return aclrtCmoAsyncWithBarrier(NULL, 0, (aclrtCmoType)0, 0, NULL); }
-static int64_t call_aclrtCmoWaitBarrier(void)
-{ return aclrtCmoWaitBarrier(NULL, NULL, 0); }
-static int64_t call_aclrtCmoGetDescSize(void)
-{ return aclrtCmoGetDescSize(NULL); }
-static int64_t call_aclrtCmoSetDesc(void)
-{ return aclrtCmoSetDesc(NULL, NULL, 0); }
-static int64_t call_aclrtCmoAsyncWithDesc(void)
-{ return aclrtCmoAsyncWithDesc(NULL, (aclrtCmoType)0, NULL, NULL); }
 static int64_t call_aclrtMemMapNoAccess(void)
 { return aclrtMemMapNoAccess(NULL, 0, 0, NULL, 0); }
 static int64_t call_aclrtMemMapSelectedLink(void)
@@ -356,6 +340,14 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemcpyAsyncWithCondition),
+    IMPLEMENTED(aclrtDeviceL2CacheFlush),
+    IMPLEMENTED(aclrtCmoAsyncWithDesc),
+    IMPLEMENTED(aclrtCmoSetDesc),
+    IMPLEMENTED(aclrtCmoGetDescSize),
+    IMPLEMENTED(aclrtCmoWaitBarrier),
+    IMPLEMENTED(aclrtCmoAsyncWithBarrier),
+    IMPLEMENTED(aclrtCmoAsync),
     IMPLEMENTED(aclFinalizeCallbackUnRegister),
     IMPLEMENTED(aclFinalizeCallbackRegister),
     IMPLEMENTED(aclInitCallbackUnRegister),
@@ -621,7 +613,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtSetTsDevice, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetDeviceSatMode, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtDeviceL2CacheFlush, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetHardwareSyncAddr, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtSetStreamResLimit, NOT_SUPPORTED, FAILS_WITH_CODE),
@@ -658,7 +649,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemManagedGetAttrs, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedPrefetchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedPrefetchBatchAsync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyAsyncWithCondition, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemcpyDescSize, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtSetMemcpyDesc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemcpyAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
@@ -671,12 +661,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemcpyFromSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyToSymbol, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyToSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtCmoAsync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCmoAsyncWithBarrier, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCmoWaitBarrier, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCmoGetDescSize, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCmoSetDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtCmoAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemMapNoAccess, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemMapSelectedLink, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCreateBinary, NOT_SUPPORTED, FAILS_WITH_NULL),

@@ -428,6 +428,23 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     });
 }
 
+// CANN's deprecated form of aclrtMemcpyAsync: the condition is whether
+// host memory is pinned, which npuipc's queued copies do not need (host
+// memory is read or written by the copier thread in the stream's order).
+aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
+                                       aclrtMemcpyKind kind, aclrtStream stream)
+{
+    return api("aclrtMemcpyAsyncWithCondition", [&] {
+        if (count == 0)
+            return ACL_SUCCESS;
+        if (!dst || !src)
+            return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", dst ? "src" : "dst");
+        if (static_cast<uint32_t>(kind) > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+            return fail(ACL_ERROR_INVALID_PARAM, "kind %d is not a kind this copy takes", static_cast<int>(kind));
+        return copy_async(dst, destMax, src, count, kind, stream);
+    });
+}
+
 // Whether `count` bytes at `ptr` lie inside one aclrtMallocHost allocation.
 static bool in_host_allocation(Runtime &rt, const void *ptr, size_t count)
 {

@@ -119,9 +119,6 @@ aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, siz
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
                               aclrtStream execStream)
 { return not_yet(__func__); }
-aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
-                                       aclrtMemcpyKind kind, aclrtStream stream)
-{ return not_yet(__func__); }
 aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)
 { return not_yet(__func__); }
 aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr,
@@ -141,22 +138,6 @@ aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrt
 { return not_yet(__func__); }
 
 // Cache maintenance.
-aclError aclrtDeviceL2CacheFlush(void *rsv)
-{ return not_yet(__func__); }
-aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtCmoAsyncWithBarrier(void *src, size_t size, aclrtCmoType cmoType, uint32_t barrierId,
-                                  aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo, aclrtStream stream, uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclrtCmoGetDescSize(size_t *size)
-{ return not_yet(__func__); }
-aclError aclrtCmoSetDesc(void *cmoDesc, void *src, size_t size)
-{ return not_yet(__func__); }
-aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType, aclrtStream stream,
-                               const void *reserve)
-{ return not_yet(__func__); }
 
 // Virtual memory: V2 shareable handles, mappings without access, links.
 aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
