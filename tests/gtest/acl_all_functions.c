@@ -115,8 +115,6 @@ static int64_t call_aclrtCacheLastTaskOpInfo(void)
 { return aclrtCacheLastTaskOpInfo(NULL, 0); }
 static int64_t call_aclrtCacheLastTaskExtendInfo(void)
 { return aclrtCacheLastTaskExtendInfo(NULL, 0); }
-static int64_t call_aclrtQueryEventWaitStatus(void)
-{ return aclrtQueryEventWaitStatus(NULL, NULL); }
 static int64_t call_aclrtMallocForTaskScheduler(void)
 { return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
 static int64_t call_aclrtMemAllocManaged(void)
@@ -340,6 +338,7 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtQueryEventWaitStatus),
     IMPLEMENTED(aclrtMemcpyAsyncWithCondition),
     IMPLEMENTED(aclrtDeviceL2CacheFlush),
     IMPLEMENTED(aclrtCmoAsyncWithDesc),
@@ -639,7 +638,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskExtendInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtQueryEventWaitStatus, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),

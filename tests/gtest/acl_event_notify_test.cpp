@@ -385,6 +385,102 @@ TEST_F(AclEventTest, DestroyedEventStillReleasesTheWorkWaitingForIt)
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
+// ---- wait status ----
+
+aclrtEventWaitStatus WaitStatus(aclrtEvent event)
+{
+    aclrtEventWaitStatus status = ACL_EVENT_WAIT_STATUS_RESERVED;
+    EXPECT_EQ(ACL_SUCCESS, aclrtQueryEventWaitStatus(event, &status));
+    return status;
+}
+
+// The status is of the stream waits, not of the record: a wait queued
+// behind other work is not over until its stream gets past it, even for an
+// event complete long before.
+TEST_F(AclEventTest, WaitStatusIsCompleteOnlyOnceEveryQueuedWaitIsOver)
+{
+    aclrtStream recorder = nullptr, waiter = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_COMPLETE, WaitStatus(event)); // no wait at all
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(recorder));
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(waiter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+        EXPECT_EQ(ACL_EVENT_WAIT_STATUS_NOT_READY, WaitStatus(event));
+        EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, QueryEvent(event));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(waiter));
+    }
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_COMPLETE, WaitStatus(event));
+
+    // A wait for a record still to run: over once the record is.
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(recorder));
+        ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+        EXPECT_EQ(ACL_EVENT_WAIT_STATUS_NOT_READY, WaitStatus(event));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(waiter));
+    }
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_COMPLETE, WaitStatus(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(waiter));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+}
+
+// A wait for the next record of an event whose flag is clear, and waits
+// cancelled with their stream: over when the record comes, or at once.
+TEST_F(AclEventTest, WaitStatusFollowsWaitsForTheNextRecordAndCancelledOnes)
+{
+    aclrtStream recorder = nullptr, waiter = nullptr;
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&waiter));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event)); // never recorded yet
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_NOT_READY, WaitStatus(event));
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_NOT_READY, WaitStatus(event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(waiter));
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_COMPLETE, WaitStatus(event));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_NOT_READY, WaitStatus(event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(waiter));
+    EXPECT_TRUE(WaitUntil([&] { return WaitStatus(event) == ACL_EVENT_WAIT_STATUS_COMPLETE; }));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(recorder));
+}
+
+TEST_F(AclEventTest, WaitStatusRefusesWhatCANNRefusesWithItsCodes)
+{
+    aclrtEvent event = nullptr, ex = nullptr, external = nullptr, gone = nullptr;
+    aclrtEventWaitStatus status = ACL_EVENT_WAIT_STATUS_RESERVED;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtQueryEventWaitStatus(nullptr, &status));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtQueryEventWaitStatus(event, nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&gone));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDestroyEvent(gone));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtQueryEventWaitStatus(gone, &status));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtQueryEventWaitStatus(ex, &status));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&external, ACL_EVENT_EXTERNAL));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtQueryEventWaitStatus(external, &status));
+    EXPECT_EQ(ACL_EVENT_WAIT_STATUS_RESERVED, status);
+    for (aclrtEvent e : {event, ex, external})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(e));
+}
+
 // ---- reset ----
 
 // As CANN's hardware events: a reset clears the flag that stream waits

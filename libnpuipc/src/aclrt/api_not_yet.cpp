@@ -83,8 +83,6 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
 { return not_yet(__func__); }
 
 // Events with flags, timestamps and status; event ids.
-aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
-{ return not_yet(__func__); }
 
 // Control flow on streams: labels, stream activation and switch.
 

@@ -47,6 +47,54 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing, bool ex)
     return ACL_SUCCESS;
 }
 
+void release_wait_points(std::vector<WaitPoint> &points)
+{
+    Runtime &rt = Runtime::get();
+    for (WaitPoint &p : points)
+        release_pooled_event(rt, p.device, std::move(p.reached));
+    points.clear();
+}
+
+// Moves the event's wait points whose waits are over (passed, failed or
+// cancelled) to `over`; whether any is still to come. With latch_mu held.
+bool take_waits_over(Event &ev, std::vector<WaitPoint> &over)
+{
+    bool pending = false;
+    auto keep = ev.wait_points.begin();
+    for (auto it = ev.wait_points.begin(); it != ev.wait_points.end(); ++it) {
+        Result<int> r = it->dev->wait(it->reached->event.get(), 0);
+        if (!r.ok() && r.error() == ETIME) {
+            pending = true;
+            if (keep != it)
+                *keep = std::move(*it);
+            ++keep;
+        } else {
+            over.push_back(std::move(*it));
+        }
+    }
+    ev.wait_points.erase(keep, ev.wait_points.end());
+    return pending;
+}
+
+// Hands the point pooled for a wait back unless the wait took it.
+class UnusedPoint {
+public:
+    UnusedPoint(uint32_t device, std::unique_ptr<PooledEvent> p) : device_(device), point_(std::move(p)) {}
+    ~UnusedPoint()
+    {
+        if (point_)
+            release_pooled_event(Runtime::get(), device_, std::move(point_));
+    }
+    UnusedPoint(const UnusedPoint &) = delete;
+    UnusedPoint &operator=(const UnusedPoint &) = delete;
+    PooledEvent *get() const { return point_.get(); }
+    std::unique_ptr<PooledEvent> take() { return std::move(point_); }
+
+private:
+    uint32_t device_;
+    std::unique_ptr<PooledEvent> point_;
+};
+
 aclError destroy(const void *handle, Kind kind, const char *what)
 {
     if (!handle)
@@ -54,6 +102,7 @@ aclError destroy(const void *handle, Kind kind, const char *what)
     Runtime &rt = Runtime::get();
     std::vector<std::string> keys;
     std::vector<LatchGate> gates; // of an event: no record can come now
+    std::vector<WaitPoint> points;
     {
         std::lock_guard<std::mutex> lock(rt.mu);
         auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
@@ -71,11 +120,13 @@ aclError destroy(const void *handle, Kind kind, const char *what)
             std::lock_guard<std::mutex> llock(ev.latch_mu);
             ev.destroyed = true;
             gates.swap(ev.gates);
+            points.swap(ev.wait_points);
         }
         rt.objects.erase(it);
     }
     revoke_keys(keys);
     open_latch_gates(gates);
+    release_wait_points(points);
     return ACL_SUCCESS;
 }
 
@@ -368,9 +419,15 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
                      [=](aclrtStream to) { return stream_wait_event(to, event, timeout_ns, flag); }))
             return ACL_SUCCESS;
     }
+    // Recorded right behind the wait, for aclrtQueryEventWaitStatus.
+    UnusedPoint point(s->device, acquire_pooled_event(Runtime::get(), s->device));
+    if (!point.get())
+        return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event to mark the end of the wait");
+    std::vector<WaitPoint> over; // released once the latch is let go
     std::shared_ptr<Stream> opener; // taken, without the latch, when a gate is due
     for (;;) {
         std::unique_lock<std::mutex> latch(ev->latch_mu);
+        take_waits_over(*ev, over);
         if (ev->destroyed)
             return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
         // As CANN's runtime: an event of aclrtCreateEvent must have been
@@ -380,8 +437,18 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the event has never been recorded");
         if (!ev->recorded && ev->ex)
             return ACL_SUCCESS;
-        if (ev->set)
-            return submit_on(*s, *ev, [&](uint32_t h) { return prep_wait_event(h, timeout_ns); });
+        if (ev->set) {
+            uint32_t h;
+            if (aclError err = handle_on(*ev, *s, h))
+                return err;
+            const Job jobs[2] = {prep_wait_event(h, timeout_ns), prep_record_event(point.get()->event.get())};
+            if (aclError err = submit(*s, jobs, 2))
+                return err;
+            ev->wait_points.push_back({s->dev, s->device, point.take()});
+            latch.unlock();
+            release_wait_points(over);
+            return ACL_SUCCESS;
+        }
         if (!opener) {
             latch.unlock();
             Runtime &rt = Runtime::get();
@@ -401,9 +468,14 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
         LatchGate gate;
         gate.notify = std::make_shared<Notify>(s->device, s->dev, std::move(h.value()), 0);
         gate.opener = std::move(opener);
-        if (aclError err = submit(*s, prep_wait_notify(gate.notify->home.get(), timeout_ns)))
+        const Job jobs[2] = {prep_wait_notify(gate.notify->home.get(), timeout_ns),
+                             prep_record_event(point.get()->event.get())};
+        if (aclError err = submit(*s, jobs, 2))
             return err;
         ev->gates.push_back(std::move(gate));
+        ev->wait_points.push_back({s->dev, s->device, point.take()});
+        latch.unlock();
+        release_wait_points(over);
         return ACL_SUCCESS;
     }
 }
@@ -533,6 +605,33 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
         if (!r.ok() && r.error() != ETIME)
             return fail_errno(r.error(), Op::Generic, "querying the event");
         *status = r.ok() ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+        return ACL_SUCCESS;
+    });
+}
+
+// Whether every stream wait queued for the event is over, as CANN's
+// runtime tells it; the events CANN refuses, refused.
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
+{
+    return api("aclrtQueryEventWaitStatus", [&] {
+        if (!event || !status)
+            return fail(ACL_ERROR_INVALID_PARAM, "event and status must not be NULL");
+        std::shared_ptr<Event> ev;
+        if (aclError err = find_object(event, Kind::Event, "event", ev))
+            return err;
+        if (ev->ex)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "events of aclrtCreateEventExWithFlag have no wait status, as in CANN");
+        if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL and IPC events have no wait status, as in CANN");
+        std::vector<WaitPoint> over;
+        bool pending;
+        {
+            std::lock_guard<std::mutex> latch(ev->latch_mu);
+            pending = take_waits_over(*ev, over);
+        }
+        release_wait_points(over);
+        *status = pending ? ACL_EVENT_WAIT_STATUS_NOT_READY : ACL_EVENT_WAIT_STATUS_COMPLETE;
         return ACL_SUCCESS;
     });
 }

@@ -152,6 +152,14 @@ struct Context : Object {
 
 struct Notify;
 
+// A point recorded on a stream right behind a wait for an event
+// (aclrtQueryEventWaitStatus): the wait is over once the point completes.
+struct WaitPoint {
+    std::shared_ptr<const Device> dev; // the waiting stream's device file
+    uint32_t device = 0;
+    std::unique_ptr<PooledEvent> reached;
+};
+
 // A stream wait made while an event's flag was clear (api_sync.cpp): the
 // notify the stream waits on, recorded behind the event's next record,
 // and the runtime's stream of the notify's device, taken with the wait,
@@ -287,7 +295,7 @@ struct Event : SharedObject {
     // refused afterwards.
     std::atomic<int> record_flag{-1};
     std::atomic<int> wait_flag{-1};
-    // Protects set, gates and destroyed; held across a record's or wait's
+    // Protects set, gates, wait_points and destroyed; held across a record's or wait's
     // submit, so that records, resets and waits take effect in the order
     // of the calls. Taken after Runtime::mu, before Stream::mu and
     // SharedObject::mu.
@@ -296,6 +304,8 @@ struct Event : SharedObject {
     bool set = false;
     // The stream waits made while the flag was clear, for the next record.
     std::vector<LatchGate> gates;
+    // The stream waits for it queued and not yet seen over.
+    std::vector<WaitPoint> wait_points;
     bool destroyed = false; // left the table: no more records or waits
 };
 
