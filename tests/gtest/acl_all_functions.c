@@ -134,14 +134,6 @@ static int64_t call_aclrtMemManagedPrefetchAsync(void)
 { return aclrtMemManagedPrefetchAsync(NULL, 0, zero_aclrtMemManagedLocation, 0, NULL); }
 static int64_t call_aclrtMemManagedPrefetchBatchAsync(void)
 { return aclrtMemManagedPrefetchBatchAsync(NULL, NULL, 0, NULL, NULL, 0, 0, NULL); }
-static int64_t call_aclrtGetMemcpyDescSize(void)
-{ return aclrtGetMemcpyDescSize((aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtSetMemcpyDesc(void)
-{ return aclrtSetMemcpyDesc(NULL, (aclrtMemcpyKind)0, NULL, NULL, 0, NULL); }
-static int64_t call_aclrtMemcpyAsyncWithDesc(void)
-{ return aclrtMemcpyAsyncWithDesc(NULL, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtMemcpyAsyncWithOffset(void)
-{ return aclrtMemcpyAsyncWithOffset(NULL, 0, 0, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
 static int64_t call_aclrtReduceAsync(void)
 { return aclrtReduceAsync(NULL, NULL, 0, (aclrtReduceKind)0, (aclDataType)0, NULL, NULL); }
 static int64_t call_aclrtRandomNumAsync(void)
@@ -338,6 +330,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemcpyAsyncWithDesc),
+    IMPLEMENTED(aclrtSetMemcpyDesc),
+    IMPLEMENTED(aclrtGetMemcpyDescSize),
+    IMPLEMENTED(aclrtMemcpyAsyncWithOffset),
     IMPLEMENTED(aclrtQueryEventWaitStatus),
     IMPLEMENTED(aclrtMemcpyAsyncWithCondition),
     IMPLEMENTED(aclrtDeviceL2CacheFlush),
@@ -647,10 +643,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemManagedGetAttrs, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedPrefetchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtMemManagedPrefetchBatchAsync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetMemcpyDescSize, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSetMemcpyDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyAsyncWithDesc, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemcpyAsyncWithOffset, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtReduceAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -117,17 +117,6 @@ aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, siz
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
                               aclrtStream execStream)
 { return not_yet(__func__); }
-aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize)
-{ return not_yet(__func__); }
-aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr,
-                            size_t count, void *config)
-{ return not_yet(__func__); }
-aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset,
-                                    const void **src, size_t count, size_t srcDataOffset,
-                                    aclrtMemcpyKind kind, aclrtStream stream)
-{ return not_yet(__func__); }
 aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind,
                           aclDataType type, aclrtStream stream, void *reserve)
 { return not_yet(__func__); }

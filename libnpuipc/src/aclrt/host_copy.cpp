@@ -46,9 +46,15 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
         Result<int> reached = stream.dev->wait(copy.point.reached->event.get(), 0);
         bool ok = reached.ok() && reached.value() == 0;
         if (ok) {
-            for (size_t r = 0; r < copy.rows; r++)
-                std::memmove(static_cast<char *>(copy.dst) + r * copy.dpitch,
-                             static_cast<const char *>(copy.src) + r * copy.spitch, copy.count);
+            aclError failed = copy.resolve ? copy.resolve(copy) : ACL_SUCCESS;
+            if (failed) {
+                aclError none = ACL_SUCCESS;
+                stream.run_error.compare_exchange_strong(none, failed, std::memory_order_acq_rel);
+            } else {
+                for (size_t r = 0; r < copy.rows; r++)
+                    std::memmove(static_cast<char *>(copy.dst) + r * copy.dpitch,
+                                 static_cast<const char *>(copy.src) + r * copy.spitch, copy.count);
+            }
             open_gate(copy.point);
         }
         running.unlock();
@@ -118,11 +124,7 @@ void wake_copier_locked(Runtime &rt)
         log_warning("cannot wake the copier thread: errno %d", errno);
 }
 
-namespace {
-
-// `ptr` inside `alloc`, reached through a mapping that lives as long as the
-// copy holds `alloc`: for VMM memory the runtime's own view of the physical
-// memory, since the application may unmap its own first.
+// The application may unmap its own view of VMM memory while a copy holds it.
 aclError stable_address(const Allocation &alloc, const void *ptr, void *&out)
 {
     out = const_cast<void *>(ptr);
@@ -142,8 +144,6 @@ aclError stable_address(const Allocation &alloc, const void *ptr, void *&out)
     out = static_cast<char *>(phys.copy_view.addr()) + (reinterpret_cast<uintptr_t>(ptr) - alloc.base);
     return ACL_SUCCESS;
 }
-
-} // namespace
 
 aclError queue_copy(Runtime &rt, HostCopy copy)
 {

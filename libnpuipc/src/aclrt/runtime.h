@@ -129,6 +129,10 @@ struct HostCopy {
     std::shared_ptr<Allocation> source; // keeps `src` mapped meanwhile
     std::shared_ptr<Allocation> dest;   // and `dst`, when device memory
     std::vector<uint8_t> staged;        // host source read at the call
+    // An indirect copy (aclrtMemcpyAsyncWithOffset, aclrtMemcpyAsyncWithDesc):
+    // sets dst, src, count and the allocations from device memory when the
+    // stream gets there, on the copier thread; its error fails the copy.
+    std::function<aclError(HostCopy &)> resolve;
 };
 
 // A context's failure mode, shared with its streams. CONTINUE (CANN's
@@ -230,8 +234,9 @@ struct Stream : Object {
     // says so without the lock.
     std::shared_ptr<Model> bound_model;
     std::atomic<bool> bound{false};
-    // The failure of a built model's run on this stream
-    // (aclmdlRIExecuteAsync), for its next synchronize.
+    // The failure of work the runtime ran for this stream on a thread of
+    // its own (a built model's run of aclmdlRIExecuteAsync, an indirect
+    // copy), for its next synchronize.
     std::atomic<aclError> run_error{ACL_SUCCESS};
 };
 
@@ -641,7 +646,8 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
         if (gates)
             forget_recorded_gates(stream, gates);
         if (aclError err = stream.run_error.exchange(ACL_SUCCESS, std::memory_order_acq_rel))
-            return fail(err, "a model run on the stream failed (its error was logged when it failed)");
+            return fail(err, "work the runtime ran for the stream (a model run, an indirect copy) failed; "
+                             "its error was logged when it failed");
         return stopped_context_error(stream);
     }
     return synchronize_failed(stream, r, gates, failed_job);
@@ -691,6 +697,9 @@ void wake_copier_locked(Runtime &rt);
 // reached through mappings of the runtime's own where the application's
 // may go first (VMM).
 aclError queue_copy(Runtime &rt, HostCopy copy);
+// `ptr` inside `alloc`, through a mapping that lives as long as `alloc`
+// (for VMM memory the runtime's own view of its physical memory).
+aclError stable_address(const Allocation &alloc, const void *ptr, void *&out);
 void destroy_stream_locked(Runtime &rt, uint64_t token);
 // Returns once a copy into host memory that the copier thread took before
 // the caller dropped its stream's copies has moved its bytes, so that the
