@@ -40,7 +40,6 @@
 
 /* Zero values of the structures passed by value. */
 static aclmdlRICondTaskParams zero_aclmdlRICondTaskParams;
-static aclrtMemManagedLocation zero_aclrtMemManagedLocation;
 static dim3 zero_dim3;
 
 /* The stubs, called with zero and NULL arguments. Each returns what the stub
@@ -115,25 +114,6 @@ static int64_t call_aclrtCacheLastTaskOpInfo(void)
 { return aclrtCacheLastTaskOpInfo(NULL, 0); }
 static int64_t call_aclrtCacheLastTaskExtendInfo(void)
 { return aclrtCacheLastTaskExtendInfo(NULL, 0); }
-static int64_t call_aclrtMallocForTaskScheduler(void)
-{ return aclrtMallocForTaskScheduler(NULL, 0, (aclrtMemMallocPolicy)0, NULL); }
-static int64_t call_aclrtMemAllocManaged(void)
-{ return aclrtMemAllocManaged(NULL, 0, 0); }
-static int64_t call_aclrtGetMemUceInfo(void)
-{ return aclrtGetMemUceInfo(0, NULL, 0, NULL); }
-static int64_t call_aclrtMemUceRepair(void)
-{ return aclrtMemUceRepair(0, NULL, 0); }
-static int64_t call_aclrtMemManagedAdvise(void)
-{ return aclrtMemManagedAdvise(NULL, 0, (aclrtMemManagedAdviseType)0,
-                               zero_aclrtMemManagedLocation); }
-static int64_t call_aclrtMemManagedGetAttr(void)
-{ return aclrtMemManagedGetAttr((aclrtMemManagedRangeAttribute)0, NULL, 0, NULL, 0); }
-static int64_t call_aclrtMemManagedGetAttrs(void)
-{ return aclrtMemManagedGetAttrs(NULL, 0, NULL, 0, NULL, NULL); }
-static int64_t call_aclrtMemManagedPrefetchAsync(void)
-{ return aclrtMemManagedPrefetchAsync(NULL, 0, zero_aclrtMemManagedLocation, 0, NULL); }
-static int64_t call_aclrtMemManagedPrefetchBatchAsync(void)
-{ return aclrtMemManagedPrefetchBatchAsync(NULL, NULL, 0, NULL, NULL, 0, 0, NULL); }
 static int64_t call_aclrtReduceAsync(void)
 { return aclrtReduceAsync(NULL, NULL, 0, (aclrtReduceKind)0, (aclDataType)0, NULL, NULL); }
 static int64_t call_aclrtRandomNumAsync(void)
@@ -330,6 +310,15 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMallocForTaskScheduler),
+    IMPLEMENTED(aclrtMemUceRepair),
+    IMPLEMENTED(aclrtGetMemUceInfo),
+    IMPLEMENTED(aclrtMemManagedPrefetchBatchAsync),
+    IMPLEMENTED(aclrtMemManagedPrefetchAsync),
+    IMPLEMENTED(aclrtMemManagedGetAttrs),
+    IMPLEMENTED(aclrtMemManagedGetAttr),
+    IMPLEMENTED(aclrtMemManagedAdvise),
+    IMPLEMENTED(aclrtMemAllocManaged),
     IMPLEMENTED(aclrtMemcpyAsyncWithDesc),
     IMPLEMENTED(aclrtSetMemcpyDesc),
     IMPLEMENTED(aclrtGetMemcpyDescSize),
@@ -634,15 +623,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskExtendInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMallocForTaskScheduler, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemAllocManaged, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtGetMemUceInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemUceRepair, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemManagedAdvise, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemManagedGetAttr, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemManagedGetAttrs, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemManagedPrefetchAsync, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemManagedPrefetchBatchAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtReduceAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -17,8 +17,9 @@ using namespace npuipc_rt;
 
 namespace {
 
-// The descriptor aclrtCmoSetDesc writes, laid out as CANN's A2/A3 runtime
-// lays it (aclrtCmoGetDescSize reports its size).
+// The descriptor aclrtCmoSetDesc writes, laid out and filled as CANN's
+// A2/A3 runtime does (the source and length; aclrtCmoGetDescSize reports
+// its size).
 struct CmoDesc {
     uint32_t reserved[2];
     uint16_t outer_count;
@@ -86,12 +87,12 @@ aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream
             return fail(ACL_ERROR_INVALID_PARAM, "src is NULL");
         if (size == 0)
             return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-        std::shared_ptr<Stream> s;
-        if (aclError err = stream_of_context(stream, s))
-            return err;
         if (static_cast<uint32_t>(cmoType) > kLastCmoType)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "cmoType %d is not a cache operation",
                         static_cast<int>(cmoType));
+        std::shared_ptr<Stream> s;
+        if (aclError err = stream_of_context(stream, s))
+            return err;
         if (s->bound.load(std::memory_order_acquire))
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "a stream bound to a model takes aclrtCmoAsyncWithDesc, not aclrtCmoAsync");
@@ -107,11 +108,11 @@ aclError aclrtCmoAsyncWithBarrier(void *src, size_t size, aclrtCmoType cmoType, 
     return api("aclrtCmoAsyncWithBarrier", [&] {
         if (!src)
             return fail(ACL_ERROR_INVALID_PARAM, "src is NULL");
+        if (size == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "size is 0");
         std::shared_ptr<Stream> s;
         if (aclError err = stream_of_context(stream, s))
             return err;
-        if (size == 0)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "size is 0");
         if (static_cast<uint32_t>(cmoType) > kLastCmoType)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "cmoType %d is not a cache operation",
                         static_cast<int>(cmoType));
@@ -179,8 +180,6 @@ aclError aclrtCmoSetDesc(void *cmoDesc, void *src, size_t size)
             return err;
         CmoDesc desc;
         std::memset(&desc, 0, sizeof(desc));
-        desc.outer_count = 1;
-        desc.inner_count = 1;
         desc.inner_length = static_cast<uint32_t>(size); // CANN keeps 32 bits
         desc.src = reinterpret_cast<uintptr_t>(src);
         return aclrtMemcpy(cmoDesc, sizeof(desc), &desc, sizeof(desc), ACL_MEMCPY_HOST_TO_DEVICE);

@@ -126,11 +126,18 @@ aclError aclInit(const char *configPath)
                 return err;
             default_device = static_cast<int>(index);
         }
-        if (aclError err = run_init_callbacks(text, config_given))
-            return err;
+        // The default device first, as CANN: callbacks may use it.
         {
             std::lock_guard<std::mutex> lock(rt.mu);
             rt.default_device = default_device;
+        }
+        if (aclError err = run_init_callbacks(text, config_given)) {
+            std::lock_guard<std::mutex> lock(rt.mu);
+            rt.default_device = -1;
+            return err;
+        }
+        {
+            std::lock_guard<std::mutex> lock(rt.mu);
             rt.init_references = 1;
         }
         set_init_config(text);

@@ -24,9 +24,7 @@ struct Registry {
     std::mutex mu;
     Registrations<aclInitCallbackFunc> init;
     Registrations<aclFinalizeCallbackFunc> finalize;
-    // aclInit's configuration while the runtime is initialised; empty
-    // otherwise (an init callback registered then waits for aclInit).
-    bool initialized = false;
+    // The configuration of the last aclInit that succeeded.
     std::string config;
 };
 
@@ -87,26 +85,18 @@ namespace npuipc_rt {
 
 namespace {
 
+// fork() does not wait for an aclInit or aclFinalize under way (their
+// callbacks may wait for a thread that forks): the registry's lock, held
+// only briefly, keeps the child's copy whole, and the child makes the
+// serialising lock anew, as its owner may be a thread of the parent's.
 std::recursive_mutex *make_init_mu()
 {
-    // The runtime's fork handlers first: handlers registered later prepare
-    // earlier, and this lock comes before Runtime::mu.
-    (void)Runtime::get();
     auto *mu = new std::recursive_mutex;
-    pthread_atfork(
-        [] {
-            init_mu().lock();
-            registry().mu.lock();
-        },
-        [] {
-            registry().mu.unlock();
-            init_mu().unlock();
-        },
-        [] {
-            registry().mu.unlock();
-            // Its owner was a thread of the parent's: made anew, unlocked.
-            new (&init_mu()) std::recursive_mutex();
-        });
+    pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); },
+                   [] {
+                       registry().mu.unlock();
+                       new (&init_mu()) std::recursive_mutex();
+                   });
     return mu;
 }
 
@@ -138,10 +128,6 @@ aclError run_finalize_callbacks()
         for (const auto &cb : of_type(&Registry::finalize, type))
             if (aclError err = cb.first(cb.second))
                 return callback_failed("finalize", type, err);
-    Registry &r = registry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.initialized = false;
-    r.config.clear();
     return ACL_SUCCESS;
 }
 
@@ -149,7 +135,6 @@ void set_init_config(const std::string &config)
 {
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    r.initialized = true;
     r.config = config;
 }
 
@@ -163,13 +148,17 @@ aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFu
         std::lock_guard<std::recursive_mutex> serial(init_mu());
         Registry &r = registry();
         std::string config;
-        bool now;
         {
             std::lock_guard<std::mutex> lock(r.mu);
             if (aclError err = add(r.init, type, cbFunc, userData))
                 return err;
-            now = r.initialized;
             config = r.config;
+        }
+        bool now;
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            now = rt.init_references > 0 && !rt.forked;
         }
         // Registered after aclInit: it runs now, and, as in CANN, what it
         // returns does not undo the registration.

@@ -61,23 +61,34 @@ aclError check_malloc_cfg(const aclrtMallocConfig *cfg, bool device)
     return ACL_SUCCESS;
 }
 
+aclError malloc_with_cfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)
+{
+    if (!devPtr)
+        return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
+    if (cfg && cfg->numAttrs && !cfg->attrs)
+        return fail(ACL_ERROR_INVALID_PARAM, "the configuration has attributes but attrs is NULL");
+    if (size == 0)
+        return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+    if (aclError err = check_malloc_cfg(cfg, true))
+        return err;
+    return malloc_device(devPtr, size, policy);
+}
+
 } // namespace
 
 extern "C" {
 
 aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)
 {
-    return api("aclrtMallocWithCfg", [&] {
-        if (!devPtr)
-            return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
-        if (cfg && cfg->numAttrs && !cfg->attrs)
-            return fail(ACL_ERROR_INVALID_PARAM, "the configuration has attributes but attrs is NULL");
-        if (size == 0)
-            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-        if (aclError err = check_malloc_cfg(cfg, true))
-            return err;
-        return malloc_device(devPtr, size, policy);
-    });
+    return api("aclrtMallocWithCfg", [&] { return malloc_with_cfg(devPtr, size, policy, cfg); });
+}
+
+// Memory CANN's on-chip task scheduler reaches (below 4 GiB on its chips):
+// a mock NPU's jobs reach all of its memory, so it is aclrtMallocWithCfg's.
+aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
+                                     aclrtMallocConfig *cfg)
+{
+    return api("aclrtMallocForTaskScheduler", [&] { return malloc_with_cfg(devPtr, size, policy, cfg); });
 }
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)

@@ -68,11 +68,6 @@ extern "C" {
 // Errors and state: last errors, exception information, state callbacks, memory errors.
 aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
 { return not_yet(__func__); }
-aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize,
-                            size_t *retSize)
-{ return not_yet(__func__); }
-aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)
-{ return not_yet(__func__); }
 
 // Devices: utilisation, limits, atomics, cache flushes.
 
@@ -89,29 +84,6 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
 // Host functions.
 
 // Memory: configured allocations, pointer attributes, usage, managed and registered host memory.
-aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
-                                     aclrtMallocConfig *cfg)
-{ return not_yet(__func__); }
-aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
-{ return not_yet(__func__); }
-aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size,
-                               aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location)
-{ return not_yet(__func__); }
-aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void *ptr,
-                                size_t size, void *data, size_t dataSize)
-{ return not_yet(__func__); }
-aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size_t numAttributes,
-                                 const void *ptr, size_t size, void **data, size_t *dataSizes)
-{ return not_yet(__func__); }
-aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size,
-                                      aclrtMemManagedLocation location, uint32_t flags,
-                                      aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count,
-                                           aclrtMemManagedLocation *prefetchLocs,
-                                           size_t *prefetchLocIdxs, size_t numPrefetchLocs,
-                                           uint64_t flags, aclrtStream stream)
-{ return not_yet(__func__); }
 
 // Copies: 32-bit fills, 2D, batches, descriptors, conditions, reductions, random numbers.
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,

@@ -47,53 +47,24 @@ aclError create_event(aclrtEvent *event, uint32_t flags, bool timing, bool ex)
     return ACL_SUCCESS;
 }
 
-void release_wait_points(std::vector<WaitPoint> &points)
-{
-    Runtime &rt = Runtime::get();
-    for (WaitPoint &p : points)
-        release_pooled_event(rt, p.device, std::move(p.reached));
-    points.clear();
-}
-
-// Moves the event's wait points whose waits are over (passed, failed or
-// cancelled) to `over`; whether any is still to come. With latch_mu held.
-bool take_waits_over(Event &ev, std::vector<WaitPoint> &over)
+// Forgets the event's wait points whose waits are over (passed, failed or
+// cancelled); whether any is still to come. With latch_mu held.
+bool forget_waits_over(Event &ev)
 {
     bool pending = false;
     auto keep = ev.wait_points.begin();
     for (auto it = ev.wait_points.begin(); it != ev.wait_points.end(); ++it) {
-        Result<int> r = it->dev->wait(it->reached->event.get(), 0);
+        Result<int> r = it->dev->wait(it->marker.get(), 0);
         if (!r.ok() && r.error() == ETIME) {
             pending = true;
             if (keep != it)
                 *keep = std::move(*it);
             ++keep;
-        } else {
-            over.push_back(std::move(*it));
         }
     }
     ev.wait_points.erase(keep, ev.wait_points.end());
     return pending;
 }
-
-// Hands the point pooled for a wait back unless the wait took it.
-class UnusedPoint {
-public:
-    UnusedPoint(uint32_t device, std::unique_ptr<PooledEvent> p) : device_(device), point_(std::move(p)) {}
-    ~UnusedPoint()
-    {
-        if (point_)
-            release_pooled_event(Runtime::get(), device_, std::move(point_));
-    }
-    UnusedPoint(const UnusedPoint &) = delete;
-    UnusedPoint &operator=(const UnusedPoint &) = delete;
-    PooledEvent *get() const { return point_.get(); }
-    std::unique_ptr<PooledEvent> take() { return std::move(point_); }
-
-private:
-    uint32_t device_;
-    std::unique_ptr<PooledEvent> point_;
-};
 
 aclError destroy(const void *handle, Kind kind, const char *what)
 {
@@ -102,7 +73,7 @@ aclError destroy(const void *handle, Kind kind, const char *what)
     Runtime &rt = Runtime::get();
     std::vector<std::string> keys;
     std::vector<LatchGate> gates; // of an event: no record can come now
-    std::vector<WaitPoint> points;
+    std::vector<WaitPoint> points; // destroyed without Runtime::mu
     {
         std::lock_guard<std::mutex> lock(rt.mu);
         auto it = rt.objects.find(reinterpret_cast<uintptr_t>(handle));
@@ -126,7 +97,6 @@ aclError destroy(const void *handle, Kind kind, const char *what)
     }
     revoke_keys(keys);
     open_latch_gates(gates);
-    release_wait_points(points);
     return ACL_SUCCESS;
 }
 
@@ -308,6 +278,8 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = AC
     std::lock_guard<std::mutex> latch(ev->latch_mu);
     if (ev->destroyed)
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
+    // Waits that are over let their markers go at the event's next use.
+    forget_waits_over(*ev);
     uint32_t handle;
     if (aclError err = handle_on(*ev, *s, handle))
         return err;
@@ -420,14 +392,13 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
             return ACL_SUCCESS;
     }
     // Recorded right behind the wait, for aclrtQueryEventWaitStatus.
-    UnusedPoint point(s->device, acquire_pooled_event(Runtime::get(), s->device));
-    if (!point.get())
-        return fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event to mark the end of the wait");
-    std::vector<WaitPoint> over; // released once the latch is let go
+    Result<ObjectHandle> marker = create_object(s->dev, ObjectType::Event);
+    if (!marker.ok())
+        return fail_errno(marker.error(), Op::CreateEvent, "making the marker of the wait");
     std::shared_ptr<Stream> opener; // taken, without the latch, when a gate is due
     for (;;) {
         std::unique_lock<std::mutex> latch(ev->latch_mu);
-        take_waits_over(*ev, over);
+        forget_waits_over(*ev);
         if (ev->destroyed)
             return fail(ACL_ERROR_RT_INVALID_HANDLE, "the event was destroyed meanwhile");
         // As CANN's runtime: an event of aclrtCreateEvent must have been
@@ -441,12 +412,10 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
             uint32_t h;
             if (aclError err = handle_on(*ev, *s, h))
                 return err;
-            const Job jobs[2] = {prep_wait_event(h, timeout_ns), prep_record_event(point.get()->event.get())};
+            const Job jobs[2] = {prep_wait_event(h, timeout_ns), prep_record_event(marker.value().get())};
             if (aclError err = submit(*s, jobs, 2))
                 return err;
-            ev->wait_points.push_back({s->dev, s->device, point.take()});
-            latch.unlock();
-            release_wait_points(over);
+            ev->wait_points.push_back({s->dev, s->device, std::move(marker.value())});
             return ACL_SUCCESS;
         }
         if (!opener) {
@@ -469,13 +438,11 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
         gate.notify = std::make_shared<Notify>(s->device, s->dev, std::move(h.value()), 0);
         gate.opener = std::move(opener);
         const Job jobs[2] = {prep_wait_notify(gate.notify->home.get(), timeout_ns),
-                             prep_record_event(point.get()->event.get())};
+                             prep_record_event(marker.value().get())};
         if (aclError err = submit(*s, jobs, 2))
             return err;
         ev->gates.push_back(std::move(gate));
-        ev->wait_points.push_back({s->dev, s->device, point.take()});
-        latch.unlock();
-        release_wait_points(over);
+        ev->wait_points.push_back({s->dev, s->device, std::move(marker.value())});
         return ACL_SUCCESS;
     }
 }
@@ -624,13 +591,11 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *statu
                         "events of aclrtCreateEventExWithFlag have no wait status, as in CANN");
         if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL and IPC events have no wait status, as in CANN");
-        std::vector<WaitPoint> over;
         bool pending;
         {
             std::lock_guard<std::mutex> latch(ev->latch_mu);
-            pending = take_waits_over(*ev, over);
+            pending = forget_waits_over(*ev);
         }
-        release_wait_points(over);
         *status = pending ? ACL_EVENT_WAIT_STATUS_NOT_READY : ACL_EVENT_WAIT_STATUS_COMPLETE;
         return ACL_SUCCESS;
     });

@@ -85,7 +85,8 @@ aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout);
 void unbind_all_streams(Model &m);
 // Takes the stream out of the model it is bound to, if any (unbind, or
 // the stream leaving the table). Without Stream::mu and Model::mu held.
-void unbind_stream(Stream &stream);
+// With `expected`, only from that model.
+void unbind_stream(Stream &stream, const Model *expected = nullptr);
 // ACL_ERROR_RT_PARAM_INVALID when `stream` is bound to a built model: it
 // runs no model itself.
 aclError refuse_if_bound(const Stream &stream);

@@ -529,11 +529,13 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     return false;
 }
 
-void unbind_stream(Stream &stream)
+void unbind_stream(Stream &stream, const Model *expected)
 {
     std::shared_ptr<Model> m;
     {
         std::lock_guard<std::mutex> slock(stream.mu);
+        if (expected && stream.bound_model.get() != expected)
+            return;
         m = std::move(stream.bound_model);
         stream.bound.store(false, std::memory_order_release);
     }
@@ -573,15 +575,8 @@ void unbind_all_streams(Model &m)
             if (auto s = rt.find<Stream>(reinterpret_cast<void *>(token), Kind::Stream))
                 streams.push_back(std::move(s));
     }
-    for (const std::shared_ptr<Stream> &s : streams) {
-        bool ours;
-        {
-            std::lock_guard<std::mutex> slock(s->mu);
-            ours = s->bound_model.get() == &m;
-        }
-        if (ours)
-            unbind_stream(*s);
-    }
+    for (const std::shared_ptr<Stream> &s : streams)
+        unbind_stream(*s, &m);
     // Streams destroyed meanwhile left their entries to unbind_stream.
     std::lock_guard<std::mutex> mlock(m.mu);
     m.bound.clear();
@@ -689,6 +684,9 @@ aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag)
             return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream is bound to a model already");
         if (!m->built)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the model was captured, not built (aclmdlRIBuildBegin)");
+        // Its destroy unbinds what it finds bound once the model left the table.
+        if (!rt.objects.count(m->token))
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the model was destroyed meanwhile");
         if (aclError err = refuse_if_capturing(*s))
             return err;
         if (s->stops.load(std::memory_order_acquire) || (s->flags & ACL_STREAM_FAST_LAUNCH))

@@ -303,6 +303,10 @@ void Runtime::release_device(uint32_t index, bool forget_peers)
                                               return g.notify->device == index;
                                           }),
                            ev.gates.end());
+            // The device's streams are gone, and their waits with them.
+            ev.wait_points.erase(std::remove_if(ev.wait_points.begin(), ev.wait_points.end(),
+                                                [index](const WaitPoint &p) { return p.device == index; }),
+                                 ev.wait_points.end());
             for (const LatchGate &g : ev.gates) {
                 std::lock_guard<std::mutex> glock(g.notify->mu);
                 g.notify->imports.erase(index);

@@ -39,6 +39,7 @@ namespace npuipc_rt {
 using namespace npuipc;
 
 struct Allocation;
+struct ManagedState;
 struct Stream;
 
 // Device memory of one kind this process holds on one device, now and at
@@ -156,12 +157,13 @@ struct Context : Object {
 
 struct Notify;
 
-// A point recorded on a stream right behind a wait for an event
-// (aclrtQueryEventWaitStatus): the wait is over once the point completes.
+// A driver event recorded on a stream right behind a wait for an
+// application's event (aclrtQueryEventWaitStatus): the wait is over once
+// it completes. Made on the waiting stream's file, never exported.
 struct WaitPoint {
-    std::shared_ptr<const Device> dev; // the waiting stream's device file
-    uint32_t device = 0;
-    std::unique_ptr<PooledEvent> reached;
+    std::shared_ptr<const Device> dev;
+    uint32_t device = 0; // npuipc index of that file's device
+    ObjectHandle marker;
 };
 
 // A stream wait made while an event's flag was clear (api_sync.cpp): the
@@ -375,6 +377,9 @@ struct Allocation {
     // it; aclrtFree refuses it), from this physical memory.
     std::shared_ptr<Physical> physical;
     UsageCharge charge; // aclrtMalloc's (not imports, not VMM mappings)
+    // aclrtMemAllocManaged's: the advice and prefetches of its 2 MiB
+    // chunks (api_managed.cpp); set before the pointer is returned.
+    std::shared_ptr<ManagedState> managed;
 };
 
 // aclrtReserveMemAddress: address space of the process kept PROT_NONE.
