@@ -114,8 +114,6 @@ static int64_t call_aclrtCacheLastTaskOpInfo(void)
 { return aclrtCacheLastTaskOpInfo(NULL, 0); }
 static int64_t call_aclrtCacheLastTaskExtendInfo(void)
 { return aclrtCacheLastTaskExtendInfo(NULL, 0); }
-static int64_t call_aclrtReduceAsync(void)
-{ return aclrtReduceAsync(NULL, NULL, 0, (aclrtReduceKind)0, (aclDataType)0, NULL, NULL); }
 static int64_t call_aclrtRandomNumAsync(void)
 { return aclrtRandomNumAsync(NULL, NULL, NULL); }
 static int64_t call_aclrtGetSymbolAddress(void)
@@ -310,6 +308,7 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtReduceAsync),
     IMPLEMENTED(aclrtMallocForTaskScheduler),
     IMPLEMENTED(aclrtMemUceRepair),
     IMPLEMENTED(aclrtGetMemUceInfo),
@@ -623,7 +622,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskExtendInfo, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtReduceAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolSize, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -89,9 +89,6 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
                               aclrtStream execStream)
 { return not_yet(__func__); }
-aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduceKind kind,
-                          aclDataType type, aclrtStream stream, void *reserve)
-{ return not_yet(__func__); }
 aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream,
                              void *reserve)
 { return not_yet(__func__); }
