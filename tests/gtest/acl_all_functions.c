@@ -128,10 +128,6 @@ static int64_t call_aclrtMemcpyToSymbol(void)
 { return aclrtMemcpyToSymbol(NULL, NULL, 0, 0, (aclrtMemcpyKind)0); }
 static int64_t call_aclrtMemcpyToSymbolAsync(void)
 { return aclrtMemcpyToSymbolAsync(NULL, NULL, 0, 0, (aclrtMemcpyKind)0, NULL); }
-static int64_t call_aclrtMemMapNoAccess(void)
-{ return aclrtMemMapNoAccess(NULL, 0, 0, NULL, 0); }
-static int64_t call_aclrtMemMapSelectedLink(void)
-{ return aclrtMemMapSelectedLink(NULL, 0, NULL, 0); }
 static int64_t call_aclrtCreateBinary(void)
 { return aclrtCreateBinary(NULL, 0) != NULL; }
 static int64_t call_aclrtDestroyBinary(void)
@@ -308,6 +304,8 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtMemMapSelectedLink),
+    IMPLEMENTED(aclrtMemMapNoAccess),
     IMPLEMENTED(aclrtReduceAsync),
     IMPLEMENTED(aclrtMallocForTaskScheduler),
     IMPLEMENTED(aclrtMemUceRepair),
@@ -629,8 +627,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtMemcpyFromSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyToSymbol, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyToSymbolAsync, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtMemMapNoAccess, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtMemMapSelectedLink, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtCreateBinary, NOT_SUPPORTED, FAILS_WITH_NULL),
     STUB(aclrtDestroyBinary, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtBinaryLoad, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -8,7 +8,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace acltest;
 
@@ -630,6 +632,106 @@ TEST_F(AclVmmExporterDeathTest, AnImporterKeepsItsMappingWhenTheExporterIsKilled
     ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
     ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
     ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+// The permissions of the process's mapping that starts at `p`.
+std::string MapsPermissions(const void *p)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps)
+        return "";
+    char line[512];
+    std::string perms;
+    while (fgets(line, sizeof(line), maps)) {
+        unsigned long start = 0, end = 0;
+        char mode[8] = {};
+        if (sscanf(line, "%lx-%lx %7s", &start, &end, mode) == 3 && start == reinterpret_cast<uintptr_t>(p))
+            perms = mode;
+    }
+    fclose(maps);
+    return perms;
+}
+
+TEST_F(AclVmmTest, AMappingWithoutAccessIsRefusedUntilSetAccessGivesIt)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    const size_t size = 8 * kKiB;
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, size, &prop, 0));
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, 2 * size, 0, nullptr, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapNoAccess(nullptr, size, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapNoAccess(va, size, 0, nullptr, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapNoAccess(va, 0, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapNoAccess(va, size, 0, handle, 1));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapNoAccess(va, size, 4096, handle, 0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemMapNoAccess(va, size / 2, 0, handle, 0));
+    std::vector<uint8_t> outside(size);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemMapNoAccess(outside.data(), size, 0, handle, 0));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemMapNoAccess(va, size, 0, handle, 0));
+    EXPECT_EQ("---s", MapsPermissions(va));
+    aclrtMemLocation loc = {};
+    uint64_t flag = 99;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAccess(va, &loc, &flag));
+    EXPECT_EQ(static_cast<uint64_t>(ACL_RT_MEM_ACCESS_FLAGS_NONE), flag);
+    std::vector<uint8_t> host(size, 0x5A);
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&stream));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemcpy(va, size, host.data(), size, ACL_MEMCPY_HOST_TO_DEVICE));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemsetAsync(va, size, 1, size, stream));
+
+    aclrtMemAccessDesc desc = {};
+    desc.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+    desc.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemSetAccess(va, size, &desc, 1));
+    EXPECT_EQ("rw-s", MapsPermissions(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemGetAccess(va, &loc, &flag));
+    EXPECT_EQ(static_cast<uint64_t>(ACL_RT_MEM_ACCESS_FLAGS_READWRITE), flag);
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(va, size, host.data(), size, ACL_MEMCPY_HOST_TO_DEVICE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(va, size, 0x3C, 4096, stream));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(stream, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(va, 4096, 0x3C));
+    EXPECT_TRUE(BytesAre(static_cast<char *>(va) + 4096, size - 4096, 0x5A));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(stream));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    EXPECT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
+}
+
+TEST_F(AclVmmTest, ASelectedLinkMappingIsASecondViewOfTheSameMemory)
+{
+    aclrtPhysicalMemProp prop = Prop(ACL_HBM_MEM_NORMAL);
+    const size_t size = 8 * kKiB;
+    aclrtDrvMemHandle handle = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&handle, size, &prop, 0));
+    void *src = nullptr, *dst = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&src, size, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&dst, size, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(src, size, 0, handle, 0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapSelectedLink(nullptr, size, src, ACL_RT_MEM_LINK_IDX_0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapSelectedLink(dst, size, nullptr, ACL_RT_MEM_LINK_IDX_0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapSelectedLink(dst, 0, src, ACL_RT_MEM_LINK_IDX_0));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtMemMapSelectedLink(dst, size, src, 2));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID,
+              aclrtMemMapSelectedLink(dst, size, static_cast<char *>(src) + 4096, ACL_RT_MEM_LINK_IDX_0));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemMapSelectedLink(dst, size / 2, src, ACL_RT_MEM_LINK_IDX_0));
+    EXPECT_EQ(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED, aclrtMemMapSelectedLink(dst, size, src, ACL_RT_MEM_LINK_IDX_1));
+
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemMapSelectedLink(dst, size, src, ACL_RT_MEM_LINK_IDX_0));
+    memset(src, 0x77, size);
+    EXPECT_TRUE(BytesAre(dst, size, 0x77));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(dst, size, 0x11, 4096));
+    EXPECT_TRUE(BytesAre(src, 4096, 0x11));
+    aclrtDrvMemHandle retained = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemRetainAllocationHandle(dst, &retained));
+    EXPECT_EQ(handle, retained);
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnmapMem(dst));
+    EXPECT_EQ(ACL_SUCCESS, aclrtUnmapMem(src));
+    EXPECT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(dst));
+    EXPECT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(src));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(retained)); // the retain's reference
+    EXPECT_EQ(ACL_SUCCESS, aclrtFreePhysical(handle));
 }
 
 } // namespace

@@ -55,6 +55,9 @@ aclError locate(Runtime &rt, const void *ptr, size_t count, Place &out)
                     count, ptr);
     out.alloc = rt.find_allocation(ptr, count);
     if (out.alloc) {
+        if (!out.alloc->accessible.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_PARAM_INVALID,
+                        "%p is mapped without access (aclrtMemMapNoAccess): aclrtMemSetAccess first", ptr);
         out.offset = p - out.alloc->base;
         return ACL_SUCCESS;
     }

@@ -96,11 +96,6 @@ aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrt
 // Cache maintenance.
 
 // Virtual memory: V2 shareable handles, mappings without access, links.
-aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
-                             uint64_t flags)
-{ return not_yet(__func__); }
-aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, uint32_t linkIdx)
-{ return not_yet(__func__); }
 
 // IPC: memory attributes and imports by processes of other servers.
 

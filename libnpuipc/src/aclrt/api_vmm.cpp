@@ -140,6 +140,55 @@ aclError fail_handle(int err, const char *what)
     return fail_ipc(err == EINVAL ? ESRCH : err, what);
 }
 
+// Maps all of `phys` at `virPtr`, inside a reservation; `accessible`
+// false: no access until aclrtMemSetAccess (aclrtMemMapNoAccess).
+aclError map_physical(void *virPtr, size_t size, const std::shared_ptr<Physical> &phys, bool accessible)
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(virPtr);
+    Result<BufferInfo> info = phys->dev->buffer_info(phys->buffer.get());
+    if (!info.ok())
+        return fail_errno(info.error(), Op::Generic, "querying the physical memory");
+    // The mapping holds the physical memory (and its buffer handle,
+    // which stream jobs on the mapping use) whatever happens to the
+    // application's handle.
+    auto alloc = std::make_shared<Allocation>();
+    alloc->base = p;
+    alloc->size = size;
+    alloc->page_class = phys->page_class;
+    alloc->device = phys->device;
+    alloc->dev = phys->dev;
+    alloc->physical = phys;
+    Runtime &rt = Runtime::get();
+    std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
+    auto r = rt.reservations.upper_bound(p);
+    if (r == rt.reservations.begin() || (--r, p + size > r->second.base + r->second.size))
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one reservation", size,
+                    virPtr);
+    if (p % page_size(phys->page_class))
+        return fail(ACL_ERROR_RT_ADDR_UNALIGNED, "%p is not aligned to the memory's page size", virPtr);
+    auto next = rt.allocations.lower_bound(p);
+    bool overlaps = (next != rt.allocations.end() && next->first < p + size);
+    if (next != rt.allocations.begin()) {
+        auto prev = std::prev(next);
+        overlaps = overlaps || prev->first + prev->second->size > p;
+    }
+    if (overlaps)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the range is already mapped");
+    void *at = ::mmap(virPtr, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_SHARED | MAP_FIXED,
+                      phys->dev->fd(), static_cast<off_t>(info.value().mmap_offset));
+    // As every device mapping: not inherited by fork children.
+    if (at != MAP_FAILED && ::madvise(at, size, MADV_DONTFORK) != 0)
+        at = MAP_FAILED;
+    if (at == MAP_FAILED) {
+        int err = errno;
+        ::mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        return fail_errno(err, Op::AllocMemory, "mapping the physical memory");
+    }
+    alloc->accessible.store(accessible, std::memory_order_release);
+    rt.allocations.emplace(p, alloc);
+    return ACL_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
@@ -293,48 +342,54 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle
         if (size != phys->size)
             return fail(ACL_ERROR_INVALID_PARAM, "size %zu: the whole physical allocation (%llu bytes) is mapped",
                         size, static_cast<unsigned long long>(phys->size));
-        uintptr_t p = reinterpret_cast<uintptr_t>(virPtr);
-        Result<BufferInfo> info = phys->dev->buffer_info(phys->buffer.get());
-        if (!info.ok())
-            return fail_errno(info.error(), Op::Generic, "querying the physical memory");
-        // The mapping holds the physical memory (and its buffer handle,
-        // which stream jobs on the mapping use) whatever happens to the
-        // application's handle.
-        auto alloc = std::make_shared<Allocation>();
-        alloc->base = p;
-        alloc->size = size;
-        alloc->page_class = phys->page_class;
-        alloc->device = phys->device;
-        alloc->dev = phys->dev;
-        alloc->physical = phys;
-        Runtime &rt = Runtime::get();
-        std::unique_lock<std::shared_mutex> lock(rt.mem_mu);
-        auto r = rt.reservations.upper_bound(p);
-        if (r == rt.reservations.begin() || (--r, p + size > r->second.base + r->second.size))
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "%zu bytes at %p are not inside one reservation", size,
-                        virPtr);
-        if (p % page_size(phys->page_class))
-            return fail(ACL_ERROR_RT_ADDR_UNALIGNED, "%p is not aligned to the memory's page size", virPtr);
-        auto next = rt.allocations.lower_bound(p);
-        bool overlaps = (next != rt.allocations.end() && next->first < p + size);
-        if (next != rt.allocations.begin()) {
-            auto prev = std::prev(next);
-            overlaps = overlaps || prev->first + prev->second->size > p;
+        return map_physical(virPtr, size, phys, true);
+    });
+}
+
+aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags)
+{
+    return api("aclrtMemMapNoAccess", [&] {
+        if (!virPtr || !handle)
+            return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", virPtr ? "handle" : "virPtr");
+        if (size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        if (flags != 0 || offset != 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "offset and flags must be 0");
+        std::shared_ptr<Physical> phys;
+        if (aclError err = find_physical(handle, phys))
+            return err;
+        if (size != phys->size)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "size %zu: the whole physical allocation (%llu bytes) is mapped",
+                        size, static_cast<unsigned long long>(phys->size));
+        return map_physical(virPtr, size, phys, false);
+    });
+}
+
+// A second mapping of the physical memory behind another, over a chosen
+// link between dies: a mock NPU's devices have one path, the default one.
+aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, uint32_t linkIdx)
+{
+    return api("aclrtMemMapSelectedLink", [&] {
+        if (!virPtrDst || !virPtrSrc || size == 0)
+            return fail(ACL_ERROR_INVALID_PARAM, "virPtrDst and virPtrSrc must be set, size not 0");
+        if (linkIdx > ACL_RT_MEM_LINK_IDX_1)
+            return fail(ACL_ERROR_INVALID_PARAM, "linkIdx %u: ACL_RT_MEM_LINK_IDX_0 or _1", linkIdx);
+        std::shared_ptr<Allocation> src;
+        {
+            Runtime &rt = Runtime::get();
+            std::shared_lock<std::shared_mutex> lock(rt.mem_mu);
+            auto it = rt.allocations.find(reinterpret_cast<uintptr_t>(virPtrSrc));
+            if (it != rt.allocations.end())
+                src = it->second;
         }
-        if (overlaps)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "the range is already mapped");
-        void *at = ::mmap(virPtr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                          phys->dev->fd(), static_cast<off_t>(info.value().mmap_offset));
-        // As every device mapping: not inherited by fork children.
-        if (at != MAP_FAILED && ::madvise(at, size, MADV_DONTFORK) != 0)
-            at = MAP_FAILED;
-        if (at == MAP_FAILED) {
-            int err = errno;
-            ::mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-            return fail_errno(err, Op::AllocMemory, "mapping the physical memory");
-        }
-        rt.allocations.emplace(p, alloc);
-        return ACL_SUCCESS;
+        if (!src || !src->physical)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p is not the start of an aclrtMapMem mapping", virPtrSrc);
+        if (size != src->size)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "size %zu: the whole mapping (%llu bytes) is mapped", size,
+                        static_cast<unsigned long long>(src->size));
+        if (linkIdx != ACL_RT_MEM_LINK_IDX_0)
+            return fail(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED, "a mock NPU's devices have no link %u", linkIdx);
+        return map_physical(virPtrDst, size, src->physical, true);
     });
 }
 
@@ -384,6 +439,13 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, 
             if (desc[i].flags != ACL_RT_MEM_ACCESS_FLAGS_READWRITE)
                 return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "only ACL_RT_MEM_ACCESS_FLAGS_READWRITE is supported");
         }
+        // A mapping made without access gets it now, for the host and the device.
+        std::lock_guard<std::mutex> lock(alloc->mu);
+        if (!alloc->accessible.load(std::memory_order_acquire)) {
+            if (::mprotect(reinterpret_cast<void *>(alloc->base), alloc->size, PROT_READ | PROT_WRITE) != 0)
+                return fail_errno(errno, Op::Generic, "giving the mapping access");
+            alloc->accessible.store(true, std::memory_order_release);
+        }
         return ACL_SUCCESS;
     });
 }
@@ -403,7 +465,8 @@ aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *f
             return fail(ACL_ERROR_RT_INVALID_DEVICEID, "the mapping's device is not visible");
         location->id = static_cast<uint32_t>(id);
         location->type = ACL_MEM_LOCATION_TYPE_DEVICE;
-        *flag = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+        *flag = alloc->accessible.load(std::memory_order_acquire) ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE
+                                                                  : ACL_RT_MEM_ACCESS_FLAGS_NONE;
         return ACL_SUCCESS;
     });
 }

@@ -376,6 +376,9 @@ struct Allocation {
     // VMM: mapped by aclrtMapMem into a reservation (aclrtUnmapMem undoes
     // it; aclrtFree refuses it), from this physical memory.
     std::shared_ptr<Physical> physical;
+    // False while an aclrtMemMapNoAccess mapping waits for aclrtMemSetAccess:
+    // PROT_NONE for the host, refused to the device's work.
+    std::atomic<bool> accessible{true};
     UsageCharge charge; // aclrtMalloc's (not imports, not VMM mappings)
     // aclrtMemAllocManaged's: the advice and prefetches of its 2 MiB
     // chunks (api_managed.cpp); set before the pointer is returned.
