@@ -104,8 +104,6 @@ static int64_t call_aclrtNpuGetFloatOverFlowStatus(void)
 { return aclrtNpuGetFloatOverFlowStatus(NULL, 0, 0, NULL); }
 static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
 { return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
-static int64_t call_aclrtPersistentTaskClean(void)
-{ return aclrtPersistentTaskClean(NULL); }
 static int64_t call_aclrtTaskUpdateAsync(void)
 { return aclrtTaskUpdateAsync(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtProfTrace(void)
@@ -304,6 +302,7 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtPersistentTaskClean),
     IMPLEMENTED(aclrtMemMapSelectedLink),
     IMPLEMENTED(aclrtMemMapNoAccess),
     IMPLEMENTED(aclrtReduceAsync),
@@ -615,7 +614,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtResetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtPersistentTaskClean, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtTaskUpdateAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),

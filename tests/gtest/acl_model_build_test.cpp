@@ -470,4 +470,30 @@ TEST_F(AclModelBuildTest, TheDebugPrintListsEachStreamsTasks)
         << text.str();
 }
 
+// CANN's persistent tasks: a built model's stream forgets what it
+// recorded, records anew, and the next run runs only that.
+TEST_F(AclModelBuildTest, PersistentTaskCleanLetsABoundStreamRecordItsTasksAnew)
+{
+    aclrtStream h = bound_[0];
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtPersistentTaskClean(nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtPersistentTaskClean(exec_)); // not persistent
+    EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtPersistentTaskClean(h));     // bound to no model
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, h, ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[1], kSize, 0xA1, kSize, h));
+    EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtPersistentTaskClean(h)); // not built yet
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+    Run();
+    EXPECT_EQ(0xA1, ByteOf(mem_[1]));
+    EXPECT_EQ(0x00, ByteOf(mem_[2]));
+
+    ClearData();
+    ASSERT_EQ(ACL_SUCCESS, aclrtPersistentTaskClean(h));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[2], kSize, 0xB2, kSize, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, h));
+    Run();
+    EXPECT_EQ(0x00, ByteOf(mem_[1])); // the first recording is gone
+    EXPECT_EQ(0xB2, ByteOf(mem_[2]));
+}
+
 } // namespace

@@ -74,8 +74,6 @@ aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const siz
 // Contexts and system parameters.
 
 // Streams: configuration, priorities, ids, attributes, failure mode, abort and stop.
-aclError aclrtPersistentTaskClean(aclrtStream stream)
-{ return not_yet(__func__); }
 
 // Events with flags, timestamps and status; event ids.
 

@@ -529,6 +529,15 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     return false;
 }
 
+// Whether a bound stream still has the end task. With Model::mu held.
+void recount_end_task(Model &m)
+{
+    m.end_task = std::any_of(m.bound.begin(), m.bound.end(), [](const BoundStream &b) {
+        return std::any_of(b.tasks.begin(), b.tasks.end(),
+                           [](const CapturedCall &t) { return std::strcmp(t.what, kEndTask) == 0; });
+    });
+}
+
 void unbind_stream(Stream &stream, const Model *expected)
 {
     std::shared_ptr<Model> m;
@@ -546,10 +555,7 @@ void unbind_stream(Stream &stream, const Model *expected)
                                   [&](const BoundStream &b) { return b.stream == stream.token; }),
                    m->bound.end());
     // The end task may have gone with the stream.
-    m->end_task = std::any_of(m->bound.begin(), m->bound.end(), [](const BoundStream &b) {
-        return std::any_of(b.tasks.begin(), b.tasks.end(),
-                           [](const CapturedCall &t) { return std::strcmp(t.what, kEndTask) == 0; });
-    });
+    recount_end_task(*m);
 }
 
 aclError refuse_if_bound(const Stream &stream)
@@ -772,6 +778,34 @@ aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
         }
         unbind_stream(*s);
         return ACL_SUCCESS;
+    });
+}
+
+// Forgets what a bound stream recorded, so that it records its tasks
+// anew (CANN's "persistent tasks": its stream must be stopped first, which
+// a mock NPU's runner, holding no queue of its own, needs not).
+aclError aclrtPersistentTaskClean(aclrtStream stream)
+{
+    return api("aclrtPersistentTaskClean", [&] {
+        if (!stream)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "stream is NULL");
+        std::shared_ptr<Stream> s;
+        if (aclError err = find_stream(stream, s))
+            return err;
+        if (!(s->flags & ACL_STREAM_PERSISTENT))
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is not persistent (ACL_STREAM_PERSISTENT)");
+        if (!s->bound.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is bound to no model");
+        return extend_bound_stream(stream, [&](Model &m, BoundStream &b) {
+            if (!m.build_ended)
+                return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the model is not built yet (aclmdlRIBuildEnd)");
+            std::unique_lock<std::mutex> running(m.run_mu, std::try_to_lock);
+            if (!running.owns_lock())
+                return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the model is running");
+            b.tasks.clear();
+            recount_end_task(m);
+            return ACL_SUCCESS;
+        });
     });
 }
 
