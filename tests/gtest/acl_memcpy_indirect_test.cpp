@@ -160,6 +160,24 @@ TEST_F(AclMemcpyIndirectTest, ABadAddressReadAtRunTimeFailsTheCopyForTheNextSync
     EXPECT_TRUE(CopiedInto(0, 0, 0));
 }
 
+// STOP (aclrtSetStreamFailureMode): the failed copy stops the context as a
+// failed job does, and its error stays for every later launch.
+TEST_F(AclMemcpyIndirectTest, ABadAddressReadAtRunTimeStopsAContextThatStopsOnFailure)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetStreamFailureMode(stream_, ACL_STOP_ON_FAILURE));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(Word(0), 0x1000, 0, stream_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(Word(1), reinterpret_cast<uintptr_t>(mem_[0]), 0, stream_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsyncWithOffset(reinterpret_cast<void **>(Word(0)), kSize, 0,
+                                                      const_cast<const void **>(reinterpret_cast<void **>(Word(1))),
+                                                      kSize, 0, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, stream_));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeStream(stream_));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtMemsetAsync(mem_[1], kSize, 1, kSize, stream_));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeStream(stream_));
+    // Destroyed all the same, with the context's error.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtDestroyStream(stream_));
+    stream_ = nullptr;
+}
+
 TEST_F(AclMemcpyIndirectTest, TheOffsetFormRefusesWhatCANNRefusesWithItsCodes)
 {
     void **dst = reinterpret_cast<void **>(Word(0));

@@ -29,10 +29,22 @@ struct Registry {
 };
 
 // Never destroyed: a callback may be unregistered while the process exits.
+// fork() does not wait for an aclInit or aclFinalize under way (their
+// callbacks may wait for a thread that forks): the registry's lock, held
+// only briefly, keeps the child's copy whole, and the child makes the
+// serialising lock anew, as its owner may be a thread of the parent's.
 Registry &registry()
 {
-    static auto &r = *new Registry;
-    return r;
+    static Registry *r = [] {
+        auto *made = new Registry;
+        pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); },
+                       [] {
+                           registry().mu.unlock();
+                           new (&init_mu()) std::recursive_mutex();
+                       });
+        return made;
+    }();
+    return *r;
 }
 
 template <typename Fn> aclError add(Registrations<Fn> &to, int type, Fn fn, void *user_data)
@@ -83,30 +95,11 @@ aclError callback_failed(const char *when, int type, aclError code)
 
 namespace npuipc_rt {
 
-namespace {
-
-// fork() does not wait for an aclInit or aclFinalize under way (their
-// callbacks may wait for a thread that forks): the registry's lock, held
-// only briefly, keeps the child's copy whole, and the child makes the
-// serialising lock anew, as its owner may be a thread of the parent's.
-std::recursive_mutex *make_init_mu()
-{
-    auto *mu = new std::recursive_mutex;
-    pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); },
-                   [] {
-                       registry().mu.unlock();
-                       new (&init_mu()) std::recursive_mutex();
-                   });
-    return mu;
-}
-
-} // namespace
-
 // Never destroyed: aclFinalize may run while the process exits.
 std::recursive_mutex &init_mu()
 {
-    static std::recursive_mutex *mu = make_init_mu();
-    return *mu;
+    static auto &mu = *new std::recursive_mutex;
+    return mu;
 }
 
 aclError run_init_callbacks(const std::string &config, bool config_given)

@@ -27,7 +27,8 @@ struct ManagedChunk {
     bool read_mostly = false;
     aclrtMemManagedLocation preferred{ACL_MEM_LOCATIONTYPE_INVALID, 0};
     aclrtMemManagedLocation last_prefetch{ACL_MEM_LOCATIONTYPE_INVALID, 0};
-    std::set<int32_t> accessed_by; // device ids; kHostId for the host
+    // The locations advised as accessors, by type and id.
+    std::set<std::pair<int, int32_t>> accessed_by;
 };
 
 struct ManagedState {
@@ -111,8 +112,9 @@ int32_t location_code(const aclrtMemManagedLocation &loc)
     switch (loc.type) {
     case ACL_MEM_LOCATIONTYPE_DEVICE:
         return loc.id;
-    case ACL_MEM_LOCATIONTYPE_HOST:
     case ACL_MEM_LOCATIONTYPE_HOST_NUMA:
+        return loc.id; // the node, as CANN's documentation gives it
+    case ACL_MEM_LOCATIONTYPE_HOST:
         return kHostId;
     default:
         return kNoLocation;
@@ -159,15 +161,21 @@ aclError get_attribute(const ManagedState &st, size_t first, size_t last, aclrtM
         if (dataSize == 0 || dataSize % sizeof(int32_t))
             return fail(ACL_ERROR_RT_PARAM_INVALID, "dataSize %zu: a non-zero multiple of 4", dataSize);
         // The accessors advised for the whole range.
-        std::set<int32_t> common = st.chunks[first].accessed_by;
+        std::set<std::pair<int, int32_t>> common = st.chunks[first].accessed_by;
         for (size_t i = first + 1; i <= last; i++)
             for (auto it = common.begin(); it != common.end();)
                 it = st.chunks[i].accessed_by.count(*it) ? std::next(it) : common.erase(it);
         auto *out = static_cast<int32_t *>(data);
         const size_t slots = dataSize / sizeof(int32_t);
         auto it = common.begin();
-        for (size_t i = 0; i < slots; i++)
-            out[i] = it != common.end() ? *it++ : kNoLocation;
+        for (size_t i = 0; i < slots; i++) {
+            if (it == common.end()) {
+                out[i] = kNoLocation;
+                continue;
+            }
+            out[i] = location_code({static_cast<aclrtMemManagedLocationType>(it->first), it->second});
+            ++it;
+        }
         return ACL_SUCCESS;
     }
     case ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION:
@@ -249,19 +257,9 @@ aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag)
             return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%lu bytes: a process has 3 TiB of managed memory",
                         static_cast<unsigned long>(size));
         const uint64_t rounded = (size + kChunk - 1) / kChunk * kChunk;
-        void *p = nullptr;
-        if (aclError err = malloc_device(&p, rounded, ACL_MEM_MALLOC_HUGE_FIRST))
-            return err;
-        std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(p, 1);
-        if (!alloc) {
-            (void)aclrtFree(p);
-            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the new allocation went away");
-        }
         auto state = std::make_shared<ManagedState>();
         state->chunks.resize(rounded / kChunk);
-        alloc->managed = std::move(state); // before anyone else has the pointer
-        *ptr = p;
-        return ACL_SUCCESS;
+        return malloc_device(ptr, rounded, ACL_MEM_MALLOC_HUGE_FIRST, std::move(state));
     });
 }
 
@@ -309,10 +307,10 @@ aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size, aclrtMemMan
                 c.preferred = {ACL_MEM_LOCATIONTYPE_INVALID, 0};
                 break;
             case ACL_MEM_ADVISE_SET_ACCESSED_BY:
-                c.accessed_by.insert(location_code(location));
+                c.accessed_by.insert({static_cast<int>(location.type), location.id});
                 break;
             case ACL_MEM_ADVISE_UNSET_ACCESSED_BY:
-                c.accessed_by.erase(location_code(location));
+                c.accessed_by.erase({static_cast<int>(location.type), location.id});
                 break;
             }
         }
@@ -444,8 +442,6 @@ aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, 
             if (aclError err = rt.check_device_id(deviceId))
                 return err;
         }
-        if (aclError err = need_context())
-            return err;
         *retSize = 0;
         return ACL_SUCCESS;
     });
@@ -469,7 +465,7 @@ aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, s
             if (aclError err = rt.check_device_id(deviceId))
                 return err;
         }
-        return need_context();
+        return ACL_SUCCESS;
     });
 }
 

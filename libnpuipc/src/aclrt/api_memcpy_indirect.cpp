@@ -191,8 +191,8 @@ aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, voi
             return fail(ACL_ERROR_INVALID_PARAM, "config must be NULL");
         if (kind != ACL_MEMCPY_INNER_DEVICE_TO_DEVICE)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "descriptors describe ACL_MEMCPY_INNER_DEVICE_TO_DEVICE copies only");
-        if (count > kMaxCount)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu is above 4 GiB", count);
+        if (count > UINT32_MAX) // the descriptor's length is 32 bits
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu does not fit the descriptor's 32 bits", count);
         if (reinterpret_cast<uintptr_t>(desc) % kDescAlignment)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "desc %p is not 64-byte aligned", desc);
         uint32_t device = 0;

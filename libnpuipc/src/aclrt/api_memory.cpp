@@ -232,7 +232,7 @@ aclError npuipc_rt::copy_async(void *dst, size_t destMax, const void *src, size_
 
 namespace npuipc_rt {
 
-aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy, std::shared_ptr<ManagedState> managed)
 {
     Runtime &rt = Runtime::get();
     std::shared_ptr<const Device> dev;
@@ -270,6 +270,7 @@ aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
         alloc->page_class = page_class;
         alloc->device = device;
         alloc->dev = dev;
+        alloc->managed = managed;
         {
             // A reset of the device since the start would have missed it.
             std::lock_guard<std::mutex> lock(rt.mu);

@@ -46,7 +46,12 @@ void run_ready(Runtime &rt, const std::vector<uint64_t> &ids, const std::vector<
         Result<int> reached = stream.dev->wait(copy.point.reached->event.get(), 0);
         bool ok = reached.ok() && reached.value() == 0;
         if (ok) {
-            aclError failed = copy.resolve ? copy.resolve(copy) : ACL_SUCCESS;
+            aclError failed = ACL_SUCCESS;
+            try {
+                failed = copy.resolve ? copy.resolve(copy) : ACL_SUCCESS;
+            } catch (const std::bad_alloc &) {
+                failed = fail(ACL_ERROR_BAD_ALLOC, "out of host memory in a task of the copier thread");
+            }
             if (failed) {
                 aclError none = ACL_SUCCESS;
                 stream.run_error.compare_exchange_strong(none, failed, std::memory_order_acq_rel);

@@ -745,6 +745,7 @@ Status abort_stream_work(Runtime &rt, Stream &stream)
     }
     stream.aborting.fetch_add(1, std::memory_order_acq_rel);
     stream.aborts.fetch_add(1, std::memory_order_acq_rel);
+    stream.run_error.store(ACL_SUCCESS, std::memory_order_release);
     Status st = stream.dev->abort_stream(stream.handle.get());
     stream.aborting.fetch_sub(1, std::memory_order_acq_rel);
     // Copies queued before the abort whose point the stream had reached
@@ -804,8 +805,20 @@ void stop_context(const Stream &failed, aclError code)
 
 } // namespace
 
+aclError runtime_work_failed(Stream &stream, aclError err)
+{
+    if (stream.failure && stream.failure->stop.load(std::memory_order_acquire))
+        stop_context(stream, err);
+    return fail(err, "work the runtime ran for the stream (a model run, an indirect copy, a reduce) failed; "
+                     "its error was logged when it failed");
+}
+
 aclError synchronize_failed(Stream &stream, const Result<int> &r, size_t gates, uint32_t failed_job)
 {
+    // A job failed after work of the runtime's did: the job's error is the
+    // one reported, the earlier one was logged.
+    if (r.ok())
+        stream.run_error.store(ACL_SUCCESS, std::memory_order_release);
     if (!r.ok()) {
         if (r.error() == ETIME)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the stream did not finish in time");
@@ -950,6 +963,15 @@ RuntimeObjects runtime_own_objects(uint32_t device)
         return own;
     own.events = static_cast<uint32_t>(it->second.event_pool.size());
     own.streams = it->second.helper ? 1 : 0;
+    // The markers behind stream waits (aclrtQueryEventWaitStatus).
+    for (const auto &entry : rt.objects) {
+        if (entry.second->kind != Kind::Event)
+            continue;
+        auto &ev = static_cast<Event &>(*entry.second);
+        std::lock_guard<std::mutex> latch(ev.latch_mu);
+        for (const WaitPoint &p : ev.wait_points)
+            own.events += p.device == device ? 1 : 0;
+    }
     for (const auto &entry : rt.objects) {
         if (entry.second->kind != Kind::Context || entry.second->device != device)
             continue;

@@ -586,7 +586,10 @@ inline aclError find_stream(aclrtStream handle, std::shared_ptr<Stream> &out)
 
 // Device memory of the current context's device, as aclrtMalloc makes it
 // (arguments checked), and host memory as aclrtMallocHost makes it.
-aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+// `managed`: aclrtMemAllocManaged's state, set before the memory is
+// published.
+aclError malloc_device(void **devPtr, size_t size, aclrtMemMallocPolicy policy,
+                       std::shared_ptr<ManagedState> managed = nullptr);
 aclError malloc_host(void **hostPtr, size_t size);
 // The aclrtMallocHost allocation `ptr` lies in: false if none.
 bool host_allocation_of(Runtime &rt, const void *ptr, uintptr_t &base, size_t &size);
@@ -639,6 +642,10 @@ aclError synchronize_failed(Stream &stream, const Result<int> &waited, size_t ga
 void forget_recorded_gates(Stream &stream, size_t count);
 // ACL_SUCCESS, or the sticky error of the stream's context (STOP).
 aclError stopped_context_error(const Stream &stream);
+// The failure `err` of work the runtime ran for the stream on a thread of
+// its own (Stream::run_error), as a synchronize reports it: a context that
+// stops on failure stops, as for a failed job.
+aclError runtime_work_failed(Stream &stream, aclError err);
 // ACL_ERROR_RT_STREAM_ABORT if an aclrtStreamAbort of the stream began
 // after `aborts_before` was read or is under way.
 aclError overlapping_abort(const Stream &stream, uint64_t aborts_before);
@@ -654,8 +661,7 @@ inline aclError synchronize(Stream &stream, int64_t timeout_ns)
         if (gates)
             forget_recorded_gates(stream, gates);
         if (aclError err = stream.run_error.exchange(ACL_SUCCESS, std::memory_order_acq_rel))
-            return fail(err, "work the runtime ran for the stream (a model run, an indirect copy) failed; "
-                             "its error was logged when it failed");
+            return runtime_work_failed(stream, err);
         return stopped_context_error(stream);
     }
     return synchronize_failed(stream, r, gates, failed_job);
