@@ -243,14 +243,8 @@ static int64_t call_aclmdlRICaptureTaskUpdateBegin(void)
 { return aclmdlRICaptureTaskUpdateBegin(NULL, NULL); }
 static int64_t call_aclmdlRICaptureTaskUpdateEnd(void)
 { return aclmdlRICaptureTaskUpdateEnd(NULL); }
-static int64_t call_aclmdlRIAbort(void)
-{ return aclmdlRIAbort(NULL); }
-static int64_t call_aclmdlRIUpdate(void)
-{ return aclmdlRIUpdate(NULL); }
 static int64_t call_aclmdlRIGetStreams(void)
 { return aclmdlRIGetStreams(NULL, NULL, NULL); }
-static int64_t call_aclmdlRIDebugPrint(void)
-{ return aclmdlRIDebugPrint(NULL); }
 static int64_t call_aclmdlRIGetTasksByStream(void)
 { return aclmdlRIGetTasksByStream(NULL, NULL, NULL); }
 static int64_t call_aclmdlRITaskGetType(void)
@@ -302,6 +296,9 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclmdlRIDebugPrint),
+    IMPLEMENTED(aclmdlRIUpdate),
+    IMPLEMENTED(aclmdlRIAbort),
     IMPLEMENTED(aclrtPersistentTaskClean),
     IMPLEMENTED(aclrtMemMapSelectedLink),
     IMPLEMENTED(aclrtMemMapNoAccess),
@@ -683,10 +680,7 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclmdlRICaptureTaskGrpEnd, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateBegin, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateEnd, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIAbort, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIUpdate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIGetStreams, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIDebugPrint, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIGetTasksByStream, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRITaskGetType, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRITaskGetSeqId, NOT_YET, FAILS_WITH_CODE),

@@ -16,6 +16,9 @@
 
 using namespace acltest;
 
+// aclmdlRIDebugPrint is deprecated in CANN, and tested here.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 namespace {
 
 constexpr size_t kSize = 4096;
@@ -397,6 +400,32 @@ TEST_F(AclCaptureTest, NamesIdsDestroyCallbacksAndTheJsonDescription)
     EXPECT_EQ(10, destroyed_with);
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIDestroy(first));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIGetId(first, &id1));
+}
+
+// A captured model is always ready: an update has nothing to do, and
+// CANN's codes for what is not one; the debug print of its tasks.
+TEST_F(AclCaptureTest, ACapturedModelUpdatesAsReadyAndPrintsItsTasks)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(s_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a_, kSize, 0x42, kSize, s_));
+    aclmdlRI capturing = nullptr;
+    aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureGetInfo(s_, &status, &capturing));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_UPDATE_FAILED, aclmdlRIUpdate(capturing));
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIDebugPrint(capturing));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(s_, &model_));
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIUpdate(model_));
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIDebugPrint(model_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s_));
+    EXPECT_EQ(0x42, ByteOf(a_));
+
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIUpdate(nullptr));
+    EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclmdlRIDebugPrint(nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIUpdate(reinterpret_cast<aclmdlRI>(0x1234)));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIDebugPrint(reinterpret_cast<aclmdlRI>(0x1234)));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRIAbort(model_)); // not a built model
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIAbort(nullptr));
 }
 
 } // namespace

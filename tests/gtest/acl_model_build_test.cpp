@@ -12,6 +12,9 @@
 
 using namespace acltest;
 
+// aclmdlRIDebugPrint is deprecated in CANN, and tested here.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 namespace {
 
 constexpr size_t kSize = 4096;
@@ -494,6 +497,32 @@ TEST_F(AclModelBuildTest, PersistentTaskCleanLetsABoundStreamRecordItsTasksAnew)
     Run();
     EXPECT_EQ(0x00, ByteOf(mem_[1])); // the first recording is gone
     EXPECT_EQ(0xB2, ByteOf(mem_[2]));
+}
+
+// aclmdlRIAbort stops the run under way (a stream waiting for a word
+// that never comes), the execute stream reports it, and the model runs
+// again; a built model is not updated.
+TEST_F(AclModelBuildTest, AbortStopsTheRunUnderWayAndTheModelRunsAgain)
+{
+    aclrtStream h = bound_[0];
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, h, ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(Word(0), 7, ACL_STREAM_WAIT_VALUE_EQ, h));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[1], kSize, 0xC3, kSize, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIAbort(model_)); // nothing running
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRIUpdate(model_));
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIDebugPrint(model_));
+
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec_));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(exec_, 300)); // it waits
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIAbort(model_));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_ABORT_NORMAL, aclrtSynchronizeStreamWithTimeout(exec_, kSyncTimeoutMs));
+    EXPECT_EQ(0x00, ByteOf(mem_[1]));
+
+    SetWord(0, 7);
+    Run();
+    EXPECT_EQ(0xC3, ByteOf(mem_[1]));
 }
 
 } // namespace

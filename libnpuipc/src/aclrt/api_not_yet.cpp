@@ -109,13 +109,7 @@ aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
 { return not_yet(__func__); }
 aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
 { return not_yet(__func__); }
-aclError aclmdlRIAbort(aclmdlRI modelRI)
-{ return not_yet(__func__); }
-aclError aclmdlRIUpdate(aclmdlRI modelRI)
-{ return not_yet(__func__); }
 aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams)
-{ return not_yet(__func__); }
-aclError aclmdlRIDebugPrint(aclmdlRI modelRI)
 { return not_yet(__func__); }
 aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
 { return not_yet(__func__); }

@@ -318,6 +318,72 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout)
     });
 }
 
+aclError aclmdlRIAbort(aclmdlRI modelRI)
+{
+    return api("aclmdlRIAbort", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "modelRI is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        return abort_model(m);
+    });
+}
+
+// A captured model's tasks change only through task updates, which npuipc
+// does not take (aclmdlRITaskSetParams, aclmdlRITaskDisable): it is always
+// ready, and an update has nothing to do.
+aclError aclmdlRIUpdate(aclmdlRI modelRI)
+{
+    return api("aclmdlRIUpdate", [&] {
+        if (!modelRI)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "modelRI is NULL");
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        if (m->built)
+            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "a built model is not updated; a captured one is");
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (m->capturing)
+            return fail(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "the model is still being captured");
+        return ACL_SUCCESS;
+    });
+}
+
+// The model's tasks, to the log at info level, as CANN's runtime logs them.
+aclError aclmdlRIDebugPrint(aclmdlRI modelRI)
+{
+    return api("aclmdlRIDebugPrint", [&] {
+        std::shared_ptr<Model> m;
+        if (aclError err = find_model(modelRI, m))
+            return err;
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+            if (ctx->token != m->context)
+                return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
+        }
+        std::lock_guard<std::mutex> mlock(m->mu);
+        if (!m->built) {
+            log_info("model %u (captured%s): %zu tasks", m->id, m->capturing ? ", capturing" : "", m->calls.size());
+            for (size_t i = 0; i < m->calls.size(); i++)
+                log_info("  task %zu: %s", i, m->calls[i].what);
+            return ACL_SUCCESS;
+        }
+        log_info("model %u (built%s): %zu streams", m->id, m->build_ended ? "" : ", building", m->bound.size());
+        for (const BoundStream &b : m->bound) {
+            log_info("  stream %#lx%s: %zu tasks", static_cast<unsigned long>(b.stream), b.head ? " (head)" : "",
+                     b.tasks.size());
+            for (size_t i = 0; i < b.tasks.size(); i++)
+                log_info("    task %zu: %s", i, b.tasks[i].what);
+        }
+        return ACL_SUCCESS;
+    });
+}
+
 aclError aclmdlRIDestroy(aclmdlRI modelRI)
 {
     return api("aclmdlRIDestroy", [&] {

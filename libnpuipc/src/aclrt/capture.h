@@ -40,12 +40,18 @@ struct Model : Object {
     Model(uint32_t dev, uint32_t model_id, bool capture = true);
     // A capture its stream never ended (a reset took both) ends here.
     ~Model() override;
+    // Why a built model's run under way must stop now (destroyed, aborted),
+    // or ACL_SUCCESS.
+    aclError run_ended() const;
     const uint32_t id;
     const bool built;
     // One run of a built model at a time.
     std::mutex run_mu;
     // Destroyed: a run under way stops at its next step.
     std::atomic<bool> stopping{false};
+    // aclmdlRIAbort: the run under way stops at its next step, and the
+    // model may run again.
+    std::atomic<bool> aborting{false};
     // Protects what follows.
     std::mutex mu;
     std::vector<CapturedCall> calls;
@@ -82,6 +88,7 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
 // destroy adds: its streams unbound. With Model::mu not held.
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);
 aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout);
+aclError abort_model(const std::shared_ptr<Model> &m);
 void unbind_all_streams(Model &m);
 // Takes the stream out of the model it is bound to, if any (unbind, or
 // the stream leaving the table). Without Stream::mu and Model::mu held.

@@ -159,6 +159,14 @@ void log_debug(const char *fmt, ...)
     va_end(ap);
 }
 
+void log_info(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(npuipc_log::kInfo, fmt, ap);
+    va_end(ap);
+}
+
 void log_warning(const char *fmt, ...)
 {
     va_list ap;

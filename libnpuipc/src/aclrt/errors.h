@@ -45,6 +45,7 @@ aclError fail_ipc(int err, const char *what);
 aclError task_error(int status);
 
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 const char *recent_error_message();

@@ -172,8 +172,8 @@ aclError ModelRun::wait_for(size_t stream)
             return err;
         if (slice == 0)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
-        if (model_.stopping.load(std::memory_order_acquire))
-            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+        if (aclError err = model_.run_ended())
+            return err;
     }
 }
 
@@ -225,8 +225,8 @@ aclError ModelRun::first_at_point(size_t &index)
                 return ACL_SUCCESS;
         if (slice == 0)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
-        if (model_.stopping.load(std::memory_order_acquire))
-            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+        if (aclError err = model_.run_ended())
+            return err;
     }
 }
 
@@ -277,10 +277,8 @@ aclError ModelRun::run()
             active_.push_back({i, 0, nullptr});
     aclError err = ACL_SUCCESS;
     while (!err && !active_.empty()) {
-        if (model_.stopping.load(std::memory_order_acquire)) {
-            err = fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+        if ((err = model_.run_ended()))
             break;
-        }
         for (Cursor &c : active_)
             if ((err = make_launches(c)))
                 break;
@@ -643,6 +641,33 @@ aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout)
     }
     std::lock_guard<std::mutex> one_run(m->run_mu);
     return run_model(*m, npuipc_clock::deadline_ms(timeout));
+}
+
+// aclmdlRIAbort of a built model: the run under way (if any) stops within
+// a tenth of a second of its current wait and aborts what it queued; the
+// call returns once it has, and the model may run again. CANN documents
+// no abort of a captured model.
+aclError abort_model(const std::shared_ptr<Model> &m)
+{
+    if (!m->built)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "a captured model is not aborted (CANN documents it so)");
+    if (aclError err = check_model_context(*m))
+        return err;
+    m->aborting.store(true, std::memory_order_release);
+    {
+        std::lock_guard<std::mutex> ended(m->run_mu);
+    }
+    m->aborting.store(false, std::memory_order_release);
+    return ACL_SUCCESS;
+}
+
+aclError Model::run_ended() const
+{
+    if (stopping.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+    if (aborting.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_MODEL_ABORT_NORMAL, "the model's run was aborted (aclmdlRIAbort)");
+    return ACL_SUCCESS;
 }
 
 } // namespace npuipc_rt
