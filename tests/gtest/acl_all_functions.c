@@ -243,16 +243,8 @@ static int64_t call_aclmdlRICaptureTaskUpdateBegin(void)
 { return aclmdlRICaptureTaskUpdateBegin(NULL, NULL); }
 static int64_t call_aclmdlRICaptureTaskUpdateEnd(void)
 { return aclmdlRICaptureTaskUpdateEnd(NULL); }
-static int64_t call_aclmdlRIGetStreams(void)
-{ return aclmdlRIGetStreams(NULL, NULL, NULL); }
-static int64_t call_aclmdlRIGetTasksByStream(void)
-{ return aclmdlRIGetTasksByStream(NULL, NULL, NULL); }
-static int64_t call_aclmdlRITaskGetType(void)
-{ return aclmdlRITaskGetType(NULL, NULL); }
 static int64_t call_aclmdlRITaskGetSeqId(void)
 { return aclmdlRITaskGetSeqId(NULL, NULL); }
-static int64_t call_aclmdlRITaskGetParams(void)
-{ return aclmdlRITaskGetParams(NULL, NULL); }
 static int64_t call_aclmdlRITaskSetParams(void)
 { return aclmdlRITaskSetParams(NULL, NULL); }
 static int64_t call_aclmdlRIKernelTaskGetAttribute(void)
@@ -296,6 +288,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclmdlRITaskGetParams),
+    IMPLEMENTED(aclmdlRITaskGetType),
+    IMPLEMENTED(aclmdlRIGetTasksByStream),
+    IMPLEMENTED(aclmdlRIGetStreams),
     IMPLEMENTED(aclmdlRIDebugPrint),
     IMPLEMENTED(aclmdlRIUpdate),
     IMPLEMENTED(aclmdlRIAbort),
@@ -680,11 +676,7 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclmdlRICaptureTaskGrpEnd, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateBegin, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateEnd, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIGetStreams, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIGetTasksByStream, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRITaskGetType, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRITaskGetSeqId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRITaskGetParams, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRITaskSetParams, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIKernelTaskGetAttribute, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRITaskDisable, NOT_YET, FAILS_WITH_CODE),

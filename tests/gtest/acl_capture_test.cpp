@@ -425,6 +425,8 @@ TEST_F(AclCaptureTest, ACapturedModelUpdatesAsReadyAndPrintsItsTasks)
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIUpdate(reinterpret_cast<aclmdlRI>(0x1234)));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIDebugPrint(reinterpret_cast<aclmdlRI>(0x1234)));
     EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRIAbort(model_)); // not a built model
+    uint32_t n = 0;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRIGetStreams(model_, nullptr, &n)); // it has none
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIAbort(nullptr));
 }
 

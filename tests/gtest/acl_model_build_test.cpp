@@ -5,6 +5,8 @@
 // choose by device memory what runs next. CANN's codes for every misuse.
 #include "acl_test_util.h"
 
+#include <cstring>
+
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -523,6 +525,85 @@ TEST_F(AclModelBuildTest, AbortStopsTheRunUnderWayAndTheModelRunsAgain)
     SetWord(0, 7);
     Run();
     EXPECT_EQ(0xC3, ByteOf(mem_[1]));
+}
+
+// CANN's queries of a built model: its streams, each one's tasks, and a
+// task's type and parameters; CANN's two-call lists and codes.
+TEST_F(AclModelBuildTest, TheStreamsAndTasksOfABuiltModelAreListedWithTheirParameters)
+{
+    aclrtStream h = bound_[0];
+    aclrtEvent event = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, h, ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(Word(1), 77, 0, h));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, h));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(h, event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWait(Word(1), 77, ACL_STREAM_WAIT_VALUE_EQ, h));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[1], kSize, 0x11, kSize, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, h));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+
+    uint32_t n = 99;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetStreams(model_, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    aclrtStream streams[2] = {reinterpret_cast<aclrtStream>(1), reinterpret_cast<aclrtStream>(1)};
+    n = 0;
+    EXPECT_EQ(ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY, aclmdlRIGetStreams(model_, streams, &n));
+    EXPECT_EQ(reinterpret_cast<aclrtStream>(1), streams[0]); // untouched
+    n = 2;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetStreams(model_, streams, &n));
+    EXPECT_EQ(1u, n);
+    EXPECT_EQ(h, streams[0]);
+    EXPECT_EQ(nullptr, streams[1]);
+
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetTasksByStream(h, nullptr, &n));
+    ASSERT_EQ(6u, n);
+    aclmdlRITask tasks[8] = {};
+    n = 2;
+    EXPECT_EQ(ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY, aclmdlRIGetTasksByStream(h, tasks, &n));
+    EXPECT_EQ(2u, n);
+    EXPECT_NE(nullptr, tasks[1]); // the first ones listed
+    n = 8;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetTasksByStream(h, tasks, &n));
+    ASSERT_EQ(6u, n);
+    EXPECT_EQ(nullptr, tasks[6]);
+    const aclmdlRITaskType expected[6] = {ACL_MODEL_RI_TASK_VALUE_WRITE, ACL_MODEL_RI_TASK_EVENT_RECORD,
+                                          ACL_MODEL_RI_TASK_EVENT_WAIT,  ACL_MODEL_RI_TASK_VALUE_WAIT,
+                                          ACL_MODEL_RI_TASK_DEFAULT,     ACL_MODEL_RI_TASK_DEFAULT};
+    for (size_t i = 0; i < 6; i++) {
+        aclmdlRITaskType type = RawEnum<aclmdlRITaskType>(99);
+        ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetType(tasks[i], &type)) << i;
+        EXPECT_EQ(expected[i], type) << i;
+    }
+    aclmdlRITaskParams p;
+    memset(&p, 0xFF, sizeof(p));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetParams(tasks[0], &p));
+    EXPECT_EQ(ACL_MODEL_RI_TASK_VALUE_WRITE, p.type);
+    EXPECT_EQ(Word(1), p.valueWriteTaskParams.devAddr);
+    EXPECT_EQ(77u, p.valueWriteTaskParams.value);
+    EXPECT_EQ(nullptr, p.taskGrp);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetParams(tasks[1], &p));
+    EXPECT_EQ(event, p.eventRecordTaskParams.event);
+    EXPECT_EQ(static_cast<uint32_t>(ACL_EVENT_SYNC), p.eventRecordTaskParams.eventFlag);
+    EXPECT_EQ(0u, p.eventRecordTaskParams.recordFlag);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetParams(tasks[3], &p));
+    EXPECT_EQ(static_cast<uint32_t>(ACL_STREAM_WAIT_VALUE_EQ), p.valueWaitTaskParams.flag);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetParams(tasks[4], &p)); // a copy engine fill
+
+    // CANN's codes; handles of tasks that are gone name nothing.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIGetStreams(model_, streams, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIGetStreams(nullptr, streams, &n));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIGetTasksByStream(nullptr, tasks, &n));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIGetTasksByStream(h, tasks, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIGetTasksByStream(exec_, tasks, &n)); // in no model
+    aclmdlRITaskType type;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetType(nullptr, &type));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetType(tasks[0], nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetType(reinterpret_cast<aclmdlRITask>(0x123456), &type));
+    ASSERT_EQ(ACL_SUCCESS, aclrtPersistentTaskClean(h));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetType(tasks[0], &type));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetParams(tasks[1], &p));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
 }
 
 } // namespace

@@ -109,15 +109,7 @@ aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
 { return not_yet(__func__); }
 aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
 { return not_yet(__func__); }
-aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams)
-{ return not_yet(__func__); }
-aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
-{ return not_yet(__func__); }
-aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type)
-{ return not_yet(__func__); }
 aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id)
-{ return not_yet(__func__); }
-aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params)
 { return not_yet(__func__); }
 aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
 { return not_yet(__func__); }

@@ -272,7 +272,11 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = AC
     if (records(*s)) {
         if (aclError err = recordable_event(*s, *ev))
             return err;
-        if (captured(*s, "aclrtRecordEvent", [=](aclrtStream to) { return record_event(event, to, flag); }))
+        aclmdlRITaskParams task;
+        std::memset(&task, 0, sizeof(task));
+        task.type = ACL_MODEL_RI_TASK_EVENT_RECORD;
+        task.eventRecordTaskParams = {event, ev->flags, static_cast<uint32_t>(flag)};
+        if (captured(*s, "aclrtRecordEvent", [=](aclrtStream to) { return record_event(event, to, flag); }, &task))
             return ACL_SUCCESS;
     }
     std::lock_guard<std::mutex> latch(ev->latch_mu);
@@ -387,8 +391,12 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
     if (records(*s)) {
         if (aclError err = recordable_event(*s, *ev))
             return err;
+        aclmdlRITaskParams task;
+        std::memset(&task, 0, sizeof(task));
+        task.type = ACL_MODEL_RI_TASK_EVENT_WAIT;
+        task.eventWaitTaskParams = {event, ev->flags, static_cast<uint32_t>(flag)};
         if (captured(*s, "aclrtStreamWaitEvent",
-                     [=](aclrtStream to) { return stream_wait_event(to, event, timeout_ns, flag); }))
+                     [=](aclrtStream to) { return stream_wait_event(to, event, timeout_ns, flag); }, &task))
             return ACL_SUCCESS;
     }
     // Recorded right behind the wait, for aclrtQueryEventWaitStatus.

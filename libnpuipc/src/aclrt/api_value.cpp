@@ -74,8 +74,12 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
         // The only flag CANN takes is 0.
         if (aclError err = value_job(devAddr, flag, 1, stream, s, handle, offset))
             return err;
+        aclmdlRITaskParams task;
+        std::memset(&task, 0, sizeof(task));
+        task.type = ACL_MODEL_RI_TASK_VALUE_WRITE;
+        task.valueWriteTaskParams = {devAddr, value};
         if (captured(*s, "aclrtValueWrite",
-                     [=](aclrtStream to) { return aclrtValueWrite(devAddr, value, flag, to); }))
+                     [=](aclrtStream to) { return aclrtValueWrite(devAddr, value, flag, to); }, &task))
             return ACL_SUCCESS;
         return submit(*s, prep_write_value(handle, offset, value));
     });
@@ -90,8 +94,12 @@ aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStrea
         if (aclError err = value_job(devAddr, flag, ACL_STREAM_WAIT_VALUE_NOR + 1, stream, s, handle,
                                      offset))
             return err;
+        aclmdlRITaskParams task;
+        std::memset(&task, 0, sizeof(task));
+        task.type = ACL_MODEL_RI_TASK_VALUE_WAIT;
+        task.valueWaitTaskParams = {devAddr, value, flag};
         if (captured(*s, "aclrtValueWait",
-                     [=](aclrtStream to) { return aclrtValueWait(devAddr, value, flag, to); }))
+                     [=](aclrtStream to) { return aclrtValueWait(devAddr, value, flag, to); }, &task))
             return ACL_SUCCESS;
         // As CANN, no timeout: an abort, a forced destroy or a reset ends it.
         return submit(*s, prep_wait_value(handle, offset, static_cast<Job::Compare>(flag), value));

@@ -111,10 +111,11 @@ void forget_captures_after_fork()
     active_captures.store(0, std::memory_order_relaxed);
 }
 
-bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make)
+bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make,
+              const aclmdlRITaskParams *params)
 {
     if (stream.bound.load(std::memory_order_acquire) && !running_model_here() &&
-        record_in_built_model(stream, what, make))
+        record_in_built_model(stream, what, make, params))
         return true;
     if (!stream.capturing.load(std::memory_order_acquire))
         return false;
@@ -128,7 +129,7 @@ bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStre
     std::lock_guard<std::mutex> mlock(m->mu);
     if (!m->capturing)
         return false;
-    m->calls.push_back({what, std::move(make), nullptr});
+    m->calls.push_back({what, std::move(make), nullptr, params});
     return true;
 }
 

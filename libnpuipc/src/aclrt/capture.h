@@ -6,6 +6,7 @@
 #ifndef NPUIPC_ACLRT_CAPTURE_H
 #define NPUIPC_ACLRT_CAPTURE_H
 
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -21,10 +22,23 @@ class ModelRun;
 // A launch as recorded: its name, and the call that makes it on a stream;
 // or, in a built model, a task that steers the run (a label switch, a
 // stream switch or activation, the end task), run by the model's runner.
+// `params`: what aclmdlRITaskGetParams reports (its type DEFAULT for the
+// tasks CANN reports none of); `id`: its aclmdlRITask handle once one was
+// asked for (model_tasks.cpp), 0 before.
 struct CapturedCall {
+    CapturedCall(const char *name, std::function<aclError(aclrtStream)> launch,
+                 std::function<aclError(ModelRun &)> steering, const aclmdlRITaskParams *task = nullptr)
+        : what(name), make(std::move(launch)), steer(std::move(steering))
+    {
+        std::memset(&params, 0, sizeof(params));
+        if (task)
+            params = *task;
+    }
     const char *what;
     std::function<aclError(aclrtStream)> make;
     std::function<aclError(ModelRun &)> steer;
+    aclmdlRITaskParams params;
+    uint64_t id = 0;
 };
 
 // A stream bound to a built model (aclmdlRIBindStream) and its tasks.
@@ -70,7 +84,9 @@ struct Model : Object {
 // (the launch made again on the stream a run of the model gives) under the
 // name `what`, and returns true: the launch ends there. Without Stream::mu
 // held.
-bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make);
+// `params`: the task's type and parameters, for aclmdlRITaskGetParams.
+bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make,
+              const aclmdlRITaskParams *params = nullptr);
 // ACL_ERROR_RT_STREAM_CAPTURED when `stream` captures: what may not be done
 // to it then (synchronize, query, destroy, run a model on it).
 aclError refuse_if_capturing(const Stream &stream);
@@ -83,7 +99,10 @@ aclError refuse_uncapturable(const Stream &stream);
 void abandon_capture_locked(Runtime &rt, Stream &stream);
 // Built models (model_build.cpp): records a launch on a bound stream;
 // false if the stream is bound no more.
-bool record_in_built_model(Stream &stream, const char *what, std::function<aclError(aclrtStream)> &make);
+bool record_in_built_model(Stream &stream, const char *what, std::function<aclError(aclrtStream)> &make,
+                           const aclmdlRITaskParams *params);
+// The task handles of `tasks` stop naming anything (model_tasks.cpp).
+void forget_task_handles(const std::vector<CapturedCall> &tasks);
 // aclmdlRIExecuteAsync and aclmdlRIExecute of a built model, and what its
 // destroy adds: its streams unbound. With Model::mu not held.
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);

@@ -509,7 +509,8 @@ void run_async(std::shared_ptr<Model> m, std::shared_ptr<Stream> s, std::shared_
 
 namespace npuipc_rt {
 
-bool record_in_built_model(Stream &stream, const char *what, std::function<aclError(aclrtStream)> &make)
+bool record_in_built_model(Stream &stream, const char *what, std::function<aclError(aclrtStream)> &make,
+                           const aclmdlRITaskParams *params)
 {
     std::shared_ptr<Model> m;
     {
@@ -521,7 +522,7 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     std::lock_guard<std::mutex> mlock(m->mu);
     for (BoundStream &b : m->bound)
         if (b.stream == stream.token) {
-            b.tasks.push_back({what, std::move(make), nullptr});
+            b.tasks.push_back({what, std::move(make), nullptr, params});
             return true;
         }
     return false;
@@ -549,6 +550,9 @@ void unbind_stream(Stream &stream, const Model *expected)
     if (!m)
         return;
     std::lock_guard<std::mutex> mlock(m->mu);
+    for (const BoundStream &b : m->bound)
+        if (b.stream == stream.token)
+            forget_task_handles(b.tasks);
     m->bound.erase(std::remove_if(m->bound.begin(), m->bound.end(),
                                   [&](const BoundStream &b) { return b.stream == stream.token; }),
                    m->bound.end());
@@ -583,6 +587,8 @@ void unbind_all_streams(Model &m)
         unbind_stream(*s, &m);
     // Streams destroyed meanwhile left their entries to unbind_stream.
     std::lock_guard<std::mutex> mlock(m.mu);
+    for (const BoundStream &b : m.bound)
+        forget_task_handles(b.tasks);
     m.bound.clear();
     m.end_task = false;
 }
@@ -827,6 +833,7 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
             std::unique_lock<std::mutex> running(m.run_mu, std::try_to_lock);
             if (!running.owns_lock())
                 return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the model is running");
+            forget_task_handles(b.tasks);
             b.tasks.clear();
             recount_end_task(m);
             return ACL_SUCCESS;
