@@ -263,19 +263,6 @@ static int64_t call_aclmdlSetDump(void)
 { return aclmdlSetDump(NULL); }
 static int64_t call_aclmdlFinalizeDump(void)
 { return aclmdlFinalizeDump(); }
-static int64_t call_aclrtSnapShotProcessLock(void)
-{ return aclrtSnapShotProcessLock(0, NULL); }
-static int64_t call_aclrtSnapShotProcessUnlock(void)
-{ return aclrtSnapShotProcessUnlock(0, NULL); }
-static int64_t call_aclrtSnapShotProcessBackup(void)
-{ return aclrtSnapShotProcessBackup(0, NULL); }
-static int64_t call_aclrtSnapShotProcessRestore(void)
-{ return aclrtSnapShotProcessRestore(0, NULL); }
-static int64_t call_aclrtSnapShotCallbackRegister(void)
-{ return aclrtSnapShotCallbackRegister((aclrtSnapShotStage)0, NULL, NULL); }
-static int64_t call_aclrtSnapShotCallbackUnregister(void)
-{ return aclrtSnapShotCallbackUnregister((aclrtSnapShotStage)0, NULL); }
-
 /* acl/acl_rt_allocator.h */
 
 #define IMPLEMENTED(fn) { #fn, (void (*)(void))fn }
@@ -288,6 +275,12 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtSnapShotCallbackUnregister),
+    IMPLEMENTED(aclrtSnapShotCallbackRegister),
+    IMPLEMENTED(aclrtSnapShotProcessRestore),
+    IMPLEMENTED(aclrtSnapShotProcessBackup),
+    IMPLEMENTED(aclrtSnapShotProcessUnlock),
+    IMPLEMENTED(aclrtSnapShotProcessLock),
     IMPLEMENTED(aclmdlRITaskGetParams),
     IMPLEMENTED(aclmdlRITaskGetType),
     IMPLEMENTED(aclmdlRIGetTasksByStream),
@@ -686,12 +679,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclmdlInitDump, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlSetDump, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlFinalizeDump, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtSnapShotProcessLock, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSnapShotProcessUnlock, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSnapShotProcessBackup, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSnapShotProcessRestore, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSnapShotCallbackRegister, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclrtSnapShotCallbackUnregister, NOT_YET, FAILS_WITH_CODE),
     /* acl/acl_rt_allocator.h */
 };
 

@@ -124,19 +124,6 @@ aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, 
 { return not_yet(__func__); }
 
 // Process snapshots.
-aclError aclrtSnapShotProcessLock(int pid, void *reserve)
-{ return not_yet(__func__); }
-aclError aclrtSnapShotProcessUnlock(int pid, void *reserve)
-{ return not_yet(__func__); }
-aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
-{ return not_yet(__func__); }
-aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args)
-{ return not_yet(__func__); }
-aclError aclrtSnapShotCallbackRegister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback,
-                                       void *args)
-{ return not_yet(__func__); }
-aclError aclrtSnapShotCallbackUnregister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback)
-{ return not_yet(__func__); }
 
 
 // ======== Not supported on a mock NPU ========

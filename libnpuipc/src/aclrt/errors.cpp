@@ -40,6 +40,11 @@ bool is_caller_timeout(aclError code)
 
 } // namespace
 
+bool in_api_call()
+{
+    return current_api != nullptr;
+}
+
 ApiScope::ApiScope(const char *name) : previous_(current_api)
 {
     current_api = name;

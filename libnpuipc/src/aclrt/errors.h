@@ -21,6 +21,10 @@ enum class Op {
 };
 
 // Names the API function for the messages of errors inside it.
+// Whether the calling thread is inside an aclrt call (a nested one sees
+// its caller's).
+bool in_api_call();
+
 class ApiScope {
 public:
     explicit ApiScope(const char *name);

@@ -88,6 +88,12 @@ Runtime &Runtime::get()
     return *runtime;
 }
 
+bool &runtime_thread()
+{
+    static thread_local bool own = false;
+    return own;
+}
+
 uint64_t &thread_context()
 {
     __attribute__((tls_model("initial-exec"))) thread_local uint64_t context = 0;
@@ -694,7 +700,10 @@ aclError start_runtime_thread(const char *what, std::function<void()> fn)
     pthread_sigmask(SIG_SETMASK, &blocked, &caller);
     std::string why;
     try {
-        std::thread(std::move(fn)).detach();
+        std::thread([fn = std::move(fn)] {
+            runtime_thread() = true;
+            fn();
+        }).detach();
     } catch (const std::exception &e) {
         why = e.what();
     }

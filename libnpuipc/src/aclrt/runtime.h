@@ -732,6 +732,14 @@ aclError start_runtime_thread(const char *what, std::function<void()> fn);
 // in a fork child (unless `in_fork_child` is allowed, as for aclInit), and
 // turns exceptions into error codes: none crosses the C API.
 template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child = false);
+// Set while a snapshot lock holds the process (api_snapshot.cpp).
+std::atomic<bool> &snapshot_gate_closed();
+// Returns at once for the thread that locked, the runtime's own threads
+// and the calls a lock lets through (synchronizes, queries, the snapshot
+// calls); otherwise once the process is unlocked.
+void wait_for_snapshot_unlock(const char *name);
+// Marks the calling thread as one of the runtime's own.
+bool &runtime_thread();
 
 } // namespace npuipc_rt
 
@@ -762,6 +770,9 @@ aclError find_object(const void *handle, Kind kind, const char *what, std::share
 
 template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child)
 {
+    // aclrtSnapShotProcessLock holds the other threads' calls until unlock.
+    if (snapshot_gate_closed().load(std::memory_order_acquire) && !in_api_call())
+        wait_for_snapshot_unlock(name);
     ApiScope scope(name);
     if (!in_fork_child && Runtime::get().forked.load(std::memory_order_relaxed))
         return fail(ACL_ERROR_UNINITIALIZE,

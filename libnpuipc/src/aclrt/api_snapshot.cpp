@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// Process snapshots (aclrt_snapshot(3)): aclrtSnapShotProcessLock holds the
+// process's other threads at their next aclrt call, Backup keeps the
+// contents of its device memory in host memory once its devices are idle,
+// Restore writes them back into the memory that is still there, Unlock lets
+// the threads go on; callbacks registered per stage run for each device the
+// process has set. CANN's states and codes: RUNNING, LOCKED, BACKED UP.
+#include <algorithm>
+#include <condition_variable>
+#include <pthread.h>
+#include <cstring>
+#include <unistd.h>
+#include <vector>
+
+#include "aclrt/runtime.h"
+
+using namespace npuipc;
+using namespace npuipc_rt;
+
+namespace {
+
+enum class SnapState { Running, Locked, BackedUp };
+
+// Device memory as it was at the backup.
+struct Saved {
+    std::weak_ptr<Allocation> alloc;
+    std::vector<uint8_t> bytes;
+};
+
+struct Snapshot {
+    // Protects everything here.
+    std::mutex mu;
+    std::condition_variable unlocked;
+    SnapState state = SnapState::Running;
+    pid_t locker = 0; // the thread that locked
+    std::vector<std::pair<aclrtSnapShotCallBack, void *>> callbacks[ACL_RT_SNAPSHOT_UNLOCK_POST + 1];
+    std::vector<Saved> saved;
+};
+
+std::atomic<bool> gate_closed{false};
+
+// Never destroyed: a thread may wait in it while the process exits. A fork
+// child runs on its own: the parent's lock is not its.
+Snapshot &snapshot()
+{
+    static Snapshot *s = [] {
+        auto *made = new Snapshot;
+        pthread_atfork([] { snapshot().mu.lock(); }, [] { snapshot().mu.unlock(); },
+                       [] {
+                           Snapshot &child = snapshot();
+                           child.state = SnapState::Running;
+                           child.locker = 0;
+                           child.saved.clear();
+                           gate_closed.store(false, std::memory_order_relaxed);
+                           child.mu.unlock();
+                       });
+        return made;
+    }();
+    return *s;
+}
+
+constexpr int64_t kBackupSyncNs = 60LL * 1000 * 1000 * 1000; // CANN's wait for a lock's threads
+
+// The calls a lock does not hold, as CANN's: waiting and asking do not
+// start work.
+bool passes_lock(const char *name)
+{
+    for (const char *prefix : {"aclrtSnapShot", "aclrtSynchronize", "aclrtQuery", "aclrtStreamQuery",
+                               "aclrtGetLastError", "aclrtPeekAtLastError"})
+        if (std::strncmp(name, prefix, std::strlen(prefix)) == 0)
+            return true;
+    return false;
+}
+
+aclError check_pid(int pid)
+{
+    if (pid != ::getpid())
+        return fail(ACL_ERROR_INVALID_PARAM, "pid %d: a process snapshots only itself (%d)", pid, ::getpid());
+    return ACL_SUCCESS;
+}
+
+// The application's ids of the devices the process has set.
+std::vector<int32_t> set_devices()
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::vector<int32_t> ids;
+    for (const auto &entry : rt.devices)
+        if (entry.second.refs > 0) {
+            int32_t id = rt.logical_id(entry.first);
+            if (id >= 0)
+                ids.push_back(id);
+        }
+    return ids;
+}
+
+// The stage's callbacks, once per device the process has set; the first
+// that returns non-zero fails the step. Without Snapshot::mu held.
+aclError run_callbacks(aclrtSnapShotStage stage)
+{
+    std::vector<std::pair<aclrtSnapShotCallBack, void *>> callbacks;
+    {
+        Snapshot &s = snapshot();
+        std::lock_guard<std::mutex> lock(s.mu);
+        callbacks = s.callbacks[stage];
+    }
+    for (int32_t device : set_devices())
+        for (const auto &cb : callbacks)
+            if (uint32_t rc = cb.first(device, cb.second))
+                return fail(ACL_ERROR_SNAPSHOT_CALLBACK_FAILED, "a callback of stage %d returned %u for device %d",
+                            static_cast<int>(stage), rc, device);
+    return ACL_SUCCESS;
+}
+
+// The process's own device memory: allocations, managed memory and VMM
+// mappings (each physical allocation once); not host registrations, other
+// processes' memory or mappings without access.
+std::vector<std::shared_ptr<Allocation>> own_device_memory()
+{
+    Runtime &rt = Runtime::get();
+    std::vector<std::shared_ptr<Allocation>> out;
+    std::vector<const Physical *> seen;
+    std::shared_lock<std::shared_mutex> lock(rt.mem_mu);
+    for (const auto &entry : rt.allocations) {
+        const std::shared_ptr<Allocation> &a = entry.second;
+        if (a->registered_host || !a->import_key.empty() || !a->accessible.load(std::memory_order_acquire))
+            continue;
+        if (a->physical) {
+            if (std::find(seen.begin(), seen.end(), a->physical.get()) != seen.end())
+                continue;
+            seen.push_back(a->physical.get());
+        }
+        out.push_back(a);
+    }
+    return out;
+}
+
+// Every stream of the process idle, within CANN's minute.
+aclError devices_idle()
+{
+    std::vector<std::shared_ptr<Stream>> streams;
+    {
+        Runtime &rt = Runtime::get();
+        std::lock_guard<std::mutex> lock(rt.mu);
+        for (const auto &entry : rt.objects)
+            if (entry.second->kind == Kind::Stream)
+                streams.push_back(std::static_pointer_cast<Stream>(entry.second));
+    }
+    for (const auto &s : streams) {
+        Result<int> r = s->dev->wait(s->handle.get(), kBackupSyncNs, nullptr);
+        if (!r.ok())
+            return fail(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "a stream did not become idle for the backup (errno %d)",
+                        r.error());
+    }
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+namespace npuipc_rt {
+
+std::atomic<bool> &snapshot_gate_closed()
+{
+    return gate_closed;
+}
+
+void wait_for_snapshot_unlock(const char *name)
+{
+    if (runtime_thread() || passes_lock(name))
+        return;
+    Snapshot &s = snapshot();
+    std::unique_lock<std::mutex> lock(s.mu);
+    if (s.locker == static_cast<pid_t>(::gettid()))
+        return;
+    s.unlocked.wait(lock, [&] { return s.state == SnapState::Running; });
+}
+
+} // namespace npuipc_rt
+
+extern "C" {
+
+aclError aclrtSnapShotProcessLock(int pid, void *reserve)
+{
+    return api("aclrtSnapShotProcessLock", [&] {
+        if (aclError err = check_pid(pid))
+            return err;
+        if (reserve)
+            return fail(ACL_ERROR_INVALID_PARAM, "reserve must be NULL");
+        Snapshot &s = snapshot();
+        {
+            std::lock_guard<std::mutex> lock(s.mu);
+            if (s.state != SnapState::Running)
+                return fail(ACL_ERROR_SNAPSHOT_LOCK_FAILED, "the process is locked already");
+        }
+        if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_LOCK_PRE))
+            return err;
+        std::lock_guard<std::mutex> lock(s.mu);
+        if (s.state != SnapState::Running)
+            return fail(ACL_ERROR_SNAPSHOT_LOCK_FAILED, "the process was locked meanwhile");
+        s.state = SnapState::Locked;
+        s.locker = static_cast<pid_t>(::gettid());
+        snapshot_gate_closed().store(true, std::memory_order_release);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSnapShotProcessUnlock(int pid, void *reserve)
+{
+    return api("aclrtSnapShotProcessUnlock", [&] {
+        if (aclError err = check_pid(pid))
+            return err;
+        if (reserve)
+            return fail(ACL_ERROR_INVALID_PARAM, "reserve must be NULL");
+        Snapshot &s = snapshot();
+        {
+            std::lock_guard<std::mutex> lock(s.mu);
+            if (s.state == SnapState::Running)
+                return fail(ACL_ERROR_SNAPSHOT_UNLOCK_FAILED, "the process is not locked");
+            s.state = SnapState::Running;
+            s.locker = 0;
+            s.saved.clear();
+            snapshot_gate_closed().store(false, std::memory_order_release);
+        }
+        s.unlocked.notify_all();
+        // As CANN: a failure here is reported once the process runs again.
+        return run_callbacks(ACL_RT_SNAPSHOT_UNLOCK_POST);
+    });
+}
+
+aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
+{
+    return api("aclrtSnapShotProcessBackup", [&] {
+        if (aclError err = check_pid(pid))
+            return err;
+        if (args)
+            return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
+        Snapshot &s = snapshot();
+        {
+            std::lock_guard<std::mutex> lock(s.mu);
+            if (s.state != SnapState::Locked)
+                return fail(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "the process is not locked, or backed up already");
+        }
+        if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_BACKUP_PRE))
+            return err;
+        if (aclError err = devices_idle())
+            return err;
+        std::vector<Saved> saved;
+        for (const std::shared_ptr<Allocation> &a : own_device_memory()) {
+            void *at = nullptr;
+            if (aclError err = stable_address(*a, reinterpret_cast<void *>(a->base), at))
+                return err;
+            Saved kept;
+            kept.alloc = a;
+            kept.bytes.assign(static_cast<const uint8_t *>(at), static_cast<const uint8_t *>(at) + a->size);
+            saved.push_back(std::move(kept));
+        }
+        if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_BACKUP_POST))
+            return err;
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.saved = std::move(saved);
+        s.state = SnapState::BackedUp;
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args)
+{
+    return api("aclrtSnapShotProcessRestore", [&] {
+        if (aclError err = check_pid(pid))
+            return err;
+        if (args)
+            return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
+        Snapshot &s = snapshot();
+        std::vector<Saved> saved;
+        {
+            std::lock_guard<std::mutex> lock(s.mu);
+            if (s.state != SnapState::BackedUp)
+                return fail(ACL_ERROR_SNAPSHOT_RESTORE_FAILED, "the process has no backup to restore");
+            saved = s.saved;
+        }
+        if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_RESTORE_PRE))
+            return err;
+        if (aclError err = devices_idle())
+            return err;
+        // Memory freed since the backup is gone, and what was allocated
+        // since is left as it is.
+        for (const Saved &kept : saved) {
+            std::shared_ptr<Allocation> a = kept.alloc.lock();
+            if (!a)
+                continue;
+            void *at = nullptr;
+            if (aclError err = stable_address(*a, reinterpret_cast<void *>(a->base), at))
+                return err;
+            std::memcpy(at, kept.bytes.data(), kept.bytes.size());
+        }
+        if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_RESTORE_POST))
+            return err;
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.state = SnapState::Locked;
+        s.saved.clear();
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSnapShotCallbackRegister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback, void *args)
+{
+    return api("aclrtSnapShotCallbackRegister", [&] {
+        if (static_cast<uint32_t>(stage) > ACL_RT_SNAPSHOT_UNLOCK_POST || !callback)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "stage %d or a NULL callback", static_cast<int>(stage));
+        Snapshot &s = snapshot();
+        std::lock_guard<std::mutex> lock(s.mu);
+        for (const auto &cb : s.callbacks[stage])
+            if (cb.first == callback)
+                return fail(ACL_ERROR_SNAPSHOT_REGISTER_CALLBACK_FAILED,
+                            "the callback is registered for stage %d already", static_cast<int>(stage));
+        s.callbacks[stage].emplace_back(callback, args);
+        return ACL_SUCCESS;
+    });
+}
+
+aclError aclrtSnapShotCallbackUnregister(aclrtSnapShotStage stage, aclrtSnapShotCallBack callback)
+{
+    return api("aclrtSnapShotCallbackUnregister", [&] {
+        if (static_cast<uint32_t>(stage) > ACL_RT_SNAPSHOT_UNLOCK_POST || !callback)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "stage %d or a NULL callback", static_cast<int>(stage));
+        Snapshot &s = snapshot();
+        std::lock_guard<std::mutex> lock(s.mu);
+        auto &list = s.callbacks[stage];
+        for (auto it = list.begin(); it != list.end(); ++it)
+            if (it->first == callback) {
+                list.erase(it);
+                return ACL_SUCCESS;
+            }
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the callback is not registered for stage %d", static_cast<int>(stage));
+    });
+}
+
+} // extern "C"
