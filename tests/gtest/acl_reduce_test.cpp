@@ -78,6 +78,10 @@ TEST_F(AclReduceTest, FloatsOfEachWidthAreCombinedAsFloats)
     const uint16_t hm2 = aclFloatToFloat16(-2.0f), h4 = aclFloatToFloat16(4.0f);
     EXPECT_EQ((std::vector<uint16_t>{0x4380}), Reduce<uint16_t>({h15}, {h225}, kSum, ACL_FLOAT16));
     EXPECT_EQ((std::vector<uint16_t>{0x4400}), Reduce<uint16_t>({hm2}, {h4}, kMax, ACL_FLOAT16));
+    // IEEE arithmetic: 60000 + 60000 overflows to infinity, a NaN stays.
+    const uint16_t h60000 = 0x7B53, kInf = 0x7C00, kNaN = 0x7E00;
+    EXPECT_EQ((std::vector<uint16_t>{kInf, kInf}), Reduce<uint16_t>({h60000, kInf}, {h60000, h4}, kSum, ACL_FLOAT16));
+    EXPECT_EQ((std::vector<uint16_t>{kNaN, kNaN}), Reduce<uint16_t>({kNaN, h4}, {h4, kNaN}, kMax, ACL_FLOAT16));
     // bfloat16 is a float's upper half: 1.0 (0x3F80) + 2.0 (0x4000) = 3.0 (0x4040).
     EXPECT_EQ((std::vector<uint16_t>{0x4040, 0xBF80}),
               Reduce<uint16_t>({0x3F80, 0xC000}, {0x4000, 0x3F80}, kSum, ACL_BF16));
@@ -122,6 +126,8 @@ TEST_F(AclReduceTest, MisuseGetsCANNsCodes)
               aclrtReduceAsync(dst_, src_, 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL, ACL_FLOAT, stream_, nullptr));
     EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclrtReduceAsync(dst_, src_, 4, kSum, ACL_UINT32, stream_, nullptr));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReduceAsync(dst_, src_, 6, kSum, ACL_FLOAT, stream_, nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_ADDR_UNALIGNED,
+              aclrtReduceAsync(static_cast<char *>(dst_) + 2, src_, 4, kSum, ACL_FLOAT, stream_, nullptr));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReduceAsync(host.data(), src_, 4, kSum, ACL_FLOAT, stream_, nullptr));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReduceAsync(dst_, src_, kBytes + 4, kSum, ACL_FLOAT, stream_, nullptr));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtReduceAsync(dst_, static_cast<char *>(dst_) + 4, 8, kSum, ACL_FLOAT,

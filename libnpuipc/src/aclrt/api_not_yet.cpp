@@ -47,6 +47,8 @@ aclError not_supported(const char *name, const char *reason)
 
 // Why a function is not supported: the reasons of library.md's table.
 constexpr char kKernels[] = "it has no AI cores or AI CPUs, so it loads and runs no kernels";
+constexpr char kTaskGroups[] =
+    "a task group holds single-operator (kernel) launches only, as CANN's, and it runs no kernels";
 constexpr char kSymbols[] = "device symbols are globals of kernel binaries, and it loads none";
 constexpr char kOverflow[] =
     "floating-point overflow and saturation are states of AI cores, which it does not have";
@@ -63,27 +65,9 @@ extern "C" {
 
 // ======== Not yet ========
 
-// Initialisation and finalisation callbacks.
-
-// Errors and state: last errors, exception information, state callbacks, memory errors.
+// Tasks: extension info of the last task, updates of issued tasks, random numbers.
 aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
 { return not_yet(__func__); }
-
-// Devices: utilisation, limits, atomics, cache flushes.
-
-// Contexts and system parameters.
-
-// Streams: configuration, priorities, ids, attributes, failure mode, abort and stop.
-
-// Events with flags, timestamps and status; event ids.
-
-// Control flow on streams: labels, stream activation and switch.
-
-// Host functions.
-
-// Memory: configured allocations, pointer attributes, usage, managed and registered host memory.
-
-// Copies: 32-bit fills, 2D, batches, descriptors, conditions, reductions, random numbers.
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
                               aclrtStream execStream)
 { return not_yet(__func__); }
@@ -91,23 +75,9 @@ aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrt
                              void *reserve)
 { return not_yet(__func__); }
 
-// Cache maintenance.
-
-// Virtual memory: V2 shareable handles, mappings without access, links.
-
-// IPC: memory attributes and imports by processes of other servers.
-
-// Model runtime instances: capture, build, tasks, conditions, execution.
+// Model runtime instances: capture into a model, a captured model's tasks, conditions.
 aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
                                        aclmdlRICaptureMode mode)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
-{ return not_yet(__func__); }
-aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
 { return not_yet(__func__); }
 aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id)
 { return not_yet(__func__); }
@@ -123,10 +93,17 @@ aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr)
 aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags)
 { return not_yet(__func__); }
 
-// Process snapshots.
-
-
 // ======== Not supported on a mock NPU ========
+
+// Task groups of a capture, and their updates: single-operator launches only.
+aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream)
+{ return not_supported(__func__, kTaskGroups); }
+aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle)
+{ return not_supported(__func__, kTaskGroups); }
+aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
+{ return not_supported(__func__, kTaskGroups); }
+aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream)
+{ return not_supported(__func__, kTaskGroups); }
 
 // Kernel binaries, functions, arguments and launches (and their exception information).
 aclError aclrtCheckArchCompatibility(const char *socVersion, int32_t *canCompatible)

@@ -52,6 +52,12 @@ template <typename T> T add(T a, T b)
 
 template <typename T> T combine(T a, T b, aclrtReduceKind kind)
 {
+    if constexpr (std::is_floating_point<T>::value) {
+        if (a != a) // a NaN stays, whichever side it is on
+            return a;
+        if (b != b)
+            return b;
+    }
     switch (kind) {
     case ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX:
         return a < b ? b : a;
@@ -86,14 +92,57 @@ void reduce_half(void *dst, const void *src, uint64_t n, aclrtReduceKind kind)
     }
 }
 
+// IEEE binary16 <-> float, infinities and NaNs kept (the engine's
+// arithmetic; aclFloatToFloat16 saturates, as CANN's host helper does).
 float fp16_to_float(uint16_t v)
 {
-    return aclFloat16ToFloat(v);
+    const uint32_t sign = static_cast<uint32_t>(v & 0x8000) << 16;
+    const uint32_t exp = (v >> 10) & 0x1F;
+    uint32_t mant = v & 0x3FF;
+    uint32_t bits;
+    if (exp == 0x1F) {
+        bits = sign | 0x7F800000 | (mant << 13);
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (mant << 13);
+    } else if (mant == 0) {
+        bits = sign;
+    } else { // subnormal: normalised as a float
+        int shift = 0;
+        while (!(mant & 0x400)) {
+            mant <<= 1;
+            shift++;
+        }
+        bits = sign | (static_cast<uint32_t>(113 - shift) << 23) | ((mant & 0x3FF) << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
 }
 
 uint16_t float_to_fp16(float f)
 {
-    return aclFloatToFloat16(f);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+    const uint32_t abs = bits & 0x7FFFFFFF;
+    if (abs > 0x7F800000)
+        return static_cast<uint16_t>(sign | 0x7E00); // a quiet NaN
+    if (abs >= 0x477FF000)                           // rounds to 65536 or more
+        return static_cast<uint16_t>(sign | 0x7C00);
+    if (abs <= 0x33000000) // half the smallest subnormal or less: to zero (even)
+        return sign;
+    const int exp = static_cast<int>(abs >> 23);
+    const uint32_t significand = (abs & 0x7FFFFF) | 0x800000;
+    // Normal results keep 11 bits of the 24; subnormal ones fewer.
+    const int shift = exp < 113 ? 126 - exp : 13;
+    uint32_t kept = significand >> shift;
+    const uint32_t rest = significand & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (kept & 1)))
+        kept++; // nearest, ties to even; a carry moves up an exponent
+    if (exp < 113)
+        return static_cast<uint16_t>(sign | kept);
+    return static_cast<uint16_t>(sign | ((static_cast<uint32_t>(exp - 112) << 10) + (kept - 0x400)));
 }
 
 // The element size of the types the mock NPU's copy engine reduces, as
@@ -174,7 +223,7 @@ aclError reduce_async(void *dst, const void *src, uint64_t count, aclrtReduceKin
         return fail(ACL_ERROR_RT_PARAM_INVALID, "%s is not device memory", d.alloc ? "src" : "dst");
     if (d.alloc->device != s->device || from.alloc->device != s->device)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "dst and src must be memory of the stream's device");
-    const bool same = d.alloc == from.alloc;
+    const bool same = d.alloc == from.alloc || (d.alloc->physical && d.alloc->physical == from.alloc->physical);
     if (same && d.offset != from.offset && d.offset < from.offset + count && from.offset < d.offset + count)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "dst and src overlap without being the same range");
     if (captured(*s, "aclrtReduceAsync",
@@ -212,7 +261,7 @@ aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduc
             return fail(ACL_ERROR_RT_PARAM_INVALID, "count is 0");
         if (kind < ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM || kind > ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "kind %d is not a reduction", static_cast<int>(kind));
-        if (count > kMaxCount)
+        if (kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM && count > kMaxCount)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "count %lu is above 4 GiB", static_cast<unsigned long>(count));
         // What the copy engine can do, as CANN asks its driver.
         if (kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL)
@@ -223,6 +272,8 @@ aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduc
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "data type %d: the copy engine reduces int8, int16, int32, float16, bfloat16 and float",
                         static_cast<int>(type));
+        if (reinterpret_cast<uintptr_t>(dst) % size || reinterpret_cast<uintptr_t>(src) % size)
+            return fail(ACL_ERROR_RT_ADDR_UNALIGNED, "dst and src must be aligned to the %zu-byte elements", size);
         if (count % size)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "count %lu bytes is not a whole number of %zu-byte elements",
                         static_cast<unsigned long>(count), size);

@@ -439,7 +439,13 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, 
             if (desc[i].flags != ACL_RT_MEM_ACCESS_FLAGS_READWRITE)
                 return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "only ACL_RT_MEM_ACCESS_FLAGS_READWRITE is supported");
         }
-        // A mapping made without access gets it now, for the host and the device.
+        // A mapping made without access gets it now, for the host and the
+        // device, if it is still mapped.
+        Runtime &rt = Runtime::get();
+        std::shared_lock<std::shared_mutex> mapped(rt.mem_mu);
+        auto it = rt.allocations.find(alloc->base);
+        if (it == rt.allocations.end() || it->second != alloc)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%p was unmapped meanwhile", virPtr);
         std::lock_guard<std::mutex> lock(alloc->mu);
         if (!alloc->accessible.load(std::memory_order_acquire)) {
             if (::mprotect(reinterpret_cast<void *>(alloc->base), alloc->size, PROT_READ | PROT_WRITE) != 0)

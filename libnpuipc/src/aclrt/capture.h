@@ -56,16 +56,19 @@ struct Model : Object {
     ~Model() override;
     // Why a built model's run under way must stop now (destroyed, aborted),
     // or ACL_SUCCESS.
-    aclError run_ended() const;
+    aclError run_ended(uint64_t run) const;
     const uint32_t id;
     const bool built;
     // One run of a built model at a time.
     std::mutex run_mu;
     // Destroyed: a run under way stops at its next step.
     std::atomic<bool> stopping{false};
-    // aclmdlRIAbort: the run under way stops at its next step, and the
-    // model may run again.
-    std::atomic<bool> aborting{false};
+    // Runs of a built model by number: the last started, the last ended,
+    // and the last that aclmdlRIAbort stops (at its next step; the model
+    // may run again).
+    std::atomic<uint64_t> runs_started{0};
+    std::atomic<uint64_t> runs_ended{0};
+    std::atomic<uint64_t> aborted_run{0};
     // Protects what follows.
     std::mutex mu;
     std::vector<CapturedCall> calls;

@@ -82,8 +82,8 @@ __attribute__((constructor)) void register_label_fork_handlers()
 // One run of a built model: the streams it started, each at its next task.
 class ModelRun {
 public:
-    ModelRun(const Model &m, std::vector<BoundStream> streams, int64_t deadline_ms)
-        : model_(m), streams_(std::move(streams)), deadline_ms_(deadline_ms)
+    ModelRun(const Model &m, std::vector<BoundStream> streams, int64_t deadline_ms, uint64_t number)
+        : model_(m), streams_(std::move(streams)), deadline_ms_(deadline_ms), number_(number)
     {
     }
     aclError run();
@@ -119,6 +119,7 @@ private:
     const Model &model_;
     const std::vector<BoundStream> streams_;
     const int64_t deadline_ms_;
+    const uint64_t number_; // Model::runs_started when it started
     std::deque<Cursor> active_;
     std::vector<bool> touched_ = std::vector<bool>(streams_.size());
     std::vector<std::shared_ptr<Stream>> objects_ = std::vector<std::shared_ptr<Stream>>(streams_.size());
@@ -172,7 +173,7 @@ aclError ModelRun::wait_for(size_t stream)
             return err;
         if (slice == 0)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
-        if (aclError err = model_.run_ended())
+        if (aclError err = model_.run_ended(number_))
             return err;
     }
 }
@@ -225,7 +226,7 @@ aclError ModelRun::first_at_point(size_t &index)
                 return ACL_SUCCESS;
         if (slice == 0)
             return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "the model did not finish in time");
-        if (aclError err = model_.run_ended())
+        if (aclError err = model_.run_ended(number_))
             return err;
     }
 }
@@ -235,10 +236,13 @@ aclError ModelRun::read(const void *ptr, void *out, size_t n)
     // The memory stays while it is read; the application's own mapping of
     // device memory is the device memory.
     std::shared_ptr<Allocation> alloc = Runtime::get().find_allocation(ptr, n);
-    if (!alloc)
-        return fail(ACL_ERROR_RT_MODEL_EXECUTE, "a steering task reads %p, which is not %zu bytes of device memory",
-                    ptr, n);
-    std::memcpy(out, ptr, n);
+    if (!alloc || !alloc->accessible.load(std::memory_order_acquire))
+        return fail(ACL_ERROR_RT_MODEL_EXECUTE,
+                    "a steering task reads %p, which is not %zu bytes of device memory with access", ptr, n);
+    void *at = nullptr;
+    if (aclError err = stable_address(*alloc, ptr, at))
+        return err;
+    std::memcpy(out, at, n);
     return ACL_SUCCESS;
 }
 
@@ -277,7 +281,7 @@ aclError ModelRun::run()
             active_.push_back({i, 0, nullptr});
     aclError err = ACL_SUCCESS;
     while (!err && !active_.empty()) {
-        if ((err = model_.run_ended()))
+        if ((err = model_.run_ended(number_)))
             break;
         for (Cursor &c : active_)
             if ((err = make_launches(c)))
@@ -316,7 +320,8 @@ aclError ModelRun::run()
             if (err)
                 (void)aclrtStreamAbort(reinterpret_cast<aclrtStream>(streams_[i].stream));
             aclError e = wait_for(i);
-            if (e == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT || e == ACL_ERROR_RT_MODEL_EXECUTE) {
+            if (e == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT || e == ACL_ERROR_RT_MODEL_EXECUTE ||
+                e == ACL_ERROR_RT_MODEL_ABORT_NORMAL) {
                 (void)aclrtStreamAbort(reinterpret_cast<aclrtStream>(streams_[i].stream));
                 (void)aclrtSynchronizeStreamWithTimeout(reinterpret_cast<aclrtStream>(streams_[i].stream), 1000);
             }
@@ -475,11 +480,15 @@ aclError run_model(Model &m, int64_t deadline_ms)
     if (m.stopping.load(std::memory_order_acquire))
         return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed before its run");
     RunningModelHere running;
+    const uint64_t number = m.runs_started.fetch_add(1, std::memory_order_acq_rel) + 1;
+    aclError err;
     try {
-        return ModelRun(m, std::move(streams), deadline_ms).run();
+        err = ModelRun(m, std::move(streams), deadline_ms, number).run();
     } catch (const std::bad_alloc &) {
-        return fail(ACL_ERROR_BAD_ALLOC, "out of memory during the model's run");
+        err = fail(ACL_ERROR_BAD_ALLOC, "out of memory during the model's run");
     }
+    m.runs_ended.store(number, std::memory_order_release);
+    return err;
 }
 
 // The runner of one aclmdlRIExecuteAsync: once the execute stream reaches
@@ -659,19 +668,22 @@ aclError abort_model(const std::shared_ptr<Model> &m)
         return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "a captured model is not aborted (CANN documents it so)");
     if (aclError err = check_model_context(*m))
         return err;
-    m->aborting.store(true, std::memory_order_release);
-    {
-        std::lock_guard<std::mutex> ended(m->run_mu);
+    // The run under way, if any: runs start one at a time (run_mu).
+    const uint64_t run = m->runs_started.load(std::memory_order_acquire);
+    uint64_t before = m->aborted_run.load(std::memory_order_acquire);
+    while (before < run && !m->aborted_run.compare_exchange_weak(before, run, std::memory_order_acq_rel)) {
     }
-    m->aborting.store(false, std::memory_order_release);
+    // It stops within a slice of its current wait, and aborts its work.
+    while (m->runs_ended.load(std::memory_order_acquire) < run)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return ACL_SUCCESS;
 }
 
-aclError Model::run_ended() const
+aclError Model::run_ended(uint64_t run) const
 {
     if (stopping.load(std::memory_order_acquire))
         return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
-    if (aborting.load(std::memory_order_acquire))
+    if (aborted_run.load(std::memory_order_acquire) >= run)
         return fail(ACL_ERROR_RT_MODEL_ABORT_NORMAL, "the model's run was aborted (aclmdlRIAbort)");
     return ACL_SUCCESS;
 }
@@ -827,7 +839,8 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is not persistent (ACL_STREAM_PERSISTENT)");
         if (!s->bound.load(std::memory_order_acquire))
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is bound to no model");
-        return extend_bound_stream(stream, [&](Model &m, BoundStream &b) {
+        uint32_t model_id = 0;
+        aclError err = extend_bound_stream(stream, [&](Model &m, BoundStream &b) {
             if (!m.build_ended)
                 return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the model is not built yet (aclmdlRIBuildEnd)");
             std::unique_lock<std::mutex> running(m.run_mu, std::try_to_lock);
@@ -836,8 +849,29 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
             forget_task_handles(b.tasks);
             b.tasks.clear();
             recount_end_task(m);
+            model_id = m.id;
             return ACL_SUCCESS;
         });
+        if (err)
+            return err;
+        // Labels set on the stream pointed into what it recorded: they may
+        // be set again where it records anew.
+        std::vector<std::shared_ptr<Label>> labels;
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            for (const auto &entry : rt.objects)
+                if (entry.second->kind == Kind::Label)
+                    labels.push_back(std::static_pointer_cast<Label>(entry.second));
+        }
+        std::lock_guard<std::mutex> llock(label_mu);
+        for (const auto &l : labels)
+            if (l->model == model_id && l->stream == s->token) {
+                l->model = 0;
+                l->stream = 0;
+                l->position = 0;
+            }
+        return ACL_SUCCESS;
     });
 }
 

@@ -28,13 +28,17 @@ struct TaskHandles {
 // Never destroyed: models may go while the process exits.
 TaskHandles &task_handles()
 {
-    static TaskHandles *handles = [] {
-        auto *made = new TaskHandles;
-        pthread_atfork([] { task_handles().mu.lock(); }, [] { task_handles().mu.unlock(); },
-                       [] { task_handles().mu.unlock(); });
-        return made;
-    }();
-    return *handles;
+    static auto &handles = *new TaskHandles;
+    return handles;
+}
+
+// A fork child takes the table free. Registered when the library loads,
+// before the runtime's own handlers, whose prepare (Runtime::mu, taken
+// before Model::mu and this lock everywhere) therefore runs first.
+__attribute__((constructor)) void register_task_handle_fork_handlers()
+{
+    pthread_atfork([] { task_handles().mu.lock(); }, [] { task_handles().mu.unlock(); },
+                   [] { task_handles().mu.unlock(); });
 }
 
 // The task a handle names, in its model (locked by `lock`).

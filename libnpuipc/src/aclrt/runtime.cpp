@@ -816,7 +816,9 @@ void stop_context(const Stream &failed, aclError code)
 
 aclError runtime_work_failed(Stream &stream, aclError err)
 {
-    if (stream.failure && stream.failure->stop.load(std::memory_order_acquire))
+    // An abort the application asked for is no failure of the context's.
+    if (stream.failure && stream.failure->stop.load(std::memory_order_acquire) &&
+        err != ACL_ERROR_RT_MODEL_ABORT_NORMAL)
         stop_context(stream, err);
     return fail(err, "work the runtime ran for the stream (a model run, an indirect copy, a reduce) failed; "
                      "its error was logged when it failed");
