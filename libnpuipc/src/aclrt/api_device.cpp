@@ -62,6 +62,7 @@ aclError finalize_now()
 {
     if (aclError err = run_finalize_callbacks())
         return err;
+    end_snapshot_lock(); // a lock left behind would hold the threads for ever
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
     release_all(rt);

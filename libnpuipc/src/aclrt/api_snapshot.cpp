@@ -6,7 +6,10 @@
 // the threads go on; callbacks registered per stage run for each device the
 // process has set. CANN's states and codes: RUNNING, LOCKED, BACKED UP.
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <new>
+#include <thread>
 #include <pthread.h>
 #include <cstring>
 #include <unistd.h>
@@ -28,48 +31,76 @@ struct Saved {
 };
 
 struct Snapshot {
-    // Protects everything here.
+    // Serialises the calls that change the state, for their whole length.
+    std::mutex op_mu;
+    // Protects state, epoch, callbacks and saved.
     std::mutex mu;
     std::condition_variable unlocked;
     SnapState state = SnapState::Running;
-    pid_t locker = 0; // the thread that locked
+    uint64_t epoch = 0; // one per lock: the locking thread keeps its own
     std::vector<std::pair<aclrtSnapShotCallBack, void *>> callbacks[ACL_RT_SNAPSHOT_UNLOCK_POST + 1];
     std::vector<Saved> saved;
 };
 
+// The gate, read by every outermost call: closed while locked; the calls
+// under way that it counted.
 std::atomic<bool> gate_closed{false};
+std::atomic<uint64_t> calls_under_way{0};
+
+// The lock this thread took (Snapshot::epoch then), 0 if none.
+uint64_t &my_lock()
+{
+    static thread_local uint64_t epoch = 0;
+    return epoch;
+}
 
 // Never destroyed: a thread may wait in it while the process exits. A fork
-// child runs on its own: the parent's lock is not its.
+// child runs on its own: the parent's lock and waiters are not its.
 Snapshot &snapshot()
 {
     static Snapshot *s = [] {
         auto *made = new Snapshot;
-        pthread_atfork([] { snapshot().mu.lock(); }, [] { snapshot().mu.unlock(); },
-                       [] {
-                           Snapshot &child = snapshot();
-                           child.state = SnapState::Running;
-                           child.locker = 0;
-                           child.saved.clear();
-                           gate_closed.store(false, std::memory_order_relaxed);
-                           child.mu.unlock();
-                       });
+        pthread_atfork(
+            [] {
+                snapshot().op_mu.lock();
+                snapshot().mu.lock();
+            },
+            [] {
+                snapshot().mu.unlock();
+                snapshot().op_mu.unlock();
+            },
+            [] {
+                Snapshot &child = snapshot();
+                child.state = SnapState::Running;
+                child.saved.clear();
+                gate_closed.store(false);
+                calls_under_way.store(0);
+                new (&child.unlocked) std::condition_variable();
+                child.mu.unlock();
+                child.op_mu.unlock();
+            });
         return made;
     }();
     return *s;
 }
 
-constexpr int64_t kBackupSyncNs = 60LL * 1000 * 1000 * 1000; // CANN's wait for a lock's threads
+constexpr auto kQuiet = std::chrono::seconds(60); // CANN's wait for a lock's threads
 
-// The calls a lock does not hold, as CANN's: waiting and asking do not
-// start work.
+// The calls a lock does not hold, as CANN's: waiting and asking start no
+// work (the callbacks a wait runs are held at their own calls).
 bool passes_lock(const char *name)
 {
     for (const char *prefix : {"aclrtSnapShot", "aclrtSynchronize", "aclrtQuery", "aclrtStreamQuery",
-                               "aclrtGetLastError", "aclrtPeekAtLastError"})
+                               "aclrtGetLastError", "aclrtPeekAtLastError", "aclrtProcessReport",
+                               "aclrtProcessHostFunc", "aclFinalize"})
         if (std::strncmp(name, prefix, std::strlen(prefix)) == 0)
             return true;
     return false;
+}
+
+bool holds_lock(const Snapshot &s)
+{
+    return my_lock() != 0 && my_lock() == s.epoch;
 }
 
 aclError check_pid(int pid)
@@ -126,7 +157,8 @@ std::vector<std::shared_ptr<Allocation>> own_device_memory()
         if (a->registered_host || !a->import_key.empty() || !a->accessible.load(std::memory_order_acquire))
             continue;
         if (a->physical) {
-            if (std::find(seen.begin(), seen.end(), a->physical.get()) != seen.end())
+            if (a->physical->imported ||
+                std::find(seen.begin(), seen.end(), a->physical.get()) != seen.end())
                 continue;
             seen.push_back(a->physical.get());
         }
@@ -135,8 +167,8 @@ std::vector<std::shared_ptr<Allocation>> own_device_memory()
     return out;
 }
 
-// Every stream of the process idle, within CANN's minute.
-aclError devices_idle()
+// Every stream of the process idle, within CANN's minute for them all.
+aclError devices_idle(aclError code)
 {
     std::vector<std::shared_ptr<Stream>> streams;
     {
@@ -146,33 +178,59 @@ aclError devices_idle()
             if (entry.second->kind == Kind::Stream)
                 streams.push_back(std::static_pointer_cast<Stream>(entry.second));
     }
+    const auto deadline = std::chrono::steady_clock::now() + kQuiet;
     for (const auto &s : streams) {
-        Result<int> r = s->dev->wait(s->handle.get(), kBackupSyncNs, nullptr);
+        const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+        Result<int> r = s->dev->wait(s->handle.get(), std::max<int64_t>(left.count(), 1), nullptr);
         if (!r.ok())
-            return fail(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "a stream did not become idle for the backup (errno %d)",
-                        r.error());
+            return fail(code, "the process's streams did not become idle within a minute (errno %d)", r.error());
     }
     return ACL_SUCCESS;
+}
+
+// Opens the gate and wakes the held threads. With Snapshot::mu held.
+void unlock_locked(Snapshot &s)
+{
+    s.state = SnapState::Running;
+    s.epoch++;
+    s.saved.clear();
+    gate_closed.store(false);
+    s.unlocked.notify_all();
 }
 
 } // namespace
 
 namespace npuipc_rt {
 
-std::atomic<bool> &snapshot_gate_closed()
+bool enter_snapshot_gate(const char *name)
 {
-    return gate_closed;
+    if (passes_lock(name))
+        return false;
+    for (;;) {
+        calls_under_way.fetch_add(1);
+        if (!gate_closed.load())
+            return true;
+        Snapshot &s = snapshot();
+        std::unique_lock<std::mutex> lock(s.mu);
+        if (holds_lock(s))
+            return true;
+        calls_under_way.fetch_sub(1);
+        s.unlocked.wait(lock, [&] { return s.state == SnapState::Running; });
+    }
 }
 
-void wait_for_snapshot_unlock(const char *name)
+void leave_snapshot_gate()
 {
-    if (runtime_thread() || passes_lock(name))
-        return;
+    calls_under_way.fetch_sub(1);
+}
+
+void end_snapshot_lock()
+{
     Snapshot &s = snapshot();
-    std::unique_lock<std::mutex> lock(s.mu);
-    if (s.locker == static_cast<pid_t>(::gettid()))
-        return;
-    s.unlocked.wait(lock, [&] { return s.state == SnapState::Running; });
+    std::lock_guard<std::mutex> op(s.op_mu);
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.state != SnapState::Running)
+        unlock_locked(s);
 }
 
 } // namespace npuipc_rt
@@ -187,6 +245,7 @@ aclError aclrtSnapShotProcessLock(int pid, void *reserve)
         if (reserve)
             return fail(ACL_ERROR_INVALID_PARAM, "reserve must be NULL");
         Snapshot &s = snapshot();
+        std::lock_guard<std::mutex> op(s.op_mu);
         {
             std::lock_guard<std::mutex> lock(s.mu);
             if (s.state != SnapState::Running)
@@ -194,12 +253,22 @@ aclError aclrtSnapShotProcessLock(int pid, void *reserve)
         }
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_LOCK_PRE))
             return err;
-        std::lock_guard<std::mutex> lock(s.mu);
-        if (s.state != SnapState::Running)
-            return fail(ACL_ERROR_SNAPSHOT_LOCK_FAILED, "the process was locked meanwhile");
-        s.state = SnapState::Locked;
-        s.locker = static_cast<pid_t>(::gettid());
-        snapshot_gate_closed().store(true, std::memory_order_release);
+        {
+            std::lock_guard<std::mutex> lock(s.mu);
+            s.state = SnapState::Locked;
+            my_lock() = ++s.epoch;
+            gate_closed.store(true);
+        }
+        // The calls under way end; new ones wait at the gate.
+        const auto deadline = std::chrono::steady_clock::now() + kQuiet;
+        while (calls_under_way.load() != 0) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                std::lock_guard<std::mutex> lock(s.mu);
+                unlock_locked(s);
+                return fail(ACL_ERROR_SNAPSHOT_LOCK_TIMEOUT, "calls of other threads did not end within a minute");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         return ACL_SUCCESS;
     });
 }
@@ -212,16 +281,13 @@ aclError aclrtSnapShotProcessUnlock(int pid, void *reserve)
         if (reserve)
             return fail(ACL_ERROR_INVALID_PARAM, "reserve must be NULL");
         Snapshot &s = snapshot();
+        std::lock_guard<std::mutex> op(s.op_mu);
         {
             std::lock_guard<std::mutex> lock(s.mu);
             if (s.state == SnapState::Running)
                 return fail(ACL_ERROR_SNAPSHOT_UNLOCK_FAILED, "the process is not locked");
-            s.state = SnapState::Running;
-            s.locker = 0;
-            s.saved.clear();
-            snapshot_gate_closed().store(false, std::memory_order_release);
+            unlock_locked(s);
         }
-        s.unlocked.notify_all();
         // As CANN: a failure here is reported once the process runs again.
         return run_callbacks(ACL_RT_SNAPSHOT_UNLOCK_POST);
     });
@@ -235,6 +301,7 @@ aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
         if (args)
             return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
         Snapshot &s = snapshot();
+        std::lock_guard<std::mutex> op(s.op_mu);
         {
             std::lock_guard<std::mutex> lock(s.mu);
             if (s.state != SnapState::Locked)
@@ -242,13 +309,14 @@ aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
         }
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_BACKUP_PRE))
             return err;
-        if (aclError err = devices_idle())
+        if (aclError err = devices_idle(ACL_ERROR_SNAPSHOT_BACKUP_FAILED))
             return err;
         std::vector<Saved> saved;
         for (const std::shared_ptr<Allocation> &a : own_device_memory()) {
             void *at = nullptr;
-            if (aclError err = stable_address(*a, reinterpret_cast<void *>(a->base), at))
-                return err;
+            if (stable_address(*a, reinterpret_cast<void *>(a->base), at) != ACL_SUCCESS)
+                return fail(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "cannot read device memory at %p",
+                            reinterpret_cast<void *>(a->base));
             Saved kept;
             kept.alloc = a;
             kept.bytes.assign(static_cast<const uint8_t *>(at), static_cast<const uint8_t *>(at) + a->size);
@@ -271,26 +339,26 @@ aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args)
         if (args)
             return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
         Snapshot &s = snapshot();
-        std::vector<Saved> saved;
+        std::lock_guard<std::mutex> op(s.op_mu);
         {
             std::lock_guard<std::mutex> lock(s.mu);
             if (s.state != SnapState::BackedUp)
                 return fail(ACL_ERROR_SNAPSHOT_RESTORE_FAILED, "the process has no backup to restore");
-            saved = s.saved;
         }
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_RESTORE_PRE))
             return err;
-        if (aclError err = devices_idle())
+        if (aclError err = devices_idle(ACL_ERROR_SNAPSHOT_RESTORE_FAILED))
             return err;
         // Memory freed since the backup is gone, and what was allocated
-        // since is left as it is.
-        for (const Saved &kept : saved) {
+        // since is left as it is. op_mu keeps the backup in place.
+        for (const Saved &kept : s.saved) {
             std::shared_ptr<Allocation> a = kept.alloc.lock();
             if (!a)
                 continue;
             void *at = nullptr;
-            if (aclError err = stable_address(*a, reinterpret_cast<void *>(a->base), at))
-                return err;
+            if (stable_address(*a, reinterpret_cast<void *>(a->base), at) != ACL_SUCCESS)
+                return fail(ACL_ERROR_SNAPSHOT_RESTORE_FAILED, "cannot write device memory at %p",
+                            reinterpret_cast<void *>(a->base));
             std::memcpy(at, kept.bytes.data(), kept.bytes.size());
         }
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_RESTORE_POST))

@@ -177,6 +177,7 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
         Result<int> reached = stream.dev->wait(task.reached->event.get(), 0);
         bool ok = reached.ok() && reached.value() == 0;
         if (ok) {
+            OutsideApi application; // its calls meet a snapshot lock
             task.fn(task.user_data);
             ran++;
         }

@@ -125,6 +125,7 @@ aclError add_physical(std::shared_ptr<Physical> phys, aclrtDrvMemHandle *handle,
         return fail(ACL_ERROR_RT_CONTEXT_NULL, "device %u was reset meanwhile", phys->device);
     if (charged)
         phys->charge = UsageCharge(rt.usage_of(phys->device, UsageKind::Physical), phys->size);
+    phys->imported = !charged;
     *handle = reinterpret_cast<aclrtDrvMemHandle>(rt.add_object(std::move(phys)));
     return ACL_SUCCESS;
 }

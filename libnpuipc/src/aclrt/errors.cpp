@@ -45,6 +45,16 @@ bool in_api_call()
     return current_api != nullptr;
 }
 
+OutsideApi::OutsideApi() : saved_(current_api)
+{
+    current_api = nullptr;
+}
+
+OutsideApi::~OutsideApi()
+{
+    current_api = saved_;
+}
+
 ApiScope::ApiScope(const char *name) : previous_(current_api)
 {
     current_api = name;

@@ -25,6 +25,19 @@ enum class Op {
 // its caller's).
 bool in_api_call();
 
+// Runs application code called back from inside an aclrt call as if no
+// call were under way: its own calls are outermost ones.
+class OutsideApi {
+public:
+    OutsideApi();
+    ~OutsideApi();
+    OutsideApi(const OutsideApi &) = delete;
+    OutsideApi &operator=(const OutsideApi &) = delete;
+
+private:
+    const char *saved_;
+};
+
 class ApiScope {
 public:
     explicit ApiScope(const char *name);

@@ -88,12 +88,6 @@ Runtime &Runtime::get()
     return *runtime;
 }
 
-bool &runtime_thread()
-{
-    static thread_local bool own = false;
-    return own;
-}
-
 uint64_t &thread_context()
 {
     __attribute__((tls_model("initial-exec"))) thread_local uint64_t context = 0;
@@ -700,10 +694,7 @@ aclError start_runtime_thread(const char *what, std::function<void()> fn)
     pthread_sigmask(SIG_SETMASK, &blocked, &caller);
     std::string why;
     try {
-        std::thread([fn = std::move(fn)] {
-            runtime_thread() = true;
-            fn();
-        }).detach();
+        std::thread(std::move(fn)).detach();
     } catch (const std::exception &e) {
         why = e.what();
     }

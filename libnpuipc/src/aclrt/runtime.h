@@ -349,6 +349,7 @@ struct Physical : Object {
     uint64_t shareable = 0;  // its one shareable handle in this process
     std::string shared_key;  // the key that handle names
     UsageCharge charge;      // allocated here (not imported)
+    bool imported = false;   // another process's (set before it is shared)
 };
 
 // One aclrtMalloc allocation: a buffer of its device mapped into the
@@ -732,14 +733,30 @@ aclError start_runtime_thread(const char *what, std::function<void()> fn);
 // in a fork child (unless `in_fork_child` is allowed, as for aclInit), and
 // turns exceptions into error codes: none crosses the C API.
 template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child = false);
-// Set while a snapshot lock holds the process (api_snapshot.cpp).
-std::atomic<bool> &snapshot_gate_closed();
-// Returns at once for the thread that locked, the runtime's own threads
-// and the calls a lock lets through (synchronizes, queries, the snapshot
-// calls); otherwise once the process is unlocked.
-void wait_for_snapshot_unlock(const char *name);
-// Marks the calling thread as one of the runtime's own.
-bool &runtime_thread();
+// The snapshot gate (api_snapshot.cpp): an outermost call that starts work
+// passes it, counted while it runs, so that aclrtSnapShotProcessLock can wait
+// for the calls under way; while the process is locked it waits there
+// (unless its thread locked). Returns whether the call was counted.
+bool enter_snapshot_gate(const char *name);
+void leave_snapshot_gate();
+// aclFinalize: a lock left behind ends.
+void end_snapshot_lock();
+
+// Counts an outermost call through the snapshot gate.
+class SnapshotGate {
+public:
+    explicit SnapshotGate(const char *name) : counted_(!in_api_call() && enter_snapshot_gate(name)) {}
+    ~SnapshotGate()
+    {
+        if (counted_)
+            leave_snapshot_gate();
+    }
+    SnapshotGate(const SnapshotGate &) = delete;
+    SnapshotGate &operator=(const SnapshotGate &) = delete;
+
+private:
+    const bool counted_;
+};
 
 } // namespace npuipc_rt
 
@@ -771,8 +788,7 @@ aclError find_object(const void *handle, Kind kind, const char *what, std::share
 template <typename Fn> aclError api(const char *name, Fn &&fn, bool in_fork_child)
 {
     // aclrtSnapShotProcessLock holds the other threads' calls until unlock.
-    if (snapshot_gate_closed().load(std::memory_order_acquire) && !in_api_call())
-        wait_for_snapshot_unlock(name);
+    SnapshotGate gate(name);
     ApiScope scope(name);
     if (!in_fork_child && Runtime::get().forked.load(std::memory_order_relaxed))
         return fail(ACL_ERROR_UNINITIALIZE,
