@@ -110,8 +110,6 @@ static int64_t call_aclrtProfTrace(void)
 { return aclrtProfTrace(NULL, 0, NULL); }
 static int64_t call_aclrtCacheLastTaskOpInfo(void)
 { return aclrtCacheLastTaskOpInfo(NULL, 0); }
-static int64_t call_aclrtCacheLastTaskExtendInfo(void)
-{ return aclrtCacheLastTaskExtendInfo(NULL, 0); }
 static int64_t call_aclrtRandomNumAsync(void)
 { return aclrtRandomNumAsync(NULL, NULL, NULL); }
 static int64_t call_aclrtGetSymbolAddress(void)
@@ -275,6 +273,7 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtCacheLastTaskExtendInfo),
     IMPLEMENTED(aclrtSnapShotCallbackUnregister),
     IMPLEMENTED(aclrtSnapShotCallbackRegister),
     IMPLEMENTED(aclrtSnapShotProcessRestore),
@@ -603,7 +602,6 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtTaskUpdateAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtCacheLastTaskExtendInfo, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolSize, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -430,4 +430,39 @@ TEST_F(AclCaptureTest, ACapturedModelUpdatesAsReadyAndPrintsItsTasks)
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIAbort(nullptr));
 }
 
+// A task's extension info: attached to the thread's last task while a
+// capture records it, given back by the JSON print; refused once a launch
+// that runs came after it.
+TEST_F(AclCaptureTest, ExtendInfoGoesWithTheThreadsLastRecordedTaskIntoTheJsonPrint)
+{
+    const char info[] = "{\"op\":\"fill\"}";
+    EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtCacheLastTaskExtendInfo(info, sizeof(info) - 1)); // no model
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(s_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a_, kSize, 1, kSize, s_));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCacheLastTaskExtendInfo(nullptr, 4));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtCacheLastTaskExtendInfo(info, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCacheLastTaskExtendInfo(info, sizeof(info) - 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpyAsync(b_, kSize, a_, kSize, ACL_MEMCPY_DEVICE_TO_DEVICE, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(s_, &model_));
+
+    char path[] = "/tmp/npuipc-model-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_LE(0, fd);
+    close(fd);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIDebugJsonPrint(model_, path, 0));
+    std::ifstream in(path);
+    std::stringstream json;
+    json << in.rdbuf();
+    unlink(path);
+    EXPECT_NE(std::string::npos,
+              json.str().find("{\"seq\": 0, \"call\": \"aclrtMemsetAsync\", \"extendInfo\": \"{\\\"op\\\":\\\"fill\\\"}\"}, "
+                              "{\"seq\": 1, \"call\": \"aclrtMemcpyAsync\"}"))
+        << json.str();
+
+    // A launch that runs is the thread's last task now.
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a_, kSize, 2, kSize, other_));
+    EXPECT_EQ(ACL_ERROR_RT_INTERNAL_ERROR, aclrtCacheLastTaskExtendInfo(info, sizeof(info) - 1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(other_));
+}
+
 } // namespace

@@ -65,9 +65,7 @@ extern "C" {
 
 // ======== Not yet ========
 
-// Tasks: extension info of the last task, updates of issued tasks, random numbers.
-aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
-{ return not_yet(__func__); }
+// Tasks: updates of issued tasks, random numbers.
 aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
                               aclrtStream execStream)
 { return not_yet(__func__); }

@@ -111,6 +111,12 @@ void forget_captures_after_fork()
     active_captures.store(0, std::memory_order_relaxed);
 }
 
+LastRecordedTask &last_recorded_task()
+{
+    static thread_local LastRecordedTask last;
+    return last;
+}
+
 bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStream)> make,
               const aclmdlRITaskParams *params)
 {
@@ -130,6 +136,7 @@ bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStre
     if (!m->capturing)
         return false;
     m->calls.push_back({what, std::move(make), nullptr, params});
+    last_recorded_task() = {m, 0, m->calls.size() - 1};
     return true;
 }
 
@@ -498,6 +505,62 @@ aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
     });
 }
 
+// A string's text inside JSON quotes.
+static std::string json_escaped(const std::string &text)
+{
+    std::string out;
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char hex[8];
+            std::snprintf(hex, sizeof(hex), "\\u%04x", c);
+            out += hex;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+// Attaches a JSON text to the thread's last task, when a capture or a
+// model's build recorded it; aclmdlRIDebugJsonPrint gives it back.
+aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
+{
+    return api("aclrtCacheLastTaskExtendInfo", [&] {
+        constexpr size_t kMaxInfo = 4096; // CANN keeps this much
+        if (!extendInfoPtr)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "extendInfoPtr is NULL");
+        if (infoSize == 0)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "infoSize is 0");
+        {
+            Runtime &rt = Runtime::get();
+            std::lock_guard<std::mutex> lock(rt.mu);
+            std::shared_ptr<Context> ctx;
+            if (aclError err = rt.current_context(ctx))
+                return err;
+        }
+        const LastRecordedTask last = last_recorded_task();
+        std::shared_ptr<Model> m = last.model.lock();
+        if (!m)
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR,
+                        "the thread's last task is in no model being captured or built");
+        if (infoSize > kMaxInfo)
+            log_warning("aclrtCacheLastTaskExtendInfo: %zu bytes kept of %zu", kMaxInfo, infoSize);
+        std::string info(extendInfoPtr, std::min(infoSize, kMaxInfo));
+        std::lock_guard<std::mutex> mlock(m->mu);
+        std::vector<CapturedCall> *tasks = last.stream ? nullptr : &m->calls;
+        for (BoundStream &b : m->bound)
+            if (last.stream && b.stream == last.stream)
+                tasks = &b.tasks;
+        if (!tasks || last.index >= tasks->size())
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the thread's last task is gone from its model");
+        (*tasks)[last.index].extend_info = std::move(info);
+        return ACL_SUCCESS;
+    });
+}
+
 aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags)
 {
     return api("aclmdlRIDebugJsonPrint", [&] {
@@ -510,18 +573,15 @@ aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t fla
         std::string json;
         {
             std::lock_guard<std::mutex> mlock(m->mu);
-            json = "{\"modelRI\": {\"id\": " + std::to_string(m->id) + ", \"name\": \"";
-            for (char c : m->name) {
-                if (c == '"' || c == '\\')
-                    json += '\\';
-                if (static_cast<unsigned char>(c) >= 0x20)
-                    json += c;
-            }
+            json = "{\"modelRI\": {\"id\": " + std::to_string(m->id) + ", \"name\": \"" + json_escaped(m->name);
             json += "\", \"capturing\": " + std::string(m->capturing ? "true" : "false") + ", \"tasks\": [";
             size_t seq = 0;
             auto add = [&](const CapturedCall &c, const std::string &stream) {
                 json += std::string(seq ? ", " : "") + "{\"seq\": " + std::to_string(seq) + stream +
-                        ", \"call\": \"" + c.what + "\"}";
+                        ", \"call\": \"" + c.what + "\"";
+                if (!c.extend_info.empty())
+                    json += ", \"extendInfo\": \"" + json_escaped(c.extend_info) + "\"";
+                json += "}";
                 seq++;
             };
             for (const CapturedCall &c : m->calls)

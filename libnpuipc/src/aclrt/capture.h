@@ -39,7 +39,18 @@ struct CapturedCall {
     std::function<aclError(ModelRun &)> steer;
     aclmdlRITaskParams params;
     uint64_t id = 0;
+    std::string extend_info; // aclrtCacheLastTaskExtendInfo's, for aclmdlRIDebugJsonPrint
 };
+
+// The last task the calling thread recorded into a model (a capture: stream
+// 0; a built model: the bound stream's token), while it is the thread's last
+// task: a launch that runs makes it none.
+struct LastRecordedTask {
+    std::weak_ptr<Model> model;
+    uint64_t stream = 0;
+    size_t index = 0;
+};
+LastRecordedTask &last_recorded_task();
 
 // A stream bound to a built model (aclmdlRIBindStream) and its tasks.
 struct BoundStream {

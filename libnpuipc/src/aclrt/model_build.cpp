@@ -532,6 +532,7 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     for (BoundStream &b : m->bound)
         if (b.stream == stream.token) {
             b.tasks.push_back({what, std::move(make), nullptr, params});
+            last_recorded_task() = {m, b.stream, b.tasks.size() - 1};
             return true;
         }
     return false;

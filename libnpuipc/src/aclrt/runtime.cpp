@@ -669,8 +669,10 @@ aclError submit(Stream &stream, const Job *jobs, uint32_t count)
             stream.submitted += count;
             // The application's streams only: the runtime's own (context
             // 0) are no task of the caller's.
-            if (stream.context)
+            if (stream.context) {
                 thread_last_task_id() = static_cast<uint32_t>(stream.submitted);
+                last_recorded_task().model.reset();
+            }
         }
     }
     if (!st.ok()) {
