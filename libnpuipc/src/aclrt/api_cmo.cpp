@@ -46,20 +46,6 @@ aclError check_device_range(const void *ptr, size_t size, uint32_t device, const
     return ACL_SUCCESS;
 }
 
-// The stream a call names, of the current context.
-aclError stream_of_context(aclrtStream stream, std::shared_ptr<Stream> &s)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    if (aclError err = rt.resolve_stream(stream, s))
-        return err;
-    std::shared_ptr<Context> ctx;
-    if (aclError err = rt.current_context(ctx))
-        return err;
-    if (s->context != ctx->token)
-        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
-    return ACL_SUCCESS;
-}
 
 // The descriptor and barrier forms are tasks of model streams in CANN.
 aclError require_model_stream(const Stream &s)
@@ -91,7 +77,7 @@ aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "cmoType %d is not a cache operation",
                         static_cast<int>(cmoType));
         std::shared_ptr<Stream> s;
-        if (aclError err = stream_of_context(stream, s))
+        if (aclError err = stream_of_current_context(stream, s))
             return err;
         if (s->bound.load(std::memory_order_acquire))
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -111,7 +97,7 @@ aclError aclrtCmoAsyncWithBarrier(void *src, size_t size, aclrtCmoType cmoType, 
         if (size == 0)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "size is 0");
         std::shared_ptr<Stream> s;
-        if (aclError err = stream_of_context(stream, s))
+        if (aclError err = stream_of_current_context(stream, s))
             return err;
         if (static_cast<uint32_t>(cmoType) > kLastCmoType)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "cmoType %d is not a cache operation",
@@ -145,7 +131,7 @@ aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo, aclrtStream stream,
                 return fail(ACL_ERROR_RT_PARAM_INVALID, "cmoInfo[%zu].barrierId is 0", i);
         }
         std::shared_ptr<Stream> s;
-        if (aclError err = stream_of_context(stream, s))
+        if (aclError err = stream_of_current_context(stream, s))
             return err;
         if (aclError err = require_model_stream(*s))
             return err;
@@ -197,7 +183,7 @@ aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType, aclrtStream 
             return fail(ACL_ERROR_RT_PARAM_INVALID, "cmoType %d is not a cache operation",
                         static_cast<int>(cmoType));
         std::shared_ptr<Stream> s;
-        if (aclError err = stream_of_context(stream, s))
+        if (aclError err = stream_of_current_context(stream, s))
             return err;
         if (aclError err = require_model_stream(*s))
             return err;

@@ -35,15 +35,8 @@ aclError find_cnt_notify(aclrtCntNotify handle, std::shared_ptr<CntNotify> &out)
 // and of the counter's device, whose buffer the job names.
 aclError stream_for(aclrtStream stream, const CntNotify &n, std::shared_ptr<Stream> &s)
 {
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    if (aclError err = rt.resolve_stream(stream, s))
+    if (aclError err = stream_of_current_context(stream, s))
         return err;
-    std::shared_ptr<Context> ctx;
-    if (aclError err = rt.current_context(ctx))
-        return err;
-    if (s->context != ctx->token)
-        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
     if (s->dev != n.dev)
         return fail(ACL_ERROR_RT_STREAM_CONTEXT, "a counting notify of device %u takes its device's streams",
                     n.device);

@@ -110,6 +110,21 @@ aclError check_pid(int pid)
     return ACL_SUCCESS;
 }
 
+// A backup's or restore's checks: its pid, NULL args, the state it needs
+// (`code` and `why` otherwise). With Snapshot::op_mu held.
+aclError begin_step(int pid, const void *args, SnapState need, aclError code, const char *why)
+{
+    if (aclError err = check_pid(pid))
+        return err;
+    if (args)
+        return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
+    Snapshot &s = snapshot();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.state != need)
+        return fail(code, "%s", why);
+    return ACL_SUCCESS;
+}
+
 // The application's ids of the devices the process has set.
 std::vector<int32_t> set_devices()
 {
@@ -296,17 +311,11 @@ aclError aclrtSnapShotProcessUnlock(int pid, void *reserve)
 aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
 {
     return api("aclrtSnapShotProcessBackup", [&] {
-        if (aclError err = check_pid(pid))
-            return err;
-        if (args)
-            return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
         Snapshot &s = snapshot();
         std::lock_guard<std::mutex> op(s.op_mu);
-        {
-            std::lock_guard<std::mutex> lock(s.mu);
-            if (s.state != SnapState::Locked)
-                return fail(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "the process is not locked, or backed up already");
-        }
+        if (aclError err = begin_step(pid, args, SnapState::Locked, ACL_ERROR_SNAPSHOT_BACKUP_FAILED,
+                                      "the process is not locked, or backed up already"))
+            return err;
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_BACKUP_PRE))
             return err;
         if (aclError err = devices_idle(ACL_ERROR_SNAPSHOT_BACKUP_FAILED))
@@ -334,17 +343,11 @@ aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
 aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args)
 {
     return api("aclrtSnapShotProcessRestore", [&] {
-        if (aclError err = check_pid(pid))
-            return err;
-        if (args)
-            return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
         Snapshot &s = snapshot();
         std::lock_guard<std::mutex> op(s.op_mu);
-        {
-            std::lock_guard<std::mutex> lock(s.mu);
-            if (s.state != SnapState::BackedUp)
-                return fail(ACL_ERROR_SNAPSHOT_RESTORE_FAILED, "the process has no backup to restore");
-        }
+        if (aclError err = begin_step(pid, args, SnapState::BackedUp, ACL_ERROR_SNAPSHOT_RESTORE_FAILED,
+                                      "the process has no backup to restore"))
+            return err;
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_RESTORE_PRE))
             return err;
         if (aclError err = devices_idle(ACL_ERROR_SNAPSHOT_RESTORE_FAILED))

@@ -190,6 +190,23 @@ aclError map_physical(void *virPtr, size_t size, const std::shared_ptr<Physical>
     return ACL_SUCCESS;
 }
 
+// aclrtMapMem's and aclrtMemMapNoAccess's checks, then the mapping: the
+// whole physical allocation (`size_code` otherwise, as CANN's), no offset
+// or flags.
+aclError map_whole(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags,
+                   aclError size_code, bool accessible)
+{
+    if (flags != 0 || offset != 0)
+        return fail(ACL_ERROR_INVALID_PARAM, "offset and flags must be 0");
+    std::shared_ptr<Physical> phys;
+    if (aclError err = find_physical(handle, phys))
+        return err;
+    if (size != phys->size)
+        return fail(size_code, "size %zu: the whole physical allocation (%llu bytes) is mapped", size,
+                    static_cast<unsigned long long>(phys->size));
+    return map_physical(virPtr, size, phys, accessible);
+}
+
 } // namespace
 
 extern "C" {
@@ -335,15 +352,7 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle
     return api("aclrtMapMem", [&] {
         if (!virPtr)
             return fail(ACL_ERROR_INVALID_PARAM, "virPtr is NULL");
-        if (flags != 0 || offset != 0)
-            return fail(ACL_ERROR_INVALID_PARAM, "offset and flags must be 0");
-        std::shared_ptr<Physical> phys;
-        if (aclError err = find_physical(handle, phys))
-            return err;
-        if (size != phys->size)
-            return fail(ACL_ERROR_INVALID_PARAM, "size %zu: the whole physical allocation (%llu bytes) is mapped",
-                        size, static_cast<unsigned long long>(phys->size));
-        return map_physical(virPtr, size, phys, true);
+        return map_whole(virPtr, size, offset, handle, flags, ACL_ERROR_INVALID_PARAM, true);
     });
 }
 
@@ -354,15 +363,7 @@ aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvM
             return fail(ACL_ERROR_INVALID_PARAM, "%s is NULL", virPtr ? "handle" : "virPtr");
         if (size == 0)
             return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-        if (flags != 0 || offset != 0)
-            return fail(ACL_ERROR_INVALID_PARAM, "offset and flags must be 0");
-        std::shared_ptr<Physical> phys;
-        if (aclError err = find_physical(handle, phys))
-            return err;
-        if (size != phys->size)
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "size %zu: the whole physical allocation (%llu bytes) is mapped",
-                        size, static_cast<unsigned long long>(phys->size));
-        return map_physical(virPtr, size, phys, false);
+        return map_whole(virPtr, size, offset, handle, flags, ACL_ERROR_RT_PARAM_INVALID, false);
     });
 }
 

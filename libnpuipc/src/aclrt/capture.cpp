@@ -365,15 +365,8 @@ aclError aclmdlRIDebugPrint(aclmdlRI modelRI)
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
             return err;
-        {
-            Runtime &rt = Runtime::get();
-            std::lock_guard<std::mutex> lock(rt.mu);
-            std::shared_ptr<Context> ctx;
-            if (aclError err = rt.current_context(ctx))
-                return err;
-            if (ctx->token != m->context)
-                return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
-        }
+        if (aclError err = check_model_context(*m))
+            return err;
         std::lock_guard<std::mutex> mlock(m->mu);
         if (!m->built) {
             log_info("model %u (captured%s): %zu tasks", m->id, m->capturing ? ", capturing" : "", m->calls.size());

@@ -122,6 +122,8 @@ void forget_task_handles(const std::vector<CapturedCall> &tasks);
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);
 aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout);
 aclError abort_model(const std::shared_ptr<Model> &m);
+// ACL_ERROR_RT_MODEL_CONTEXT unless the model is of the current context.
+aclError check_model_context(const Model &m);
 void unbind_all_streams(Model &m);
 // Takes the stream out of the model it is bound to, if any (unbind, or
 // the stream leaving the table). Without Stream::mu and Model::mu held.

@@ -355,18 +355,6 @@ aclError bound_model_of(Stream &s, std::shared_ptr<Model> &out)
     return ACL_SUCCESS;
 }
 
-// ACL_ERROR_RT_MODEL_CONTEXT unless the model is of the current context.
-aclError check_model_context(const Model &m)
-{
-    Runtime &rt = Runtime::get();
-    std::lock_guard<std::mutex> lock(rt.mu);
-    std::shared_ptr<Context> ctx;
-    if (aclError err = rt.current_context(ctx))
-        return err;
-    if (ctx->token != m.context)
-        return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
-    return ACL_SUCCESS;
-}
 
 // The built model and the stream a building call names, checked in CANN's
 // order: handles, a built model, a stream not capturing, the model's
@@ -639,17 +627,22 @@ aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_
     return ACL_SUCCESS;
 }
 
+aclError check_model_context(const Model &m)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::shared_ptr<Context> ctx;
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    if (ctx->token != m.context)
+        return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
+    return ACL_SUCCESS;
+}
+
 aclError execute_built(const std::shared_ptr<Model> &m, int32_t timeout)
 {
-    {
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        std::shared_ptr<Context> ctx;
-        if (aclError err = rt.current_context(ctx))
-            return err;
-        if (ctx->token != m->context)
-            return fail(ACL_ERROR_RT_MODEL_CONTEXT, "the model is not of the current context");
-    }
+    if (aclError err = check_model_context(*m))
+        return err;
     {
         std::lock_guard<std::mutex> mlock(m->mu);
         if (!m->build_ended)

@@ -706,6 +706,20 @@ aclError start_runtime_thread(const char *what, std::function<void()> fn)
     return ACL_SUCCESS;
 }
 
+aclError stream_of_current_context(aclrtStream handle, std::shared_ptr<Stream> &out)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    if (aclError err = rt.resolve_stream(handle, out))
+        return err;
+    std::shared_ptr<Context> ctx;
+    if (aclError err = rt.current_context(ctx))
+        return err;
+    if (out->context != ctx->token)
+        return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
+    return ACL_SUCCESS;
+}
+
 aclError require_uapi(const Stream &stream, uint32_t version, const char *what)
 {
     Result<DeviceInfo> info = stream.dev->info();

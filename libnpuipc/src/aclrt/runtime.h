@@ -628,6 +628,9 @@ aclError submit(Stream &stream, const Job *jobs, uint32_t count);
 // ACL_ERROR_RT_FEATURE_NOT_SUPPORT unless the stream's npuipc.ko has uapi
 // `version` or later, which brought `what`.
 aclError require_uapi(const Stream &stream, uint32_t version, const char *what);
+// The stream a handle names (NULL: the default one), which must be of the
+// calling thread's current context (ACL_ERROR_RT_STREAM_CONTEXT).
+aclError stream_of_current_context(aclrtStream handle, std::shared_ptr<Stream> &out);
 inline aclError submit(Stream &stream, const Job &job)
 {
     return submit(stream, &job, 1);
