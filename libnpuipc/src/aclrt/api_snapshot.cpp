@@ -110,14 +110,20 @@ aclError check_pid(int pid)
     return ACL_SUCCESS;
 }
 
-// A backup's or restore's checks: its pid, NULL args, the state it needs
-// (`code` and `why` otherwise). With Snapshot::op_mu held.
-aclError begin_step(int pid, const void *args, SnapState need, aclError code, const char *why)
+// A backup's or restore's checks: its pid and NULL args (before the step's
+// lock), then the state it needs (`code` and `why` otherwise, with
+// Snapshot::op_mu held).
+aclError check_step_arguments(int pid, const void *args)
 {
     if (aclError err = check_pid(pid))
         return err;
     if (args)
         return fail(ACL_ERROR_INVALID_PARAM, "args must be NULL (CANN takes none yet)");
+    return ACL_SUCCESS;
+}
+
+aclError begin_step(SnapState need, aclError code, const char *why)
+{
     Snapshot &s = snapshot();
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.state != need)
@@ -311,9 +317,11 @@ aclError aclrtSnapShotProcessUnlock(int pid, void *reserve)
 aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
 {
     return api("aclrtSnapShotProcessBackup", [&] {
+        if (aclError err = check_step_arguments(pid, args))
+            return err;
         Snapshot &s = snapshot();
         std::lock_guard<std::mutex> op(s.op_mu);
-        if (aclError err = begin_step(pid, args, SnapState::Locked, ACL_ERROR_SNAPSHOT_BACKUP_FAILED,
+        if (aclError err = begin_step(SnapState::Locked, ACL_ERROR_SNAPSHOT_BACKUP_FAILED,
                                       "the process is not locked, or backed up already"))
             return err;
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_BACKUP_PRE))
@@ -343,9 +351,11 @@ aclError aclrtSnapShotProcessBackup(int pid, aclrtSnapShotBackupArgs *args)
 aclError aclrtSnapShotProcessRestore(int pid, aclrtSnapShotRestoreArgs *args)
 {
     return api("aclrtSnapShotProcessRestore", [&] {
+        if (aclError err = check_step_arguments(pid, args))
+            return err;
         Snapshot &s = snapshot();
         std::lock_guard<std::mutex> op(s.op_mu);
-        if (aclError err = begin_step(pid, args, SnapState::BackedUp, ACL_ERROR_SNAPSHOT_RESTORE_FAILED,
+        if (aclError err = begin_step(SnapState::BackedUp, ACL_ERROR_SNAPSHOT_RESTORE_FAILED,
                                       "the process has no backup to restore"))
             return err;
         if (aclError err = run_callbacks(ACL_RT_SNAPSHOT_RESTORE_PRE))

@@ -111,6 +111,12 @@ void forget_captures_after_fork()
     active_captures.store(0, std::memory_order_relaxed);
 }
 
+uint64_t next_task_serial()
+{
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 LastRecordedTask &last_recorded_task()
 {
     static thread_local LastRecordedTask last;
@@ -136,7 +142,7 @@ bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStre
     if (!m->capturing)
         return false;
     m->calls.push_back({what, std::move(make), nullptr, params});
-    last_recorded_task() = {m, 0, m->calls.size() - 1};
+    last_recorded_task() = {m, 0, m->calls.back().serial};
     return true;
 }
 
@@ -539,18 +545,26 @@ aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const siz
         if (!m)
             return fail(ACL_ERROR_RT_INTERNAL_ERROR,
                         "the thread's last task is in no model being captured or built");
-        if (infoSize > kMaxInfo)
+        // The text up to its NUL, cut (if need be) between UTF-8 characters.
+        size_t n = strnlen(extendInfoPtr, std::min(infoSize, kMaxInfo));
+        if (infoSize > kMaxInfo) {
             log_warning("aclrtCacheLastTaskExtendInfo: %zu bytes kept of %zu", kMaxInfo, infoSize);
-        std::string info(extendInfoPtr, std::min(infoSize, kMaxInfo));
+            while (n && n < infoSize && (static_cast<uint8_t>(extendInfoPtr[n]) & 0xC0) == 0x80)
+                n--;
+        }
+        std::string info(extendInfoPtr, n);
         std::lock_guard<std::mutex> mlock(m->mu);
         std::vector<CapturedCall> *tasks = last.stream ? nullptr : &m->calls;
         for (BoundStream &b : m->bound)
             if (last.stream && b.stream == last.stream)
                 tasks = &b.tasks;
-        if (!tasks || last.index >= tasks->size())
-            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the thread's last task is gone from its model");
-        (*tasks)[last.index].extend_info = std::move(info);
-        return ACL_SUCCESS;
+        if (tasks)
+            for (CapturedCall &c : *tasks)
+                if (c.serial == last.serial) {
+                    c.extend_info = std::move(info);
+                    return ACL_SUCCESS;
+                }
+        return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the thread's last task is gone from its model");
     });
 }
 

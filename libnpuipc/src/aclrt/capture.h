@@ -22,13 +22,16 @@ class ModelRun;
 // A launch as recorded: its name, and the call that makes it on a stream;
 // or, in a built model, a task that steers the run (a label switch, a
 // stream switch or activation, the end task), run by the model's runner.
+// A number no other recorded task has.
+uint64_t next_task_serial();
+
 // `params`: what aclmdlRITaskGetParams reports (its type DEFAULT for the
 // tasks CANN reports none of); `id`: its aclmdlRITask handle once one was
 // asked for (model_tasks.cpp), 0 before.
 struct CapturedCall {
     CapturedCall(const char *name, std::function<aclError(aclrtStream)> launch,
                  std::function<aclError(ModelRun &)> steering, const aclmdlRITaskParams *task = nullptr)
-        : what(name), make(std::move(launch)), steer(std::move(steering))
+        : what(name), make(std::move(launch)), steer(std::move(steering)), serial(next_task_serial())
     {
         std::memset(&params, 0, sizeof(params));
         if (task)
@@ -39,6 +42,7 @@ struct CapturedCall {
     std::function<aclError(ModelRun &)> steer;
     aclmdlRITaskParams params;
     uint64_t id = 0;
+    uint64_t serial; // unique to the task recorded (its copies keep it)
     std::string extend_info; // aclrtCacheLastTaskExtendInfo's, for aclmdlRIDebugJsonPrint
 };
 
@@ -48,7 +52,7 @@ struct CapturedCall {
 struct LastRecordedTask {
     std::weak_ptr<Model> model;
     uint64_t stream = 0;
-    size_t index = 0;
+    uint64_t serial = 0; // CapturedCall::serial
 };
 LastRecordedTask &last_recorded_task();
 

@@ -396,8 +396,13 @@ template <typename Fn> aclError extend_bound_stream(aclrtStream stream, Fn &&fn)
         return err;
     std::lock_guard<std::mutex> mlock(m->mu);
     for (BoundStream &b : m->bound)
-        if (b.stream == s->token)
-            return fn(*m, b);
+        if (b.stream == s->token) {
+            const size_t before = b.tasks.size();
+            aclError err = fn(*m, b);
+            if (!err && b.tasks.size() > before) // a steering task is the thread's last task
+                last_recorded_task() = {m, b.stream, b.tasks.back().serial};
+            return err;
+        }
     return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream was unbound meanwhile");
 }
 
@@ -520,7 +525,7 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     for (BoundStream &b : m->bound)
         if (b.stream == stream.token) {
             b.tasks.push_back({what, std::move(make), nullptr, params});
-            last_recorded_task() = {m, b.stream, b.tasks.size() - 1};
+            last_recorded_task() = {m, b.stream, b.tasks.back().serial};
             return true;
         }
     return false;
@@ -771,6 +776,7 @@ aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
                                        return ACL_SUCCESS;
                                    }});
                 m->end_task = true;
+                last_recorded_task() = {m, b.stream, b.tasks.back().serial};
                 return ACL_SUCCESS;
             }
         return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is not bound to this model");

@@ -480,6 +480,7 @@ void Runtime::discard_after_fork()
     op_wait_timeout_s.store(0, std::memory_order_relaxed);
     reset_settings_after_fork();
     thread_last_task_id() = 0xFFFFFFFF;
+    last_recorded_task() = {};
     auto *leak_copies = new std::map<uint64_t, HostCopy>;
     leak_copies->swap(host_copies);
     auto *leak_devices = new std::map<uint32_t, DeviceState>;
