@@ -554,24 +554,33 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     });
 }
 
+// What aclrtQueryEvent and aclrtQueryEventWaitStatus check, as CANN's
+// runtime: both arguments, then the event, which is none of
+// aclrtCreateEventExWithFlag and neither EXTERNAL nor IPC.
+static aclError plain_event_queried(aclrtEvent event, const void *status, const char *call,
+                                    std::shared_ptr<Event> &ev)
+{
+    if (!event || !status)
+        return fail(ACL_ERROR_INVALID_PARAM, "event and status must not be NULL");
+    if (aclError err = find_object(event, Kind::Event, "event", ev))
+        return err;
+    if (ev->ex)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "%s does not take events of aclrtCreateEventExWithFlag, as in CANN", call);
+    if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s does not take EXTERNAL or IPC events, as in CANN", call);
+    return ACL_SUCCESS;
+}
+
 // Deprecated by aclrtQueryEventStatus, and not quite the same, as in CANN:
 // an event never recorded reads as complete, and events of
 // aclrtCreateEventExWithFlag, IPC events and EXTERNAL ones are refused.
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 {
     return api("aclrtQueryEvent", [&] {
-        if (!event || !status)
-            return fail(ACL_ERROR_INVALID_PARAM, "event and status must not be NULL");
         std::shared_ptr<Event> ev;
-        if (aclError err = find_object(event, Kind::Event, "event", ev))
+        if (aclError err = plain_event_queried(event, status, "aclrtQueryEvent", ev))
             return err;
-        if (ev->ex)
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "aclrtQueryEvent does not take events of aclrtCreateEventExWithFlag; "
-                        "use aclrtQueryEventStatus");
-        if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "aclrtQueryEvent does not take EXTERNAL or IPC events");
         if (!ev->recorded) {
             *status = ACL_EVENT_STATUS_COMPLETE;
             return ACL_SUCCESS;
@@ -589,16 +598,9 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
 {
     return api("aclrtQueryEventWaitStatus", [&] {
-        if (!event || !status)
-            return fail(ACL_ERROR_INVALID_PARAM, "event and status must not be NULL");
         std::shared_ptr<Event> ev;
-        if (aclError err = find_object(event, Kind::Event, "event", ev))
+        if (aclError err = plain_event_queried(event, status, "aclrtQueryEventWaitStatus", ev))
             return err;
-        if (ev->ex)
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "events of aclrtCreateEventExWithFlag have no wait status, as in CANN");
-        if (ev->flags == ACL_EVENT_EXTERNAL || (ev->flags & ACL_EVENT_IPC))
-            return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL and IPC events have no wait status, as in CANN");
         bool pending;
         {
             std::lock_guard<std::mutex> latch(ev->latch_mu);
