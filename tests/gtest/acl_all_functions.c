@@ -104,14 +104,10 @@ static int64_t call_aclrtNpuGetFloatOverFlowStatus(void)
 { return aclrtNpuGetFloatOverFlowStatus(NULL, 0, 0, NULL); }
 static int64_t call_aclrtNpuClearFloatOverFlowStatus(void)
 { return aclrtNpuClearFloatOverFlowStatus(0, NULL); }
-static int64_t call_aclrtTaskUpdateAsync(void)
-{ return aclrtTaskUpdateAsync(NULL, 0, NULL, NULL); }
 static int64_t call_aclrtProfTrace(void)
 { return aclrtProfTrace(NULL, 0, NULL); }
 static int64_t call_aclrtCacheLastTaskOpInfo(void)
 { return aclrtCacheLastTaskOpInfo(NULL, 0); }
-static int64_t call_aclrtRandomNumAsync(void)
-{ return aclrtRandomNumAsync(NULL, NULL, NULL); }
 static int64_t call_aclrtGetSymbolAddress(void)
 { return aclrtGetSymbolAddress(NULL, NULL); }
 static int64_t call_aclrtGetSymbolSize(void)
@@ -273,6 +269,8 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclrtTaskUpdateAsync),
+    IMPLEMENTED(aclrtRandomNumAsync),
     IMPLEMENTED(aclrtCacheLastTaskExtendInfo),
     IMPLEMENTED(aclrtSnapShotCallbackUnregister),
     IMPLEMENTED(aclrtSnapShotCallbackRegister),
@@ -599,10 +597,8 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtResetFloatOverflowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuGetFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtNpuClearFloatOverFlowStatus, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtTaskUpdateAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtProfTrace, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtCacheLastTaskOpInfo, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclrtRandomNumAsync, NOT_YET, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolAddress, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetSymbolSize, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtMemcpyFromSymbol, NOT_SUPPORTED, FAILS_WITH_CODE),

@@ -18,24 +18,8 @@
 using namespace npuipc;
 using namespace npuipc_rt;
 
-namespace {
+namespace npuipc_rt {
 
-// The descriptor aclrtSetMemcpyDesc writes, laid out as CANN's A2/A3
-// runtime lays it (aclrtGetMemcpyDescSize reports its size).
-struct MemcpyDesc {
-    uint32_t reserved[3];
-    uint32_t length;
-    uint64_t src;
-    uint64_t dst;
-};
-static_assert(sizeof(MemcpyDesc) == 32, "CANN's copy descriptor is 32 bytes");
-
-constexpr size_t kMaxCount = 4ULL << 30;          // the copy engine's limit in CANN
-constexpr size_t kMaxOffset = 0xFFFFFFFFFFFFULL;  // 48 bits of the task's offsets
-constexpr uintptr_t kDescAlignment = 64;
-
-// `count` bytes at `ptr`: device memory of `device`, held in `hold` and
-// reached at `at` for as long as it is held.
 aclError device_range(const void *ptr, size_t count, uint32_t device, const char *what,
                       std::shared_ptr<Allocation> &hold, void *&at)
 {
@@ -51,6 +35,24 @@ aclError device_range(const void *ptr, size_t count, uint32_t device, const char
     hold = std::move(p.alloc);
     return ACL_SUCCESS;
 }
+
+} // namespace npuipc_rt
+
+namespace {
+
+// The descriptor aclrtSetMemcpyDesc writes, laid out as CANN's A2/A3
+// runtime lays it (aclrtGetMemcpyDescSize reports its size).
+struct MemcpyDesc {
+    uint32_t reserved[3];
+    uint32_t length;
+    uint64_t src;
+    uint64_t dst;
+};
+static_assert(sizeof(MemcpyDesc) == 32, "CANN's copy descriptor is 32 bytes");
+
+constexpr size_t kMaxCount = 4ULL << 30;          // the copy engine's limit in CANN
+constexpr size_t kMaxOffset = 0xFFFFFFFFFFFFULL;  // 48 bits of the task's offsets
+constexpr uintptr_t kDescAlignment = 64;
 
 // Sets the copy's ranges from the addresses read at run time.
 aclError resolve_ranges(HostCopy &copy, uint64_t dst, uint64_t src, size_t count)

@@ -66,12 +66,6 @@ extern "C" {
 // ======== Not yet ========
 
 // Tasks: updates of issued tasks, random numbers.
-aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTaskUpdateInfo *info,
-                              aclrtStream execStream)
-{ return not_yet(__func__); }
-aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream,
-                             void *reserve)
-{ return not_yet(__func__); }
 
 // Model runtime instances: capture into a model, a captured model's tasks, conditions.
 aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,

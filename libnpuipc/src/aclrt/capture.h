@@ -43,6 +43,9 @@ struct CapturedCall {
     aclmdlRITaskParams params;
     uint64_t id = 0;
     uint64_t serial; // unique to the task recorded (its copies keep it)
+    // In a built model: the task's number in its stream, which
+    // aclrtGetThreadLastTaskId gives and aclrtTaskUpdateAsync takes.
+    uint32_t task_id = 0;
     std::string extend_info; // aclrtCacheLastTaskExtendInfo's, for aclmdlRIDebugJsonPrint
 };
 
@@ -61,6 +64,7 @@ struct BoundStream {
     uint64_t stream; // token
     bool head;       // runs when the model starts; the others when activated
     std::vector<CapturedCall> tasks;
+    uint32_t last_task_id = 0; // CapturedCall::task_id
 };
 
 struct Model : Object {
@@ -133,6 +137,10 @@ void unbind_all_streams(Model &m);
 // the stream leaving the table). Without Stream::mu and Model::mu held.
 // With `expected`, only from that model.
 void unbind_stream(Stream &stream, const Model *expected = nullptr);
+// Calls `fn` with Model::mu held on the task numbered `task_id` of the
+// built model `stream` is bound to; ACL_ERROR_RT_PARAM_INVALID if the
+// stream is bound to none or has no such task.
+aclError with_bound_task(Stream &stream, uint32_t task_id, const std::function<aclError(CapturedCall &)> &fn);
 // ACL_ERROR_RT_PARAM_INVALID when `stream` is bound to a built model: it
 // runs no model itself.
 aclError refuse_if_bound(const Stream &stream);

@@ -27,6 +27,10 @@ aclError working_device(Runtime &rt, uint32_t &device);
 aclError check_peer(Runtime &rt, uint32_t device, const Place &p);
 // Whether the stream has nothing left to run.
 bool stream_idle(Stream &stream);
+// `count` bytes at `ptr`: device memory of `device`, held in `hold` and
+// reached at `at` for as long as it is held; `what` names it in the error.
+aclError device_range(const void *ptr, size_t count, uint32_t device, const char *what,
+                      std::shared_ptr<Allocation> &hold, void *&at);
 // aclrtMemcpyAsync's work: checks, then a copy in the stream's order.
 aclError copy_async(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                     aclrtStream handle);

@@ -525,10 +525,30 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     for (BoundStream &b : m->bound)
         if (b.stream == stream.token) {
             b.tasks.push_back({what, std::move(make), nullptr, params});
+            b.tasks.back().task_id = ++b.last_task_id;
+            thread_last_task_id() = b.last_task_id;
             last_recorded_task() = {m, b.stream, b.tasks.back().serial};
             return true;
         }
     return false;
+}
+
+aclError with_bound_task(Stream &stream, uint32_t task_id, const std::function<aclError(CapturedCall &)> &fn)
+{
+    std::shared_ptr<Model> m;
+    {
+        std::lock_guard<std::mutex> slock(stream.mu);
+        m = stream.bound_model;
+    }
+    if (!m)
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "the task's stream is bound to no model (aclmdlRIBindStream)");
+    std::lock_guard<std::mutex> mlock(m->mu);
+    for (BoundStream &b : m->bound)
+        if (b.stream == stream.token)
+            for (CapturedCall &c : b.tasks)
+                if (c.task_id && c.task_id == task_id)
+                    return fn(c);
+    return fail(ACL_ERROR_RT_PARAM_INVALID, "the model's stream has no task %u", task_id);
 }
 
 // Whether a bound stream still has the end task. With Model::mu held.
