@@ -237,14 +237,8 @@ static int64_t call_aclmdlRICaptureTaskUpdateBegin(void)
 { return aclmdlRICaptureTaskUpdateBegin(NULL, NULL); }
 static int64_t call_aclmdlRICaptureTaskUpdateEnd(void)
 { return aclmdlRICaptureTaskUpdateEnd(NULL); }
-static int64_t call_aclmdlRITaskGetSeqId(void)
-{ return aclmdlRITaskGetSeqId(NULL, NULL); }
-static int64_t call_aclmdlRITaskSetParams(void)
-{ return aclmdlRITaskSetParams(NULL, NULL); }
 static int64_t call_aclmdlRIKernelTaskGetAttribute(void)
 { return aclmdlRIKernelTaskGetAttribute(NULL, (aclrtLaunchKernelAttrId)0, NULL); }
-static int64_t call_aclmdlRITaskDisable(void)
-{ return aclmdlRITaskDisable(NULL); }
 static int64_t call_aclmdlRICondHandleCreate(void)
 { return aclmdlRICondHandleCreate(NULL, 0, (aclmdlRICondHandleFlag)0, NULL); }
 static int64_t call_aclmdlRICondHandleGetCondPtr(void)
@@ -269,6 +263,9 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclmdlRITaskDisable),
+    IMPLEMENTED(aclmdlRITaskSetParams),
+    IMPLEMENTED(aclmdlRITaskGetSeqId),
     IMPLEMENTED(aclrtTaskUpdateAsync),
     IMPLEMENTED(aclrtRandomNumAsync),
     IMPLEMENTED(aclrtCacheLastTaskExtendInfo),
@@ -663,10 +660,7 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclmdlRICaptureTaskGrpEnd, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateBegin, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateEnd, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclmdlRITaskGetSeqId, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRITaskSetParams, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIKernelTaskGetAttribute, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclmdlRITaskDisable, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICondHandleCreate, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICondHandleGetCondPtr, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRIAddCondTask, NOT_YET, FAILS_WITH_CODE),

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -425,9 +426,113 @@ TEST_F(AclCaptureTest, ACapturedModelUpdatesAsReadyAndPrintsItsTasks)
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIUpdate(reinterpret_cast<aclmdlRI>(0x1234)));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIDebugPrint(reinterpret_cast<aclmdlRI>(0x1234)));
     EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRIAbort(model_)); // not a built model
-    uint32_t n = 0;
-    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRIGetStreams(model_, nullptr, &n)); // it has none
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIAbort(nullptr));
+}
+
+// A captured model's tasks through the one handle aclmdlRIGetStreams gives
+// for them: sequence ids, a task made a value write or wait, a task taken
+// out; the changes count from aclmdlRIUpdate, the model runs only then,
+// and a change CANN refuses once begun leaves a model that runs no more.
+TEST_F(AclCaptureTest, ACapturedModelsTasksChangeAtTheNextUpdate)
+{
+    auto *words = static_cast<uint64_t *>(b_);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(s_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(a_, 16, 0x11, 16, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(words, 5, 0, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(static_cast<uint8_t *>(a_) + 16, 16, 0x22, 16, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(s_, &model_));
+
+    aclrtStream streams[2] = {s_, s_};
+    uint32_t n = 2;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetStreams(model_, streams, &n));
+    ASSERT_EQ(1u, n);
+    EXPECT_EQ(nullptr, streams[1]);
+    aclrtStream tasks_of = streams[0];
+    EXPECT_NE(s_, tasks_of);
+    // No stream to run work on.
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclrtSynchronizeStream(tasks_of));
+    aclmdlRITask tasks[3] = {};
+    n = 3;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetTasksByStream(tasks_of, tasks, &n));
+    ASSERT_EQ(3u, n);
+    for (uint32_t i = 0; i < 3; i++) {
+        uint32_t seq = 99;
+        ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetSeqId(tasks[i], &seq));
+        EXPECT_EQ(i, seq);
+    }
+    aclmdlRITaskType type = ACL_MODEL_RI_TASK_DEFAULT;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetType(tasks[1], &type));
+    EXPECT_EQ(ACL_MODEL_RI_TASK_VALUE_WRITE, type);
+
+    // The first set becomes a write of 7 to word 1; the value write
+    // writes 9; the last set is taken out.
+    aclmdlRITaskParams p;
+    std::memset(&p, 0, sizeof(p));
+    p.type = ACL_MODEL_RI_TASK_VALUE_WRITE;
+    p.valueWriteTaskParams = {words + 1, 7};
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskSetParams(tasks[0], &p));
+    p.valueWriteTaskParams = {words, 9};
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskSetParams(tasks[1], &p));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskDisable(tasks[2]));
+    aclmdlRITaskParams got;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetParams(tasks[0], &got));
+    EXPECT_EQ(ACL_MODEL_RI_TASK_VALUE_WRITE, got.type);
+    EXPECT_EQ(words + 1, got.valueWriteTaskParams.devAddr);
+    EXPECT_EQ(7u, got.valueWriteTaskParams.value);
+    // Not before the update.
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_EXECUTE, aclmdlRIExecuteAsync(model_, s_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIUpdate(model_));
+    Run();
+    uint64_t w[2] = {};
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(w, sizeof(w), words, sizeof(w), ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT_EQ(9u, w[0]);
+    EXPECT_EQ(7u, w[1]);
+    EXPECT_EQ(0, ByteOf(a_));
+    EXPECT_EQ(0, ByteOf(static_cast<uint8_t *>(a_) + 16));
+    // The task taken out is gone, and its handle; the ids stay.
+    n = 3;
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIGetTasksByStream(tasks_of, nullptr, &n));
+    EXPECT_EQ(2u, n);
+    uint32_t seq = 0;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetSeqId(tasks[2], &seq));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskGetSeqId(tasks[1], &seq));
+    EXPECT_EQ(1u, seq);
+
+    // A wait: the run holds until the word is 3.
+    p.type = ACL_MODEL_RI_TASK_VALUE_WAIT;
+    p.valueWaitTaskParams = {words + 2, 3, ACL_STREAM_WAIT_VALUE_EQ};
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRITaskSetParams(tasks[0], &p));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIUpdate(model_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, s_));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(s_, kHeldMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtValueWrite(words + 2, 3, 0, other_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(s_, kSyncTimeoutMs));
+
+    // What CANN refuses before a change begins: the model stays as it is.
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskSetParams(nullptr, &p));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskSetParams(tasks[0], nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskDisable(nullptr));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetSeqId(nullptr, &seq));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetSeqId(tasks[0], nullptr));
+    auto *stranger = reinterpret_cast<aclmdlRITask>(0x12345);
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskSetParams(stranger, &p));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskDisable(stranger));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRIGetTasksByStream(tasks_of, tasks, nullptr));
+    Run();
+
+    // A change CANN refuses once begun (an event task's): the model runs
+    // no more, and changes and updates fail.
+    p.type = ACL_MODEL_RI_TASK_EVENT_RECORD;
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskSetParams(tasks[0], &p));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_EXECUTE, aclmdlRIExecuteAsync(model_, s_));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_UPDATE_FAILED, aclmdlRIUpdate(model_));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_UPDATE_FAILED, aclmdlRITaskDisable(tasks[0]));
+    // Destroyed all the same; its task handle then names nothing.
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIDestroy(model_));
+    model_ = nullptr;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetSeqId(tasks[0], &seq));
+    n = 0;
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIGetTasksByStream(tasks_of, nullptr, &n));
 }
 
 // A task's extension info: attached to the thread's last task while a

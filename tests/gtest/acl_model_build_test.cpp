@@ -600,6 +600,13 @@ TEST_F(AclModelBuildTest, TheStreamsAndTasksOfABuiltModelAreListedWithTheirParam
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetType(nullptr, &type));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclmdlRITaskGetType(tasks[0], nullptr));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetType(reinterpret_cast<aclmdlRITask>(0x123456), &type));
+    // Sequence ids and changes are a captured model's.
+    uint32_t seq = 0;
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRITaskGetSeqId(tasks[0], &seq));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRITaskSetParams(tasks[0], &p));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRITaskDisable(tasks[0]));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIGetTasksByStream(h, tasks, &n));
+    ASSERT_EQ(6u, n);
     ASSERT_EQ(ACL_SUCCESS, aclrtPersistentTaskClean(h));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetType(tasks[0], &type));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRITaskGetParams(tasks[1], &p));

@@ -71,12 +71,6 @@ extern "C" {
 aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
                                        aclmdlRICaptureMode mode)
 { return not_yet(__func__); }
-aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id)
-{ return not_yet(__func__); }
-aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
-{ return not_yet(__func__); }
-aclError aclmdlRITaskDisable(aclmdlRITask task)
-{ return not_yet(__func__); }
 aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
                                   aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle)
 { return not_yet(__func__); }

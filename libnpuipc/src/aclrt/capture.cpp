@@ -6,6 +6,7 @@
 // run fail with that call's code, as the call itself would.
 #include "aclrt/capture.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -102,6 +103,8 @@ void abandon_capture_locked(Runtime &rt, Stream &stream)
     {
         std::lock_guard<std::mutex> mlock(m->mu);
         finish_capture_locked(*m);
+        if (m->task_stream)
+            rt.objects.erase(m->task_stream);
     }
     rt.objects.erase(m->token);
 }
@@ -142,6 +145,7 @@ bool captured(Stream &stream, const char *what, std::function<aclError(aclrtStre
     if (!m->capturing)
         return false;
     m->calls.push_back({what, std::move(make), nullptr, params});
+    m->calls.back().seq = m->next_seq++;
     last_recorded_task() = {m, 0, m->calls.back().serial};
     return true;
 }
@@ -304,6 +308,8 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
             std::lock_guard<std::mutex> mlock(m->mu);
             if (m->capturing)
                 return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
+            if (aclError err = check_changes_applied(*m))
+                return err;
             calls = m->calls;
         }
         // Without any lock: each call is an API call of its own.
@@ -357,9 +363,22 @@ aclError aclmdlRIUpdate(aclmdlRI modelRI)
             return err;
         if (m->built)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "a built model is not updated; a captured one is");
-        std::lock_guard<std::mutex> mlock(m->mu);
-        if (m->capturing)
-            return fail(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "the model is still being captured");
+        std::vector<CapturedCall> dropped;
+        {
+            std::lock_guard<std::mutex> mlock(m->mu);
+            if (m->capturing)
+                return fail(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "the model is still being captured");
+            if (m->changes == Model::Changes::Fault)
+                return fail(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "a change of the model's tasks failed: the model "
+                                                              "runs no more");
+            // The tasks aclmdlRITaskDisable took are gone, and their handles.
+            auto kept = std::stable_partition(m->calls.begin(), m->calls.end(),
+                                              [](const CapturedCall &c) { return !c.disabled; });
+            dropped.assign(std::make_move_iterator(kept), std::make_move_iterator(m->calls.end()));
+            m->calls.erase(kept, m->calls.end());
+            m->changes = Model::Changes::Ready;
+            forget_task_handles(dropped);
+        }
         return ACL_SUCCESS;
     });
 }
@@ -408,6 +427,8 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
                 return fail(ACL_ERROR_RT_MODEL_CAPTURED, "the model is still being captured");
             if (!rt.objects.erase(m->token))
                 return fail(ACL_ERROR_RT_INVALID_HANDLE, "the model was destroyed meanwhile");
+            if (m->task_stream)
+                rt.objects.erase(m->task_stream);
             callbacks.swap(m->destroy_callbacks);
         }
         if (m->built) {

@@ -46,6 +46,11 @@ struct CapturedCall {
     // In a built model: the task's number in its stream, which
     // aclrtGetThreadLastTaskId gives and aclrtTaskUpdateAsync takes.
     uint32_t task_id = 0;
+    // In a captured model: its aclmdlRITaskGetSeqId, the model's count of
+    // tasks recorded before it; and whether aclmdlRITaskDisable took it
+    // out at the next aclmdlRIUpdate.
+    uint32_t seq = 0;
+    bool disabled = false;
     std::string extend_info; // aclrtCacheLastTaskExtendInfo's, for aclmdlRIDebugJsonPrint
 };
 
@@ -100,7 +105,27 @@ struct Model : Object {
     pid_t thread = 0;       // that began the capture
     std::string name;
     std::vector<std::pair<aclrtCallback, void *>> destroy_callbacks;
+    uint32_t next_seq = 0; // CapturedCall::seq
+    // A captured model's task changes (aclmdlRITaskSetParams, Disable):
+    // UPDATING until aclmdlRIUpdate, FAULT for good after a change failed;
+    // it runs only when READY.
+    enum class Changes { Ready, Updating, Fault } changes = Changes::Ready;
+    // The handle aclmdlRIGetStreams gives for a captured model's tasks (0
+    // before it is asked for): a ModelStream.
+    uint64_t task_stream = 0;
 };
+
+// What aclmdlRIGetStreams names a captured model's tasks by, as CANN names
+// them by its internal capture stream: no stream the application may use,
+// only list the tasks of (aclmdlRIGetTasksByStream).
+struct ModelStream : Object {
+    ModelStream(uint32_t dev, std::weak_ptr<Model> m) : Object(Kind::ModelStream, dev), model(std::move(m)) {}
+    const std::weak_ptr<Model> model;
+};
+
+// ACL_ERROR_RT_MODEL_EXECUTE unless a captured model's task changes are
+// applied (aclmdlRIUpdate). With Model::mu held.
+aclError check_changes_applied(const Model &m);
 
 // When `stream` captures, or is bound to a built model: records `make`
 // (the launch made again on the stream a run of the model gives) under the
