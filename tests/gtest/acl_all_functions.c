@@ -39,7 +39,6 @@
 #endif
 
 /* Zero values of the structures passed by value. */
-static aclmdlRICondTaskParams zero_aclmdlRICondTaskParams;
 static dim3 zero_dim3;
 
 /* The stubs, called with zero and NULL arguments. Each returns what the stub
@@ -227,8 +226,6 @@ static int64_t call_aclrtGetBufChainNum(void)
 { return aclrtGetBufChainNum(NULL, NULL); }
 static int64_t call_aclrtGetBufFromChain(void)
 { return aclrtGetBufFromChain(NULL, 0, NULL); }
-static int64_t call_aclmdlRICaptureToModelRIBegin(void)
-{ return aclmdlRICaptureToModelRIBegin(NULL, NULL, (aclmdlRICaptureMode)0); }
 static int64_t call_aclmdlRICaptureTaskGrpBegin(void)
 { return aclmdlRICaptureTaskGrpBegin(NULL); }
 static int64_t call_aclmdlRICaptureTaskGrpEnd(void)
@@ -239,12 +236,6 @@ static int64_t call_aclmdlRICaptureTaskUpdateEnd(void)
 { return aclmdlRICaptureTaskUpdateEnd(NULL); }
 static int64_t call_aclmdlRIKernelTaskGetAttribute(void)
 { return aclmdlRIKernelTaskGetAttribute(NULL, (aclrtLaunchKernelAttrId)0, NULL); }
-static int64_t call_aclmdlRICondHandleCreate(void)
-{ return aclmdlRICondHandleCreate(NULL, 0, (aclmdlRICondHandleFlag)0, NULL); }
-static int64_t call_aclmdlRICondHandleGetCondPtr(void)
-{ return aclmdlRICondHandleGetCondPtr(NULL, NULL); }
-static int64_t call_aclmdlRIAddCondTask(void)
-{ return aclmdlRIAddCondTask(zero_aclmdlRICondTaskParams, NULL, 0); }
 static int64_t call_aclmdlInitDump(void)
 { return aclmdlInitDump(); }
 static int64_t call_aclmdlSetDump(void)
@@ -263,6 +254,10 @@ static const struct acl_implemented_function implemented[] = {
     IMPLEMENTED(aclrtPeekAtLastError),
     IMPLEMENTED(aclrtGetLastError),
     IMPLEMENTED(aclrtGetRunMode),
+    IMPLEMENTED(aclmdlRIAddCondTask),
+    IMPLEMENTED(aclmdlRICondHandleGetCondPtr),
+    IMPLEMENTED(aclmdlRICondHandleCreate),
+    IMPLEMENTED(aclmdlRICaptureToModelRIBegin),
     IMPLEMENTED(aclmdlRITaskDisable),
     IMPLEMENTED(aclmdlRITaskSetParams),
     IMPLEMENTED(aclmdlRITaskGetSeqId),
@@ -655,15 +650,11 @@ static const struct acl_stub_function stubs[] = {
     STUB(aclrtAppendBufChain, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetBufChainNum, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclrtGetBufFromChain, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclmdlRICaptureToModelRIBegin, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskGrpBegin, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskGrpEnd, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateBegin, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRICaptureTaskUpdateEnd, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlRIKernelTaskGetAttribute, NOT_SUPPORTED, FAILS_WITH_CODE),
-    STUB(aclmdlRICondHandleCreate, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRICondHandleGetCondPtr, NOT_YET, FAILS_WITH_CODE),
-    STUB(aclmdlRIAddCondTask, NOT_YET, FAILS_WITH_CODE),
     STUB(aclmdlInitDump, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlSetDump, NOT_SUPPORTED, FAILS_WITH_CODE),
     STUB(aclmdlFinalizeDump, NOT_SUPPORTED, FAILS_WITH_CODE),

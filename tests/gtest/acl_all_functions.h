@@ -16,7 +16,6 @@ extern "C" {
 /* The statuses of Documentation/library.md's table. */
 enum acl_function_status {
     ACL_FN_IMPLEMENTED = 1,
-    ACL_FN_NOT_YET,       /* "not yet" */
     ACL_FN_NOT_SUPPORTED, /* "not supported" (on a mock NPU) */
 };
 

@@ -39,8 +39,6 @@ const char *status_name(acl_function_status s)
     switch (s) {
     case ACL_FN_IMPLEMENTED:
         return "implemented";
-    case ACL_FN_NOT_YET:
-        return "not yet";
     case ACL_FN_NOT_SUPPORTED:
         return "not supported";
     }
@@ -94,14 +92,9 @@ void check_stubs(const acl_all_functions &all)
 
         const char *msg = aclGetRecentErrMsg();
         ASSERT_NE(nullptr, msg);
-        std::string expected = std::string(stub.name) + ": ";
-        if (stub.status == ACL_FN_NOT_YET) {
-            expected += "not implemented by npuipc yet";
-        } else {
-            auto row = doc.find(stub.name);
-            expected += "not supported on a mock NPU: " +
-                        (row == doc.end() ? std::string("(no row)") : row->second.notes);
-        }
+        auto row = doc.find(stub.name);
+        std::string expected = std::string(stub.name) + ": not supported on a mock NPU: " +
+                               (row == doc.end() ? std::string("(no row)") : row->second.notes);
         expected += " (error " + code + ")";
         EXPECT_EQ(expected, msg);
         // One line, naming the function, with the message.
@@ -112,7 +105,7 @@ void check_stubs(const acl_all_functions &all)
 } // namespace
 
 // a. The headers' functions are the rows of library.md's table, each once,
-// with its header and one of the three statuses; a function not supported
+// with its header and one of the two statuses; a function not supported
 // says why.
 TEST(AclAllFunctions, DocumentationListsEveryDeclaredFunctionOnce)
 {
@@ -133,7 +126,7 @@ TEST(AclAllFunctions, DocumentationListsEveryDeclaredFunctionOnce)
         }
         const DocRow &r = row->second;
         EXPECT_EQ(d.header, r.header) << d.name << ", line " << r.line;
-        bool known = r.status == "implemented" || r.status == "not yet" || r.status == "not supported";
+        bool known = r.status == "implemented" || r.status == "not supported";
         EXPECT_TRUE(known) << d.name << ", line " << r.line << ": status \"" << r.status << "\"";
         if (r.status == "not supported") {
             EXPECT_FALSE(r.notes.empty()) << d.name << ", line " << r.line << ": no reason";

@@ -73,15 +73,52 @@ bool end_capture(Runtime &rt, Stream &s, Model &m, bool drop)
     return true;
 }
 
+// Whether `stream` names a stream capturing a conditional task's body.
+bool captures_body(aclrtStream stream)
+{
+    if (!stream)
+        return false;
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto s = rt.find<Stream>(stream, Kind::Stream);
+    if (!s)
+        return false;
+    std::lock_guard<std::mutex> slock(s->mu);
+    return s->capture && s->capture->body;
+}
+
 } // namespace
 
 namespace npuipc_rt {
 
-Model::Model(uint32_t dev, uint32_t model_id, bool capture)
-    : Object(Kind::Model, dev), id(model_id), built(!capture), capturing(capture)
+Model::Model(uint32_t dev, uint32_t model_id, bool capture, bool body_model)
+    : Object(Kind::Model, dev), id(model_id), built(!capture), body(body_model), capturing(capture && !body_model)
 {
-    if (capture)
+    if (capturing)
         active_captures.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void start_body_capture(Stream &s, const std::shared_ptr<Model> &m, aclmdlRICaptureMode mode)
+{
+    {
+        std::lock_guard<std::mutex> mlock(m->mu);
+        m->capturing = true;
+        m->body_captured = true;
+        m->mode = mode;
+        m->context = s.context;
+        m->thread = this_thread();
+    }
+    active_captures.fetch_add(1, std::memory_order_acq_rel);
+    s.capture = m;
+    s.capturing.store(true, std::memory_order_release);
+}
+
+aclError refuse_body(const Model &m)
+{
+    if (m.body)
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "the model is a conditional task's body: it runs, and goes, with its model only");
+    return ACL_SUCCESS;
 }
 
 Model::~Model()
@@ -250,7 +287,8 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *statu
 aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 {
     return api("aclmdlRICaptureEnd", [&] {
-        if (!modelRI)
+        // A body's End may leave out where to put it: the caller has it.
+        if (!modelRI && !captures_body(stream))
             return fail(ACL_ERROR_INVALID_PARAM, "modelRI is NULL");
         std::shared_ptr<Stream> s;
         if (aclError err = find_stream(stream, s))
@@ -264,14 +302,26 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
             return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "the stream is not capturing");
         Runtime &rt = Runtime::get();
         // As CANN: outside RELAXED, the thread that began it ends it; another
-        // thread's End drops the capture.
+        // thread's End drops the capture (a body's stays its model's).
         const bool wrong_thread = m->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED && m->thread != this_thread();
-        if (!end_capture(rt, *s, *m, wrong_thread))
+        // A model whose bodies are not all captured goes, as in CANN.
+        aclError bodies;
+        {
+            std::lock_guard<std::mutex> mlock(m->mu);
+            bodies = check_bodies_captured(*m);
+        }
+        const bool drop = (wrong_thread || bodies) && !m->body;
+        if (!end_capture(rt, *s, *m, drop))
             return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "the capture was ended meanwhile");
+        if (drop)
+            release_conditions(*m);
         if (wrong_thread)
             return fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
                         "another thread began the capture; it is dropped");
-        *modelRI = reinterpret_cast<aclmdlRI>(m->token);
+        if (bodies)
+            return bodies;
+        if (modelRI)
+            *modelRI = reinterpret_cast<aclmdlRI>(m->token);
         return ACL_SUCCESS;
     });
 }
@@ -301,6 +351,8 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
             return err;
         if (aclError err = refuse_if_bound(*s))
             return err;
+        if (aclError err = refuse_body(*m))
+            return err;
         if (m->built)
             return execute_built_async(m, s);
         std::vector<CapturedCall> calls;
@@ -312,6 +364,8 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
                 return err;
             calls = m->calls;
         }
+        if (has_conditions(calls))
+            return execute_with_conditions(m, s);
         // Without any lock: each call is an API call of its own.
         for (const CapturedCall &call : calls)
             if (aclError err = call.make(stream))
@@ -327,6 +381,8 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "timeout %d ms: -1 (forever) or > 0", timeout);
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
+            return err;
+        if (aclError err = refuse_body(*m))
             return err;
         if (m->built)
             return execute_built(m, timeout);
@@ -346,6 +402,8 @@ aclError aclmdlRIAbort(aclmdlRI modelRI)
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
             return err;
+        if (aclError err = refuse_body(*m))
+            return err;
         return abort_model(m);
     });
 }
@@ -360,6 +418,8 @@ aclError aclmdlRIUpdate(aclmdlRI modelRI)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "modelRI is NULL");
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
+            return err;
+        if (aclError err = refuse_body(*m))
             return err;
         if (m->built)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "a built model is not updated; a captured one is");
@@ -416,6 +476,8 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
             return err;
+        if (aclError err = refuse_body(*m))
+            return err;
         std::vector<std::pair<aclrtCallback, void *>> callbacks;
         {
             // Removed first: of two destroys, the one that removes it calls
@@ -437,6 +499,9 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
             // A run under way ends (its next step sees the destroy) before
             // the callbacks may free what it uses.
             std::lock_guard<std::mutex> ended(m->run_mu);
+        } else {
+            m->stopping.store(true, std::memory_order_release); // a runner's next step
+            release_conditions(*m);
         }
         for (const auto &cb : callbacks)
             cb.first(cb.second);

@@ -18,6 +18,7 @@
 namespace npuipc_rt {
 
 class ModelRun;
+struct CondTask;
 
 // A launch as recorded: its name, and the call that makes it on a stream;
 // or, in a built model, a task that steers the run (a label switch, a
@@ -51,6 +52,9 @@ struct CapturedCall {
     // out at the next aclmdlRIUpdate.
     uint32_t seq = 0;
     bool disabled = false;
+    // A conditional task (aclmdlRIAddCondTask, model_cond.cpp), which a
+    // run steps through instead of `make`.
+    std::shared_ptr<const CondTask> cond;
     std::string extend_info; // aclrtCacheLastTaskExtendInfo's, for aclmdlRIDebugJsonPrint
 };
 
@@ -72,10 +76,13 @@ struct BoundStream {
     uint32_t last_task_id = 0; // CapturedCall::task_id
 };
 
+struct CondHandle;
+
 struct Model : Object {
     // `capture`: made by aclmdlRICaptureBegin; otherwise by
-    // aclmdlRIBuildBegin (model_build.cpp).
-    Model(uint32_t dev, uint32_t model_id, bool capture = true);
+    // aclmdlRIBuildBegin (model_build.cpp). `body`: made by
+    // aclmdlRIAddCondTask, captured by aclmdlRICaptureToModelRIBegin.
+    Model(uint32_t dev, uint32_t model_id, bool capture = true, bool body = false);
     // A capture its stream never ended (a reset took both) ends here.
     ~Model() override;
     // Why a built model's run under way must stop now (destroyed, aborted),
@@ -83,6 +90,7 @@ struct Model : Object {
     aclError run_ended(uint64_t run) const;
     const uint32_t id;
     const bool built;
+    const bool body; // runs only as a conditional task's body, in its model
     // One run of a built model at a time.
     std::mutex run_mu;
     // Destroyed: a run under way stops at its next step.
@@ -113,6 +121,9 @@ struct Model : Object {
     // The handle aclmdlRIGetStreams gives for a captured model's tasks (0
     // before it is asked for): a ModelStream.
     uint64_t task_stream = 0;
+    bool body_captured = false; // a body's capture began (there is one)
+    // aclmdlRICondHandleCreate's, for this model's conditional tasks.
+    std::vector<std::shared_ptr<CondHandle>> cond_handles;
 };
 
 // What aclmdlRIGetStreams names a captured model's tasks by, as CANN names
@@ -169,6 +180,50 @@ aclError with_bound_task(Stream &stream, uint32_t task_id, const std::function<a
 // ACL_ERROR_RT_PARAM_INVALID when `stream` is bound to a built model: it
 // runs no model itself.
 aclError refuse_if_bound(const Stream &stream);
+// A conditional task's condition (aclmdlRICondHandleCreate): a 64-bit word
+// of device memory the application's work writes, read when a run reaches
+// the task; owned by the model it was made for, and freed with it.
+struct CondHandle : Object {
+    CondHandle(uint32_t dev, uint64_t dflt, bool assign)
+        : Object(Kind::CondHandle, dev), default_value(dflt), assign_default(assign)
+    {
+    }
+    const uint64_t default_value;
+    const bool assign_default; // the word is set to default_value at each run
+    void *word = nullptr;      // set before the handle is published
+    std::weak_ptr<Model> owner; // likewise
+    // Under the owning Model::mu: the task using it, and its bodies.
+    bool used = false;
+    std::vector<std::shared_ptr<Model>> bodies;
+};
+
+// A conditional task as recorded: what it is, its condition, its bodies.
+struct CondTask {
+    aclmdlRICondTaskType type;
+    std::shared_ptr<CondHandle> handle;
+    std::vector<std::shared_ptr<Model>> bodies;
+};
+
+// Whether a run of `calls` steps through a conditional task.
+bool has_conditions(const std::vector<CapturedCall> &calls);
+// aclmdlRIExecuteAsync of a captured model with conditional tasks: once
+// `s` reaches the call, a runner thread runs the model on a stream of its
+// own, choosing each body by its condition, and lets `s` go on.
+aclError execute_with_conditions(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);
+// ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING unless every body of the model's
+// conditional tasks was captured and its capture ended. With Model::mu held.
+aclError check_bodies_captured(const Model &m);
+// A model leaving the table (destroyed, or its capture dropped): its
+// conditions' handles and bodies leave it too, and the words are freed.
+// Without Runtime::mu and Model::mu held.
+void release_conditions(Model &m);
+// aclmdlRICaptureToModelRIBegin's start (capture.cpp): `s` captures into
+// the body `m`. With Runtime::mu and Stream::mu held.
+void start_body_capture(Stream &s, const std::shared_ptr<Model> &m, aclmdlRICaptureMode mode);
+// ACL_ERROR_RT_FEATURE_NOT_SUPPORT for a body: it runs, and goes, with
+// its model only.
+aclError refuse_body(const Model &m);
+
 // In a fork child: the parent's captures are not the child's.
 void forget_captures_after_fork();
 // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT when a synchronous copy or set may

@@ -185,6 +185,8 @@ aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *nu
         std::shared_ptr<Model> m;
         if (aclError err = find_object(modelRI, Kind::Model, "model runtime instance", m))
             return err;
+        if (aclError err = refuse_body(*m))
+            return err;
         if (!m->built) {
             // One handle names its tasks, made once.
             Runtime &rt = Runtime::get();
@@ -348,6 +350,7 @@ aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
             call->make = [=](aclrtStream to) { return aclrtValueWait(addr, value, flag, to); };
         }
         call->params = kept;
+        call->cond.reset();
         call->disabled = false;
         call->extend_info.clear();
         return ACL_SUCCESS;

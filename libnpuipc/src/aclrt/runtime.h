@@ -82,7 +82,7 @@ private:
 enum class UsageKind : uint8_t { Malloc, Physical };
 constexpr size_t kUsageKinds = 2;
 
-enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model, CntNotify, Label, LabelList, ModelStream };
+enum class Kind : uint8_t { Context = 1, Stream, Event, Notify, Physical, Model, CntNotify, Label, LabelList, ModelStream, CondHandle };
 
 struct Model;
 

@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The functions of the acl/ headers that libnpuipc does not implement: every
-// one is defined, so that a program written for CANN links and learns at run
-// time what is missing. Each returns ACL_ERROR_RT_FEATURE_NOT_SUPPORT
-// (207000), the code CANN's runtime gives for a feature the device lacks,
-// records it as the thread's last error ("aclrtFoo: not implemented by npuipc
-// yet (error 207000)", aclGetRecentErrMsg) and logs that one line. Functions
-// that return no aclError return CANN's failure value instead (NULL; 0;
-// 0xFFFFFFFF for the getters of exception information; nothing) and record
-// and log the same. No argument is looked at: none can make one crash.
-//
-// Two kinds, listed function by function in Documentation/library.md:
-//  - not yet: what a mock NPU can have. Implementing one moves its
-//    definition to its api_*.cpp file, its row of library.md's table to
-//    "implemented" and its entry of tests/gtest/acl_all_functions.c from the
-//    table of stubs to that of implemented functions.
-//  - not supported on a mock NPU: what needs hardware it does not model (AI
-//    cores and AI CPUs running kernels, their overflow state, dump,
-//    profiling, data queues). The message gives the reason, the one of
-//    library.md's table word for word.
+// The functions of the acl/ headers that need hardware a mock NPU does not
+// model (AI cores and AI CPUs running kernels, their overflow state, dump,
+// profiling, data queues): every one is defined, so that a program written
+// for CANN links and learns at run time what is missing. Each returns
+// ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000), the code CANN's runtime gives
+// for a feature the device lacks, records it as the thread's last error
+// ("aclrtFoo: not supported on a mock NPU: <reason> (error 207000)",
+// aclGetRecentErrMsg) and logs that one line; the reason is the one of
+// Documentation/library.md's table, word for word. Functions that return no
+// aclError return CANN's failure value instead (NULL; 0; 0xFFFFFFFF for the
+// getters of exception information; nothing) and record and log the same.
+// No argument is looked at: none can make one crash.
 #include "aclrt/runtime.h"
 
 using namespace npuipc_rt;
@@ -29,14 +22,6 @@ namespace {
 
 // Through api(), like every function: in a fork child that has not called
 // aclInit they too return ACL_ERROR_UNINITIALIZE.
-aclError not_yet(const char *name)
-{
-    auto fn = [] {
-        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "not implemented by npuipc yet");
-    };
-    return api(name, fn);
-}
-
 aclError not_supported(const char *name, const char *reason)
 {
     auto fn = [reason] {
@@ -68,16 +53,6 @@ extern "C" {
 // Tasks: updates of issued tasks, random numbers.
 
 // Model runtime instances: capture into a model, a captured model's tasks, conditions.
-aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
-                                       aclmdlRICaptureMode mode)
-{ return not_yet(__func__); }
-aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
-                                  aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle)
-{ return not_yet(__func__); }
-aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr)
-{ return not_yet(__func__); }
-aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags)
-{ return not_yet(__func__); }
 
 // ======== Not supported on a mock NPU ========
 
