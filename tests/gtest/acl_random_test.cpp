@@ -310,6 +310,9 @@ TEST_F(AclRandomTest, AnUpdateChangesABuiltModelsRandomTaskFromDeviceMemoryInThe
     ASSERT_EQ(ACL_SUCCESS, aclrtGetThreadLastTaskId(&set_task));
     EXPECT_NE(random_task, set_task);
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, bound_));
+    uint32_t end_task = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetThreadLastTaskId(&end_task)); // the end task is numbered too
+    EXPECT_EQ(set_task + 1, end_task);
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
     SetCounter({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344});
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecute(model_, kSyncTimeoutMs));
@@ -335,7 +338,11 @@ TEST_F(AclRandomTest, AnUpdateChangesABuiltModelsRandomTaskFromDeviceMemoryInThe
               Read<uint32_t>(static_cast<uint8_t *>(mem_[0]) + 64, 4));
     EXPECT_EQ(1u, Read<uint32_t>(static_cast<uint8_t *>(mem_[2]) + 128, 1)[0]);
 
-    // What CANN refuses, and the task unchanged by each.
+    // What CANN refuses, and the task unchanged by each: the description
+    // at src now names another counter, which no refused update may take.
+    aclrtRandomNumTaskInfo refused = next;
+    refused.randomCounterAddr = static_cast<uint8_t *>(mem_[2]) + 256;
+    Write(src, &refused, sizeof(refused));
     EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclrtTaskUpdateAsync(bound_, random_task, nullptr, stream_));
     aclrtTaskUpdateInfo bad = update;
     bad.id = static_cast<aclrtUpdateTaskAttrId>(3);
@@ -355,6 +362,13 @@ TEST_F(AclRandomTest, AnUpdateChangesABuiltModelsRandomTaskFromDeviceMemoryInThe
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtTaskUpdateAsync(bound_, set_task + 100, &update, stream_));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtTaskUpdateAsync(bound_, random_task, &update, bound_));
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtTaskUpdateAsync(stream_, random_task, &update, stream_));
+    EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE,
+              aclrtTaskUpdateAsync(bound_, random_task, &update, reinterpret_cast<aclrtStream>(0x1234)));
+    aclmdlRI capture = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_CAPTURED, aclrtTaskUpdateAsync(bound_, random_task, &update, stream_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(stream_, &capture));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIDestroy(capture));
     // A kernel task's update: a mock NPU runs no kernels.
     aclrtTaskUpdateInfo kernel;
     std::memset(&kernel, 0, sizeof(kernel));
@@ -365,6 +379,51 @@ TEST_F(AclRandomTest, AnUpdateChangesABuiltModelsRandomTaskFromDeviceMemoryInThe
     ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream_));
     ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecute(model_, kSyncTimeoutMs));
     EXPECT_EQ(2u, Read<uint32_t>(static_cast<uint8_t *>(mem_[2]) + 128, 1)[0]);
+    EXPECT_EQ(0u, Read<uint32_t>(static_cast<uint8_t *>(mem_[2]) + 256, 1)[0]);
+}
+
+// The description an update reads may lie in VMM memory, reached through
+// its mapping.
+TEST_F(AclRandomTest, AnUpdateReadsItsDescriptionFromVmmMemory)
+{
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStreamWithConfig(&bound_, 0, ACL_STREAM_PERSISTENT));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildBegin(&model_, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(model_, bound_, ACL_MODEL_STREAM_FLAG_HEAD));
+    aclrtRandomNumTaskInfo t = Words(7, 4);
+    ASSERT_EQ(ACL_SUCCESS, aclrtRandomNumAsync(&t, bound_, nullptr));
+    uint32_t task = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetThreadLastTaskId(&task));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIEndTask(model_, bound_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildEnd(model_, nullptr));
+
+    constexpr size_t kVmm = 2 << 20;
+    aclrtPhysicalMemProp prop = {};
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    aclrtDrvMemHandle phys = nullptr;
+    void *va = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMallocPhysical(&phys, kVmm, &prop, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReserveMemAddress(&va, kVmm, 0, nullptr, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMapMem(va, kVmm, 0, phys, 0));
+    aclrtRandomNumTaskInfo next = Words(0, 4);
+    next.randomResultAddr = static_cast<uint8_t *>(mem_[0]) + 64;
+    Write(static_cast<uint8_t *>(va) + 4096, &next, sizeof(next));
+    aclrtTaskUpdateInfo update;
+    std::memset(&update, 0, sizeof(update));
+    update.id = ACL_RT_UPDATE_RANDOM_TASK;
+    update.val.randomTaskAttr.srcAddr = static_cast<uint8_t *>(va) + 4096;
+    update.val.randomTaskAttr.size = sizeof(aclrtRandomNumTaskInfo);
+    ASSERT_EQ(ACL_SUCCESS, aclrtTaskUpdateAsync(bound_, task, &update, stream_));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream_));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecute(model_, kSyncTimeoutMs));
+    EXPECT_EQ((std::vector<uint32_t>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}),
+              Read<uint32_t>(static_cast<uint8_t *>(mem_[0]) + 64, 4));
+    ASSERT_EQ(ACL_SUCCESS, aclrtUnmapMem(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReleaseMemAddress(va));
+    ASSERT_EQ(ACL_SUCCESS, aclrtFreePhysical(phys));
 }
 
 TEST_F(AclRandomTest, TheCallRefusesWhatCANNRefusesWithItsCodes)
@@ -416,6 +475,19 @@ TEST_F(AclRandomTest, TheCallRefusesWhatCANNRefusesWithItsCodes)
     t = good;
     t.randomNum = Value(kSize / 4 + 1, 8);
     EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRandomNumAsync(&t, stream_, nullptr));
+    // A mask of 2^64 - 1 bits: 2^61 bytes, no wrap to nothing.
+    t = Task(ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK, ACL_FLOAT, 0, ~0ULL);
+    t.randomNumFuncParaInfo.paramInfo.dropoutBitmaskInfo.dropoutRation = FloatValue(0.0f);
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtRandomNumAsync(&t, stream_, nullptr));
+    // A stream of another context.
+    aclrtContext mine = nullptr, theirs = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&mine));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateContext(&theirs, 0));
+    aclrtStream foreign = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&foreign));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(mine));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_CONTEXT, aclrtRandomNumAsync(&good, foreign, nullptr));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyContext(theirs));
     // Nothing ran.
     ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(stream_));
     EXPECT_EQ((std::vector<uint32_t>{0, 0, 0, 0}), Counter());

@@ -143,7 +143,7 @@ aclError check_para(const aclrtRandomParaInfo &p, size_t max_inline, const char 
 aclError check_task(const aclrtRandomNumTaskInfo &info)
 {
     const aclrtRandomNumFuncType func = info.randomNumFuncParaInfo.funcType;
-    if (func < ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK || func > ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS)
+    if (static_cast<uint32_t>(func) > ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "funcType %d is no random function", static_cast<int>(func));
     // Uniform numbers come as integers too; the others are floats (for a
     // dropout mask, the type of its ratio).
@@ -282,6 +282,21 @@ void normal_floats(Philox &gen, uint8_t *out, uint64_t n, aclDataType type, doub
     }
 }
 
+// The bytes `n` numbers take at the result: a bit each in a dropout mask;
+// false if they cannot fit in memory.
+bool result_bytes(const aclrtRandomNumTaskInfo &info, uint64_t n, size_t &bytes)
+{
+    if (info.randomNumFuncParaInfo.funcType == ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK) {
+        bytes = static_cast<size_t>(n / 8 + (n % 8 != 0));
+        return true;
+    }
+    const size_t element = element_size(info.dataType);
+    if (n > std::numeric_limits<size_t>::max() / element)
+        return false;
+    bytes = static_cast<size_t>(n) * element;
+    return true;
+}
+
 // What a task's bytes and counter come to once its stream reaches it.
 aclError generate(const aclrtRandomNumTaskInfo &info, uint32_t device)
 {
@@ -301,17 +316,16 @@ aclError generate(const aclrtRandomNumTaskInfo &info, uint32_t device)
             return err;
     const aclrtRandomNumFuncType func = info.randomNumFuncParaInfo.funcType;
     const size_t element = element_size(info.dataType);
-    const bool mask = func == ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK;
-    if (!mask && n > std::numeric_limits<size_t>::max() / element)
+    size_t bytes = 0;
+    if (!result_bytes(info, n, bytes))
         return fail(ACL_ERROR_RT_PARAM_INVALID, "%llu numbers do not fit in memory",
                     static_cast<unsigned long long>(n));
-    const size_t bytes = mask ? static_cast<size_t>((n + 7) / 8) : static_cast<size_t>(n) * element;
     std::shared_ptr<Allocation> counter_hold, result_hold;
     void *counter_at = nullptr, *result_at = nullptr;
     if (aclError err = device_range(info.randomCounterAddr, kCounterSize, device, "randomCounterAddr", counter_hold,
                                     counter_at))
         return err;
-    if (n && bytes)
+    if (n)
         if (aclError err =
                 device_range(info.randomResultAddr, bytes, device, "the result range", result_hold, result_at))
             return err;
@@ -358,6 +372,7 @@ struct RandomTask {
 };
 
 aclError random_async(const std::shared_ptr<RandomTask> &task, aclrtStream stream);
+aclError random_on(const std::shared_ptr<RandomTask> &task, const std::shared_ptr<Stream> &s);
 
 // The launch a model records; aclrtTaskUpdateAsync knows a random task by
 // this type.
@@ -377,31 +392,31 @@ aclError check_ranges(const aclrtRandomNumTaskInfo &info, uint32_t device)
         return err;
     if (!info.randomNum.isAddr) {
         const uint64_t n = little_endian(info.randomNum.valueOrAddr, info.randomNum.size);
-        const bool mask = info.randomNumFuncParaInfo.funcType == ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK;
-        const size_t element = element_size(info.dataType);
-        if (!mask && n > std::numeric_limits<size_t>::max() / element)
+        size_t bytes = 0;
+        if (!result_bytes(info, n, bytes))
             return fail(ACL_ERROR_RT_PARAM_INVALID, "%llu numbers do not fit in memory",
                         static_cast<unsigned long long>(n));
-        const size_t bytes = mask ? static_cast<size_t>((n + 7) / 8) : static_cast<size_t>(n) * element;
-        if (bytes)
+        if (n)
             if (aclError err = device_range(info.randomResultAddr, bytes, device, "the result range", hold, at))
                 return err;
     }
     return ACL_SUCCESS;
 }
 
+// A model's run queues its task on the stream it runs on; what it names is
+// checked when the stream gets there (an update may have changed it).
 aclError random_async(const std::shared_ptr<RandomTask> &task, aclrtStream stream)
 {
     std::shared_ptr<Stream> s;
     if (aclError err = find_stream(stream, s))
         return err;
+    return random_on(task, s);
+}
+
+aclError random_on(const std::shared_ptr<RandomTask> &task, const std::shared_ptr<Stream> &s)
+{
     if (aclError err = stopped_context_error(*s))
         return err;
-    {
-        std::lock_guard<std::mutex> lock(task->mu);
-        if (aclError err = check_ranges(task->info, s->device))
-            return err;
-    }
     if (captured(*s, "aclrtRandomNumAsync", RandomLaunch{task}))
         return ACL_SUCCESS;
     HostCopy copy;
@@ -448,6 +463,8 @@ aclError update_random_task(aclrtStream taskStream, uint32_t taskId, const aclrt
         return fail(ACL_ERROR_RT_PARAM_INVALID, "execStream is bound to a model: an update runs on another stream");
     if (aclError err = refuse_if_capturing(*es))
         return err;
+    if (aclError err = stream_of_current_context(execStream, es))
+        return err;
     if (aclError err = stopped_context_error(*es))
         return err;
     std::shared_ptr<RandomTask> task;
@@ -460,15 +477,17 @@ aclError update_random_task(aclrtStream taskStream, uint32_t taskId, const aclrt
             return ACL_SUCCESS;
         }))
         return err;
+    // Held by the task and read through `at` (queue_copy translates only
+    // the copy's own ranges).
+    std::shared_ptr<Allocation> held;
+    void *at = nullptr;
+    if (aclError err = device_range(attr.srcAddr, attr.size, es->device, "srcAddr", held, at))
+        return err;
     HostCopy copy;
     copy.stream = es;
-    void *at = nullptr;
-    if (aclError err = device_range(attr.srcAddr, attr.size, es->device, "srcAddr", copy.source, at))
-        return err;
-    copy.src = at;
-    copy.resolve = [task](HostCopy &t) {
+    copy.resolve = [task, held, at](HostCopy &t) {
         aclrtRandomNumTaskInfo from;
-        std::memcpy(&from, t.src, sizeof(from));
+        std::memcpy(&from, at, sizeof(from));
         t.count = 0;
         std::lock_guard<std::mutex> lock(task->mu);
         apply_update(task->info, from);
@@ -495,11 +514,15 @@ aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrt
                 return err;
         if (reserve)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "reserve must be NULL");
+        if (aclError err = stream_of_current_context(stream, s))
+            return err;
         if (aclError err = check_task(*taskInfo))
+            return err;
+        if (aclError err = check_ranges(*taskInfo, s->device))
             return err;
         auto task = std::make_shared<RandomTask>();
         task->info = *taskInfo;
-        return random_async(task, stream);
+        return random_on(task, s);
     });
 }
 

@@ -377,6 +377,17 @@ aclError built_model_and_stream(aclmdlRI modelRI, aclrtStream stream, std::share
 
 // The stream a control-flow call names: of the current context and bound
 // to a model, whose recorded tasks of it `fn` then extends (Model::mu held).
+// The task just added to `b` (of `m`, locked) is numbered in its stream
+// and is the thread's last task (aclrtGetThreadLastTaskId,
+// aclrtCacheLastTaskExtendInfo), steering and end tasks included.
+void note_recorded(const std::shared_ptr<Model> &m, BoundStream &b)
+{
+    CapturedCall &task = b.tasks.back();
+    task.task_id = ++b.last_task_id;
+    thread_last_task_id() = task.task_id;
+    last_recorded_task() = {m, b.stream, task.serial};
+}
+
 template <typename Fn> aclError extend_bound_stream(aclrtStream stream, Fn &&fn)
 {
     Runtime &rt = Runtime::get();
@@ -399,8 +410,8 @@ template <typename Fn> aclError extend_bound_stream(aclrtStream stream, Fn &&fn)
         if (b.stream == s->token) {
             const size_t before = b.tasks.size();
             aclError err = fn(*m, b);
-            if (!err && b.tasks.size() > before) // a steering task is the thread's last task
-                last_recorded_task() = {m, b.stream, b.tasks.back().serial};
+            if (!err && b.tasks.size() > before)
+                note_recorded(m, b);
             return err;
         }
     return fail(ACL_ERROR_RT_STREAM_MODEL, "the stream was unbound meanwhile");
@@ -525,9 +536,7 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
     for (BoundStream &b : m->bound)
         if (b.stream == stream.token) {
             b.tasks.push_back({what, std::move(make), nullptr, params});
-            b.tasks.back().task_id = ++b.last_task_id;
-            thread_last_task_id() = b.last_task_id;
-            last_recorded_task() = {m, b.stream, b.tasks.back().serial};
+            note_recorded(m, b);
             return true;
         }
     return false;
@@ -796,7 +805,7 @@ aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream)
                                        return ACL_SUCCESS;
                                    }});
                 m->end_task = true;
-                last_recorded_task() = {m, b.stream, b.tasks.back().serial};
+                note_recorded(m, b);
                 return ACL_SUCCESS;
             }
         return fail(ACL_ERROR_RT_INTERNAL_ERROR, "the stream is not bound to this model");

@@ -614,9 +614,10 @@ aclError queue_host_task(Runtime &rt, const std::shared_ptr<Stream> &s, aclrtCal
 // In a fork child: the settings of api_sys_param.cpp back to their defaults.
 void reset_settings_after_fork();
 
-// The driver's number of the last job this thread queued, on any of the
-// application's streams (the stream's first job is 1; 0xFFFFFFFF before
-// any).
+// The number of the last task this thread queued, on any of the
+// application's streams: the driver's number of the job (the stream's
+// first job is 1), or a built model's number of the task it recorded on a
+// bound stream (its first task is 1); 0xFFFFFFFF before any.
 inline uint32_t &thread_last_task_id()
 {
     static thread_local uint32_t id = 0xFFFFFFFF;
