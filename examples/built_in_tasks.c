@@ -5,8 +5,9 @@
  * (aclrtReduceAsync, SUM of floats), managed memory the host fills and
  * reads through the same pointer while the device reduces it (with advice
  * and a prefetch), a cache prefetch, and a copy whose addresses a
- * descriptor in device memory gives (aclrtMemcpyAsyncWithDesc). The
- * program checks every result.
+ * descriptor in device memory gives (aclrtMemcpyAsyncWithDesc), and
+ * CANN's random-number task (a 16-byte counter zeroed, uniform numbers and
+ * a dropout mask). The program checks every result.
  * usage: built_in_tasks
  */
 #include <stdint.h>
@@ -81,6 +82,62 @@ int main(void)
 	if (check_floats("the descriptor's copy", host, 100.0f, 1.0f))
 		return 1;
 	SAY("a %zu-byte descriptor copied %zu bytes", desc_size, sizeof(host));
+
+	/* CANN's random sample: uniform floats in [0, 1), then a dropout mask
+	 * continuing from the counter the first task moved on. */
+	{
+		aclrtRandomNumTaskInfo task;
+		uint32_t counter[4];
+		float lo = 0.0f, hi = 1.0f, ratio = 0.0f;
+		void *state;
+
+		CHECK(aclrtMalloc(&state, 16, ACL_MEM_MALLOC_NORMAL_ONLY));
+		CHECK(aclrtMemset(state, 16, 0, 16));
+		memset(&task, 0, sizeof(task));
+		task.dataType = ACL_FLOAT;
+		task.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS;
+		task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.min.size = sizeof(float);
+		memcpy(task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.min.valueOrAddr, &lo, sizeof(lo));
+		task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.max.size = sizeof(float);
+		memcpy(task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.max.valueOrAddr, &hi, sizeof(hi));
+		task.randomResultAddr = copy;
+		task.randomCounterAddr = state;
+		task.randomSeed.size = 8;
+		task.randomSeed.valueOrAddr[0] = 42;
+		task.randomNum.size = 8;
+		task.randomNum.valueOrAddr[0] = N & 0xFF;
+		task.randomNum.valueOrAddr[1] = N >> 8;
+		CHECK(aclrtRandomNumAsync(&task, stream, NULL));
+		CHECK(aclrtSynchronizeStream(stream));
+		CHECK(aclrtMemcpy(host, sizeof(host), copy, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST));
+		for (i = 0; i < N; i++)
+			if (!(host[i] >= 0.0f && host[i] < 1.0f)) {
+				fprintf(stderr, "%s: uniform number %zu is %f\n", example_name, i, host[i]);
+				return 1;
+			}
+		/* A ratio of 0 keeps every element: all N bits set. */
+		task.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK;
+		task.randomNumFuncParaInfo.paramInfo.dropoutBitmaskInfo.dropoutRation.size = sizeof(float);
+		memcpy(task.randomNumFuncParaInfo.paramInfo.dropoutBitmaskInfo.dropoutRation.valueOrAddr, &ratio,
+		       sizeof(ratio));
+		CHECK(aclrtRandomNumAsync(&task, stream, NULL));
+		CHECK(aclrtSynchronizeStream(stream));
+		CHECK(aclrtMemcpy(counter, sizeof(counter), state, sizeof(counter), ACL_MEMCPY_DEVICE_TO_HOST));
+		CHECK(aclrtMemcpy(host, N / 8, copy, N / 8, ACL_MEMCPY_DEVICE_TO_HOST));
+		for (i = 0; i < N / 8; i++)
+			if (((unsigned char *)host)[i] != 0xFF) {
+				fprintf(stderr, "%s: mask byte %zu is %#x\n", example_name, i, ((unsigned char *)host)[i]);
+				return 1;
+			}
+		/* Four numbers a block: N/4 blocks each task. */
+		if (counter[0] != N / 2 || counter[1] || counter[2] || counter[3]) {
+			fprintf(stderr, "%s: the counter is %u, not %u\n", example_name, counter[0], N / 2);
+			return 1;
+		}
+		SAY("random numbers: %d uniform floats in [0, 1), a %d-bit mask, the counter at %u blocks", N, N,
+		    counter[0]);
+		CHECK(aclrtFree(state));
+	}
 
 	CHECK(aclrtFree(copy));
 	CHECK(aclrtFree(desc));
