@@ -6,6 +6,8 @@
 #include "acl_test_util.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdint>
 #include <cstring>
 
@@ -335,6 +337,131 @@ TEST_F(AclModelCondTest, ABodyRunsAndGoesWithItsModelOnly)
     uint64_t *ptr = nullptr;
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRICondHandleGetCondPtr(cond_, &ptr));
     EXPECT_EQ(ACL_ERROR_RT_INVALID_HANDLE, aclmdlRIExecuteAsync(bodies_[0], exec()));
+}
+
+// Work queued on the executing stream after the call comes after the
+// whole run; a run's failure goes to that stream's next synchronize.
+TEST_F(AclModelCondTest, TheExecutingStreamWaitsForTheRunAndGetsItsFailure)
+{
+    void *doomed = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&doomed, kSize, ACL_MEM_MALLOC_NORMAL_ONLY));
+    BeginWithCondition();
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIAddCondTask(Params(ACL_MODEL_RI_COND_TYPE_IF, 2), main(), 0));
+    CaptureFill(bodies_[0], 0x11);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureToModelRIBegin(body(), bodies_[1], ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(doomed, kSize, 1, kSize, body()));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(body(), nullptr));
+    End();
+    ASSERT_EQ(ACL_SUCCESS, aclrtFree(doomed)); // the else branch's memory
+
+    SetWord(1);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec()));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[0], 1, 0x99, 1, exec()));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(exec(), kSyncTimeoutMs));
+    EXPECT_EQ(0x99, ByteOf(mem_[0])); // after the body's 0x11
+
+    SetWord(0);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec()));
+    EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtSynchronizeStreamWithTimeout(exec(), kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(exec(), kSyncTimeoutMs)); // reported once
+}
+
+// A WHILE whose body never clears its word runs until the model is
+// destroyed; the destroy returns once the run stopped.
+TEST_F(AclModelCondTest, DestroyingAModelStopsARunThatLoopsForever)
+{
+    BeginWithCondition();
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIAddCondTask(Params(ACL_MODEL_RI_COND_TYPE_WHILE, 1), main(), 0));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureToModelRIBegin(body(), bodies_[0], ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchHostFunc(body(), count_pass, nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(body(), nullptr));
+    End();
+    SetWord(1);
+    passes = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec()));
+    while (passes.load() < 3)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIDestroy(model_));
+    model_ = nullptr;
+    const int after = passes.load();
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_EXECUTE, aclrtSynchronizeStreamWithTimeout(exec(), kSyncTimeoutMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(after, passes.load()); // no pass once the destroy returned
+}
+
+// Two runs queued one after the other: each starts with its default.
+TEST_F(AclModelCondTest, EachQueuedRunStartsWithTheDefault)
+{
+    BeginWithCondition(3, ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIAddCondTask(Params(ACL_MODEL_RI_COND_TYPE_WHILE, 1), main(), 0));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureToModelRIBegin(body(), bodies_[0], ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclrtLaunchHostFunc(body(), count_pass, nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclrtReduceAsync(word_, mem_[1], 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT32, body(),
+                                            nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(body(), nullptr));
+    End();
+    int32_t minus_one = -1;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(mem_[1], 4, &minus_one, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    passes = 0;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec()));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIExecuteAsync(model_, exec()));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(exec(), kSyncTimeoutMs));
+    EXPECT_EQ(6, passes.load());
+}
+
+// The codes of other contexts, built models and bound streams.
+TEST_F(AclModelCondTest, OtherContextsBuiltModelsAndBoundStreamsHaveCANNsCodes)
+{
+    const auto no_flag = static_cast<aclmdlRICondHandleFlag>(0);
+    aclmdlRICondHandle h = nullptr;
+    aclmdlRI built = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBuildBegin(&built, 0));
+    EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclmdlRICondHandleCreate(built, 0, no_flag, &h));
+    BeginWithCondition();
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIAddCondTask(Params(ACL_MODEL_RI_COND_TYPE_IF, 1), main(), 0));
+
+    aclrtContext mine = nullptr, theirs = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetCurrentContext(&mine));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateContext(&theirs, 0));
+    aclrtStream foreign = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&foreign));
+    EXPECT_EQ(ACL_ERROR_RT_MODEL_CONTEXT, aclmdlRICondHandleCreate(model_, 0, no_flag, &h));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(mine));
+    aclmdlRICondHandle second = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICondHandleCreate(model_, 0, no_flag, &second));
+    aclmdlRICondTaskParams p = Params(ACL_MODEL_RI_COND_TYPE_IF, 1);
+    aclmdlRI more[1] = {};
+    p.handle = second;
+    p.modelRIArray = more;
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_CONTEXT, aclmdlRIAddCondTask(p, foreign, 0));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_CONTEXT,
+              aclmdlRICaptureToModelRIBegin(foreign, bodies_[0], ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyContext(theirs));
+    // A stream bound to a built model captures no body.
+    aclrtStream persistent = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateStreamWithConfig(&persistent, 0, ACL_STREAM_PERSISTENT));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIBindStream(built, persistent, ACL_MODEL_STREAM_FLAG_HEAD));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_MODEL,
+              aclmdlRICaptureToModelRIBegin(persistent, bodies_[0], ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    EXPECT_EQ(ACL_SUCCESS, aclmdlRIDestroy(built));
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStreamForce(persistent));
+    // A body whose capture another thread ends is not captured: the model
+    // cannot end until it is captured again.
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureToModelRIBegin(body(), bodies_[0], ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(mem_[0], 1, 0x21, 1, body()));
+    aclError wrong = ACL_SUCCESS;
+    std::thread([&] {
+        ASSERT_EQ(ACL_SUCCESS, aclrtSetCurrentContext(mine));
+        wrong = aclmdlRICaptureEnd(body(), nullptr);
+    }).join();
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, wrong);
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureToModelRIBegin(body(), bodies_[0], ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRICaptureEnd(body(), nullptr));
+    ASSERT_EQ(ACL_SUCCESS, aclmdlRIAddCondTask(p, main(), 0));
+    CaptureFill(more[0], 0x31);
+    End();
+    SetWord(1);
+    EXPECT_EQ(0, Run()); // the body captured again is empty
 }
 
 } // namespace

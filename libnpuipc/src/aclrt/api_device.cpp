@@ -43,7 +43,8 @@ template <typename Pred> std::vector<uint64_t> streams_to_report(Runtime &rt, Pr
     if (!stream_state_callbacks_registered())
         return out;
     for (const auto &entry : rt.objects)
-        if (entry.second->kind == Kind::Stream && pred(static_cast<const Stream &>(*entry.second)))
+        if (entry.second->kind == Kind::Stream && !static_cast<const Stream &>(*entry.second).internal &&
+            pred(static_cast<const Stream &>(*entry.second)))
             out.push_back(entry.first);
     return out;
 }

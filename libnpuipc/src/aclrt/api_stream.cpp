@@ -136,7 +136,8 @@ aclError destroy(const char *name, aclrtStream handle, bool wait)
             if (aclError err = refuse_if_capturing(*stream))
                 return err;
         }
-        notify_stream_state(handle, ACL_RT_STREAM_STATE_DESTROY_PRE);
+        if (!stream->internal)
+            notify_stream_state(handle, ACL_RT_STREAM_STATE_DESTROY_PRE);
         aclError result = ACL_SUCCESS;
         if (wait)
             result = synchronize(*stream, -1);
@@ -192,7 +193,7 @@ int run_due(Runtime &rt, const std::vector<std::shared_ptr<Stream>> &streams,
 
 namespace npuipc_rt {
 
-aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags)
+aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags, bool internal)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
@@ -205,10 +206,12 @@ aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags)
     auto s = std::make_shared<Stream>(ctx->device, dev, std::move(h), ctx->token);
     s->priority = priority;
     s->flags = flags;
+    s->internal = internal;
     if (aclError err = apply_failure_mode(*ctx, *s))
         return err;
     *stream = reinterpret_cast<aclrtStream>(rt.add_object(std::move(s)));
-    defer_stream_state(*stream, ACL_RT_STREAM_STATE_CREATE_POST);
+    if (!internal)
+        defer_stream_state(*stream, ACL_RT_STREAM_STATE_CREATE_POST);
     return ACL_SUCCESS;
 }
 

@@ -69,6 +69,9 @@ bool end_capture(Runtime &rt, Stream &s, Model &m, bool drop)
     if (drop) {
         std::lock_guard<std::mutex> lock(rt.mu);
         rt.objects.erase(m.token);
+        std::lock_guard<std::mutex> mlock(m.mu);
+        if (m.task_stream)
+            rt.objects.erase(m.task_stream);
     }
     return true;
 }
@@ -143,6 +146,7 @@ void abandon_capture_locked(Runtime &rt, Stream &stream)
         if (m->task_stream)
             rt.objects.erase(m->task_stream);
     }
+    release_conditions_locked(rt, *m);
     rt.objects.erase(m->token);
 }
 
@@ -315,6 +319,15 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
             return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "the capture was ended meanwhile");
         if (drop)
             release_conditions(*m);
+        if (m->body && (wrong_thread || bodies)) {
+            // A body whose capture failed is not captured: its model's End
+            // refuses, and it may be captured again.
+            release_conditions(*m);
+            std::lock_guard<std::mutex> mlock(m->mu);
+            m->body_captured = false;
+            forget_task_handles(m->calls);
+            m->calls.clear();
+        }
         if (wrong_thread)
             return fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
                         "another thread began the capture; it is dropped");
@@ -365,7 +378,7 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
             calls = m->calls;
         }
         if (has_conditions(calls))
-            return execute_with_conditions(m, s);
+            return execute_with_conditions(m, s, std::move(calls));
         // Without any lock: each call is an API call of its own.
         for (const CapturedCall &call : calls)
             if (aclError err = call.make(stream))
@@ -408,9 +421,9 @@ aclError aclmdlRIAbort(aclmdlRI modelRI)
     });
 }
 
-// A captured model's tasks change only through task updates, which npuipc
-// does not take (aclmdlRITaskSetParams, aclmdlRITaskDisable): it is always
-// ready, and an update has nothing to do.
+// Applies a captured model's task changes (aclmdlRITaskSetParams,
+// aclmdlRITaskDisable, model_tasks.cpp): the disabled tasks go, and the
+// model runs again.
 aclError aclmdlRIUpdate(aclmdlRI modelRI)
 {
     return api("aclmdlRIUpdate", [&] {
@@ -500,9 +513,16 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
             // the callbacks may free what it uses.
             std::lock_guard<std::mutex> ended(m->run_mu);
         } else {
-            m->stopping.store(true, std::memory_order_release); // a runner's next step
-            release_conditions(*m);
+            // A run of its conditions stops at its next step, and ends
+            // before the callbacks may free what it uses.
+            m->stopping.store(true, std::memory_order_release);
+            {
+                std::lock_guard<std::mutex> ended(m->run_mu);
+            }
+            std::lock_guard<std::mutex> mlock(m->mu);
+            forget_task_handles(m->calls);
         }
+        release_conditions(*m);
         for (const auto &cb : callbacks)
             cb.first(cb.second);
         return ACL_SUCCESS;
@@ -516,6 +536,8 @@ aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func, v
             return fail(ACL_ERROR_INVALID_PARAM, "func is NULL");
         std::shared_ptr<Model> m;
         if (aclError err = find_model(modelRI, m))
+            return err;
+        if (aclError err = refuse_body(*m))
             return err;
         std::lock_guard<std::mutex> mlock(m->mu);
         for (auto &cb : m->destroy_callbacks)

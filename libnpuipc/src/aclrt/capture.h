@@ -191,6 +191,10 @@ struct CondHandle : Object {
     const uint64_t default_value;
     const bool assign_default; // the word is set to default_value at each run
     void *word = nullptr;      // set before the handle is published
+    // The word's memory, read through this (an application that frees the
+    // address, against CANN's rule, cannot make a run read another
+    // allocation's bytes).
+    std::shared_ptr<Allocation> memory;
     std::weak_ptr<Model> owner; // likewise
     // Under the owning Model::mu: the task using it, and its bodies.
     bool used = false;
@@ -206,10 +210,12 @@ struct CondTask {
 
 // Whether a run of `calls` steps through a conditional task.
 bool has_conditions(const std::vector<CapturedCall> &calls);
-// aclmdlRIExecuteAsync of a captured model with conditional tasks: once
-// `s` reaches the call, a runner thread runs the model on a stream of its
-// own, choosing each body by its condition, and lets `s` go on.
-aclError execute_with_conditions(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);
+// aclmdlRIExecuteAsync of a captured model with conditional tasks
+// (`calls`, checked ready): once `s` reaches the call, a runner thread
+// runs them on a stream of its own, choosing each body by its condition,
+// and lets `s` go on. The runner holds Model::run_mu meanwhile.
+aclError execute_with_conditions(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s,
+                                 std::vector<CapturedCall> calls);
 // ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING unless every body of the model's
 // conditional tasks was captured and its capture ended. With Model::mu held.
 aclError check_bodies_captured(const Model &m);
@@ -217,6 +223,9 @@ aclError check_bodies_captured(const Model &m);
 // conditions' handles and bodies leave it too, and the words are freed.
 // Without Runtime::mu and Model::mu held.
 void release_conditions(Model &m);
+// The same with Runtime::mu held (a capture its stream's end dropped): the
+// words stay allocated until their device is reset.
+void release_conditions_locked(Runtime &rt, Model &m);
 // aclmdlRICaptureToModelRIBegin's start (capture.cpp): `s` captures into
 // the body `m`. With Runtime::mu and Stream::mu held.
 void start_body_capture(Stream &s, const std::shared_ptr<Model> &m, aclmdlRICaptureMode mode);

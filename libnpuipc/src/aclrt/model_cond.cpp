@@ -7,6 +7,7 @@
 // device does: a model holding one runs on a runner thread, on a stream of
 // its own, while the stream it was executed on waits at the call.
 #include <cstring>
+#include <shared_mutex>
 
 #include "aclrt/capture.h"
 #include "aclrt/memory_place.h"
@@ -28,14 +29,22 @@ aclError find_model(aclmdlRI modelRI, std::shared_ptr<Model> &out)
 }
 
 // The word of a condition, as the device reads and writes it.
-aclError condition_word(const CondHandle &h, uint64_t *&at, std::shared_ptr<Allocation> &hold)
+aclError condition_word(const CondHandle &h, uint64_t *&at)
 {
     void *p = nullptr;
-    if (aclError err = device_range(h.word, sizeof(uint64_t), h.device, "the condition's word", hold, p))
+    if (aclError err = stable_address(*h.memory, h.word, p))
         return err;
     at = static_cast<uint64_t *>(p);
     return ACL_SUCCESS;
 }
+
+// How long a run's wait for its stream goes before it looks whether the
+// model was destroyed.
+constexpr int32_t kDrainSliceMs = 100;
+
+// The most bodies one task makes (CANN sets none; a bound on what a call
+// may allocate).
+constexpr uint32_t kMaxBodies = 4096;
 
 // Every condition a run of `calls` may read, bodies included.
 void collect_conditions(const std::vector<CapturedCall> &calls, std::vector<std::shared_ptr<CondHandle>> &out,
@@ -77,8 +86,20 @@ public:
         return ACL_SUCCESS;
     }
 
-    // Everything queued has run.
-    aclError drain() { return aclrtSynchronizeStream(stream_); }
+    // Everything queued has run; or the model was destroyed meanwhile, and
+    // what is left of the run is aborted.
+    aclError drain()
+    {
+        for (;;) {
+            aclError err = aclrtSynchronizeStreamWithTimeout(stream_, kDrainSliceMs);
+            if (err != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+                return err;
+            if (root_.stopping.load(std::memory_order_acquire)) {
+                aclrtStreamAbort(stream_);
+                return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed during its run");
+            }
+        }
+    }
 
 private:
     // The condition's value once the work before it has run.
@@ -87,8 +108,7 @@ private:
         if (aclError err = drain())
             return err;
         uint64_t *at = nullptr;
-        std::shared_ptr<Allocation> hold;
-        if (aclError err = condition_word(h, at, hold))
+        if (aclError err = condition_word(h, at))
             return err;
         out = __atomic_load_n(at, __ATOMIC_ACQUIRE);
         return ACL_SUCCESS;
@@ -137,6 +157,40 @@ private:
 // The runner of one aclmdlRIExecuteAsync: once `s` reaches the call, runs
 // the model on a stream of its own, keeps the run's failure for `s`'s next
 // synchronize and lets it go on.
+// ASSIGN_DEFAULT: the conditions that ask for it start the run at their
+// default (CANN: "at the start of each run"; the run starts when its
+// stream gets there, so runs queued one after another each get theirs).
+aclError assign_defaults(const std::vector<CapturedCall> &calls)
+{
+    std::vector<std::shared_ptr<CondHandle>> conditions;
+    collect_conditions(calls, conditions);
+    for (const std::shared_ptr<CondHandle> &h : conditions) {
+        if (!h->assign_default)
+            continue;
+        uint64_t *at = nullptr;
+        if (aclError err = condition_word(*h, at))
+            return err;
+        __atomic_store_n(at, h->default_value, __ATOMIC_RELEASE);
+    }
+    return ACL_SUCCESS;
+}
+
+aclError run_on_own_stream(const Model &m, const std::vector<CapturedCall> &calls)
+{
+    aclrtStream own = nullptr;
+    if (aclError err = create_stream(&own, 0, 0, true))
+        return err;
+    CondRun run(m, own);
+    aclError err = assign_defaults(calls);
+    if (!err)
+        err = run.run(calls);
+    aclError drained = err ? ACL_SUCCESS : run.drain();
+    if (err)
+        aclrtStreamAbort(own); // what the failed run queued goes
+    aclrtDestroyStreamForce(own);
+    return err ? err : drained;
+}
+
 void run_with_conditions(std::shared_ptr<Model> m, std::shared_ptr<Stream> s, std::vector<CapturedCall> calls,
                          std::shared_ptr<HostTask> point)
 {
@@ -144,17 +198,13 @@ void run_with_conditions(std::shared_ptr<Model> m, std::shared_ptr<Stream> s, st
     Runtime &rt = Runtime::get();
     Result<int> reached = s->dev->wait(point->reached->event.get(), -1);
     if (reached.ok() && reached.value() == 0) {
-        aclrtStream own = nullptr;
         aclError err = aclrtSetCurrentContext(reinterpret_cast<aclrtContext>(s->context));
-        if (!err)
-            err = aclrtCreateStream(&own);
         if (!err) {
-            CondRun run(*m, own);
-            err = run.run(calls);
-            aclError drained = run.drain();
-            if (!err)
-                err = drained;
-            aclrtDestroyStreamForce(own);
+            // One run at a time; a destroy waits for it.
+            std::lock_guard<std::mutex> one_run(m->run_mu);
+            err = m->stopping.load(std::memory_order_acquire)
+                      ? fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed before its run")
+                      : run_on_own_stream(*m, calls);
         }
         if (err)
             s->run_error.store(err, std::memory_order_release);
@@ -207,63 +257,62 @@ aclError check_bodies_captured(const Model &m)
     return ACL_SUCCESS;
 }
 
-void release_conditions(Model &m)
+// Takes the conditions of `m` and of its bodies, at every depth, out of
+// the table (Runtime::mu held); their handles into `out`.
+void unlist_conditions_locked(Runtime &rt, Model &m, std::vector<std::shared_ptr<CondHandle>> &out, int depth = 0)
 {
     std::vector<std::shared_ptr<CondHandle>> handles;
-    std::vector<std::shared_ptr<Model>> bodies;
     {
         std::lock_guard<std::mutex> mlock(m.mu);
         handles.swap(m.cond_handles);
-        for (const std::shared_ptr<CondHandle> &h : handles)
-            bodies.insert(bodies.end(), h->bodies.begin(), h->bodies.end());
     }
-    if (handles.empty())
-        return;
-    {
-        Runtime &rt = Runtime::get();
-        std::lock_guard<std::mutex> lock(rt.mu);
-        for (const std::shared_ptr<CondHandle> &h : handles)
-            rt.objects.erase(h->token);
-        for (const std::shared_ptr<Model> &body : bodies) {
+    for (const std::shared_ptr<CondHandle> &h : handles) {
+        rt.objects.erase(h->token);
+        for (const std::shared_ptr<Model> &body : h->bodies) {
             rt.objects.erase(body->token);
-            std::lock_guard<std::mutex> block(body->mu);
-            if (body->task_stream)
-                rt.objects.erase(body->task_stream);
+            body->stopping.store(true, std::memory_order_release);
+            if (depth < kMaxDepth)
+                unlist_conditions_locked(rt, *body, out, depth + 1);
         }
+        out.push_back(h);
     }
-    for (const std::shared_ptr<Model> &body : bodies) {
-        body->stopping.store(true, std::memory_order_release);
-        release_conditions(*body);
+}
+
+void release_conditions_locked(Runtime &rt, Model &m)
+{
+    std::vector<std::shared_ptr<CondHandle>> handles;
+    unlist_conditions_locked(rt, m, handles);
+}
+
+void release_conditions(Model &m)
+{
+    Runtime &rt = Runtime::get();
+    std::vector<std::shared_ptr<CondHandle>> handles;
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        unlist_conditions_locked(rt, m, handles);
     }
-    // A run still reading a word finds it gone: an error, not a crash.
-    for (const std::shared_ptr<CondHandle> &h : handles)
-        aclrtFree(h->word);
+    // Each word, unless the application freed its address already (a run
+    // still reading one reads the memory it holds).
+    for (const std::shared_ptr<CondHandle> &h : handles) {
+        bool ours;
+        {
+            std::shared_lock<std::shared_mutex> lock(rt.mem_mu);
+            auto it = rt.allocations.find(reinterpret_cast<uintptr_t>(h->word));
+            ours = it != rt.allocations.end() && it->second == h->memory;
+        }
+        if (ours)
+            aclrtFree(h->word);
+    }
 }
 
 } // namespace npuipc_rt
 
 namespace npuipc_rt {
 
-aclError execute_with_conditions(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s)
+aclError execute_with_conditions(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s,
+                                 std::vector<CapturedCall> calls)
 {
-    std::vector<CapturedCall> calls;
-    {
-        std::lock_guard<std::mutex> mlock(m->mu);
-        calls = m->calls;
-    }
-    // CANN sets the ASSIGN_DEFAULT conditions when the call is made, before
-    // the stream gets there.
-    std::vector<std::shared_ptr<CondHandle>> conditions;
-    collect_conditions(calls, conditions);
-    for (const std::shared_ptr<CondHandle> &h : conditions) {
-        if (!h->assign_default)
-            continue;
-        uint64_t *at = nullptr;
-        std::shared_ptr<Allocation> hold;
-        if (aclError err = condition_word(*h, at, hold))
-            return err;
-        __atomic_store_n(at, h->default_value, __ATOMIC_RELEASE);
-    }
     Runtime &rt = Runtime::get();
     auto point = std::make_shared<HostTask>();
     if (aclError err = make_point(rt, *s, true, *point))
@@ -324,8 +373,11 @@ aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
         if (aclError err = malloc_device(&h->word, sizeof(uint64_t), ACL_MEM_MALLOC_HUGE_FIRST))
             return err;
         uint64_t *at = nullptr;
-        std::shared_ptr<Allocation> hold;
-        if (aclError err = condition_word(*h, at, hold)) {
+        void *p = nullptr;
+        aclError err = device_range(h->word, sizeof(uint64_t), m->device, "the condition's word", h->memory, p);
+        if (!err)
+            err = condition_word(*h, at);
+        if (err) {
             aclrtFree(h->word);
             return err;
         }
@@ -335,7 +387,6 @@ aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
             std::lock_guard<std::mutex> lock(rt.mu);
             std::lock_guard<std::mutex> mlock(m->mu);
             if (!m->capturing || !rt.objects.count(m->token)) {
-                hold.reset();
                 aclrtFree(h->word);
                 return fail(ACL_ERROR_RT_PARAM_INVALID, "the model's capture ended meanwhile");
             }
@@ -409,9 +460,9 @@ aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, 
             return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "the stream is not capturing");
         if (capturing != m)
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the condition is another model's than the stream captures");
-        if (!body_count_fits(params.type, params.size))
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "%u bodies: IF takes 1 or 2, WHILE 1, SWITCH 1 or more",
-                        params.size);
+        if (!body_count_fits(params.type, params.size) || params.size > kMaxBodies)
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "%u bodies: IF takes 1 or 2, WHILE 1, SWITCH 1 to %u",
+                        params.size, kMaxBodies);
         auto task = std::make_shared<CondTask>();
         task->type = params.type;
         task->handle = h;

@@ -187,6 +187,7 @@ struct Stream : Object {
     // As aclrtCreateStreamWithConfig gave them (ACL_STREAM_* bits; 0..7),
     // set before the stream enters the table.
     uint32_t flags = 0;
+    bool internal = false; // create_stream's, set before the stream enters the table
     std::atomic<uint32_t> priority{0};
     // aclrtSetStreamAttribute's switches, kept for aclrtGetStreamAttribute:
     // a mock NPU has no floating-point overflow or cache operations to check.
@@ -596,8 +597,10 @@ aclError malloc_host(void **hostPtr, size_t size);
 bool host_allocation_of(Runtime &rt, const void *ptr, uintptr_t &base, size_t &size);
 
 // A stream of the current context with these (checked) priority and
-// ACL_STREAM_* flags, into *stream. With Runtime::mu not held.
-aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags);
+// ACL_STREAM_* flags, into *stream. With Runtime::mu not held. `internal`:
+// the runtime's own (a conditional model's runner), of which the
+// application's stream-state callbacks hear nothing.
+aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flags, bool internal = false);
 
 // Runs the due callbacks or host functions of the streams thread `self`
 // subscribed, waiting up to `timeout` ms (-1: forever) for one: what
