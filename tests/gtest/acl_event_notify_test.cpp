@@ -520,6 +520,51 @@ TEST_F(AclEventTest, AWaitAfterAResetHoldsItsStreamUntilTheNextRecord)
     EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
 }
 
+// As CANN's, a reset is a task of its stream: a wait asked for before the
+// stream gets to the reset still sees the flag set; one asked for after
+// holds its stream until the next record. A record asked for after the
+// reset keeps the flag set when the reset is reached.
+TEST_F(AclEventTest, AResetTakesEffectWhenItsStreamGetsThere)
+{
+    aclrtStream recorder = nullptr, resetter = nullptr, waiter = nullptr;
+    aclrtEvent event = nullptr;
+    for (aclrtStream *s : {&recorder, &resetter, &waiter})
+        ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(s));
+    ASSERT_EQ(ACL_SUCCESS, aclrtCreateEvent(&event));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter)); // not reached yet
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+        EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(resetter, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event)); // after the reset: held
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 200));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+
+    // A record asked for after a reset its stream has not reached: set.
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(resetter, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+
+    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    for (aclrtStream s : {recorder, resetter, waiter})
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
+}
+
 // As CANN's runtime, a SYNC event of aclrtCreateEventWithFlag can be
 // waited on before its first record: the wait holds every stream that
 // made it until a record is reached on its own stream.

@@ -292,6 +292,7 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = AC
             return err;
         ev->recorded = true;
         ev->set = true;
+        ev->records++;
         return ACL_SUCCESS;
     }
     // The record, then the gates of the waits made while the flag was
@@ -325,6 +326,7 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, int flag = AC
     ev->gates.erase(ev->gates.begin(), ev->gates.begin() + gated);
     ev->recorded = true;
     ev->set = true;
+    ev->records++;
     return err;
 }
 
@@ -370,9 +372,25 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
         if (ev->ex)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                         "an event of aclrtCreateEventExWithFlag cannot be reset");
-        std::lock_guard<std::mutex> latch(ev->latch_mu);
-        ev->set = false;
-        return ACL_SUCCESS;
+        if (aclError err = stopped_context_error(*s))
+            return err;
+        // A task of the stream, run by the copier thread when the stream gets
+        // there: waits asked for before then still see the flag set.
+        uint64_t records;
+        {
+            std::lock_guard<std::mutex> latch(ev->latch_mu);
+            records = ev->records;
+        }
+        HostCopy task;
+        task.stream = s;
+        task.resolve = [ev, records](HostCopy &t) {
+            t.count = 0;
+            std::lock_guard<std::mutex> latch(ev->latch_mu);
+            if (ev->records == records) // no record asked for since
+                ev->set = false;
+            return ACL_SUCCESS;
+        };
+        return queue_copy(Runtime::get(), std::move(task));
     });
 }
 

@@ -308,8 +308,11 @@ struct Event : SharedObject {
     // of the calls. Taken after Runtime::mu, before Stream::mu and
     // SharedObject::mu.
     std::mutex latch_mu;
-    // The flag: set by a record, cleared by aclrtResetEvent.
+    // The flag: set by a record, cleared by aclrtResetEvent when its stream
+    // reaches it, unless a record was asked for since the reset (CANN's
+    // reset is a task of its stream).
     bool set = false;
+    uint64_t records = 0; // records asked for so far
     // The stream waits made while the flag was clear, for the next record.
     std::vector<LatchGate> gates;
     // The stream waits for it queued and not yet seen over.
