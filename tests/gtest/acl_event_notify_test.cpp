@@ -522,8 +522,8 @@ TEST_F(AclEventTest, AWaitAfterAResetHoldsItsStreamUntilTheNextRecord)
 
 // As CANN's, a reset is a task of its stream: a wait asked for before the
 // stream gets to the reset still sees the flag set; one asked for after
-// holds its stream until the next record. A record asked for after the
-// reset keeps the flag set when the reset is reached.
+// holds its stream until the next record. What the flag is after a reset
+// and a record is what the later of the two to be reached made it.
 TEST_F(AclEventTest, AResetTakesEffectWhenItsStreamGetsThere)
 {
     aclrtStream recorder = nullptr, resetter = nullptr, waiter = nullptr;
@@ -547,17 +547,33 @@ TEST_F(AclEventTest, AResetTakesEffectWhenItsStreamGetsThere)
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
 
-    // A record asked for after a reset its stream has not reached: set.
+    // A record asked for after the reset, on the same held stream: reached
+    // after it, so the flag is set.
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, resetter));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    }
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(resetter, kSyncTimeoutMs));
+    ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+
+    // A record asked for after the reset on another stream, complete before
+    // the reset is reached: the reset comes last, the flag is clear.
     {
         Gate gate;
         ASSERT_EQ(ACL_SUCCESS, gate.Hold(resetter));
         ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter));
         ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+        ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
         ASSERT_EQ(ACL_SUCCESS, gate.Release());
     }
     ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(resetter, kSyncTimeoutMs));
-    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(recorder, kSyncTimeoutMs));
     ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(waiter, 200));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
 
     EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));

@@ -375,7 +375,10 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
         if (aclError err = stopped_context_error(*s))
             return err;
         // A task of the stream, run by the copier thread when the stream gets
-        // there: waits asked for before then still see the flag set.
+        // there: waits asked for before then still see the flag set. A
+        // record asked for after the reset keeps the flag set if it comes
+        // after it (not complete when the reset is reached: on the same
+        // stream, or held on its own).
         uint64_t records;
         {
             std::lock_guard<std::mutex> latch(ev->latch_mu);
@@ -386,7 +389,7 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
         task.resolve = [ev, records](HostCopy &t) {
             t.count = 0;
             std::lock_guard<std::mutex> latch(ev->latch_mu);
-            if (ev->records == records) // no record asked for since
+            if (ev->records == records || ev->dev->wait(ev->home.get(), 0).ok())
                 ev->set = false;
             return ACL_SUCCESS;
         };
