@@ -7,6 +7,7 @@
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/sync_file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -335,6 +336,22 @@ Result<UniqueFd> Device::export_object(uint32_t handle) const
 Result<UniqueFd> Device::export_sync_file(uint32_t event) const
 {
     return export_object_flags(fd(), event, NPUIPC_OBJ_EXPORT_SYNC_FILE);
+}
+
+Result<uint64_t> Device::record_time(uint32_t event) const
+{
+    Result<UniqueFd> file = export_sync_file(event);
+    if (!file.ok())
+        return Status::from_errno(file.error());
+    sync_fence_info fences[4] = {};
+    sync_file_info info = {};
+    info.num_fences = 4;
+    info.sync_fence_info = reinterpret_cast<uintptr_t>(fences);
+    if (int err = ioctl_errno(file.value().get(), SYNC_IOC_FILE_INFO, &info))
+        return Status::from_errno(err);
+    if (info.status != 1 || info.num_fences < 1)
+        return Status::from_errno(EBUSY);
+    return static_cast<uint64_t>(fences[0].timestamp_ns);
 }
 
 Result<uint32_t> Device::import_object(int object_fd, ObjectType *type) const

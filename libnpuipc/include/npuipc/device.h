@@ -113,6 +113,10 @@ public:
     // A sync_file of an event's latest record; EDEADLK while that record
     // may never complete.
     Result<UniqueFd> export_sync_file(uint32_t event) const;
+    // When an event's latest record completed, on the driver's clock
+    // (CLOCK_MONOTONIC, ns), read from its sync_file: EDEADLK as
+    // export_sync_file, EBUSY while the record has not completed.
+    Result<uint64_t> record_time(uint32_t event) const;
     // `type`, if given, receives ObjectType::Event or ObjectType::Notify.
     Result<uint32_t> import_object(int fd, ObjectType *type = nullptr) const;
 

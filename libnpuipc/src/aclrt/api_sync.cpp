@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
-#include <linux/sync_file.h>
-#include <sys/ioctl.h>
 
 #include "aclrt/capture.h"
 #include "aclrt/runtime.h"
@@ -195,22 +193,14 @@ static aclError recordable_event(const Stream &s, const Event &ev)
 // When the event's latest record completed, on the driver's clock.
 aclError record_time(Event &ev, uint64_t &ns)
 {
-    Result<UniqueFd> fd = ev.dev->export_sync_file(ev.home.get());
+    Result<uint64_t> t = ev.dev->record_time(ev.home.get());
     // EDEADLK: the record waits behind a wait without timeout, so it is
     // pending; the driver keeps such a fence from leaving as a sync_file.
-    if (!fd.ok() && fd.error() == EDEADLK)
+    if (!t.ok() && (t.error() == EDEADLK || t.error() == EBUSY))
         return fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "the event's record has not completed");
-    if (!fd.ok())
-        return fail_errno(fd.error(), Op::Generic, "reading the event's record");
-    sync_fence_info fences[4] = {};
-    sync_file_info info = {};
-    info.num_fences = 4;
-    info.sync_fence_info = reinterpret_cast<uintptr_t>(fences);
-    if (::ioctl(fd.value().get(), SYNC_IOC_FILE_INFO, &info) != 0)
-        return fail_errno(errno, Op::Generic, "reading the record's time");
-    if (info.status != 1 || info.num_fences < 1)
-        return fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "the event's record has not completed");
-    ns = fences[0].timestamp_ns;
+    if (!t.ok())
+        return fail_errno(t.error(), Op::Generic, "reading the event's record time");
+    ns = t.value();
     return ACL_SUCCESS;
 }
 
