@@ -161,6 +161,10 @@ bool record_in_built_model(Stream &stream, const char *what, std::function<aclEr
                            const aclmdlRITaskParams *params);
 // The task handles of `tasks` stop naming anything (model_tasks.cpp).
 void forget_task_handles(const std::vector<CapturedCall> &tasks);
+// Holds `s` at a gated point and, on a runtime thread named `name`, runs
+// `run` in the stream's context once the stream gets there: its failure
+// goes to the stream's next synchronize, and the stream goes on after it.
+aclError run_behind_point(const std::shared_ptr<Stream> &s, const char *name, std::function<aclError()> run);
 // aclmdlRIExecuteAsync and aclmdlRIExecute of a built model, and what its
 // destroy adds: its streams unbound. With Model::mu not held.
 aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s);

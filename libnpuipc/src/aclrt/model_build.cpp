@@ -496,21 +496,20 @@ aclError run_model(Model &m, int64_t deadline_ms)
 }
 
 // The runner of one aclmdlRIExecuteAsync: once the execute stream reaches
-// the call, runs the model, keeps its failure for the stream's next
-// synchronize and lets the stream go on.
-void run_async(std::shared_ptr<Model> m, std::shared_ptr<Stream> s, std::shared_ptr<HostTask> point)
+// the gated point, runs `run` in the stream's context, keeps its failure
+// for the stream's next synchronize and lets the stream go on.
+void run_at_point(std::shared_ptr<Stream> s, std::shared_ptr<HostTask> point, const char *name,
+                  const std::function<aclError()> &run)
 {
-    pthread_setname_np(pthread_self(), "npuipc-model");
+    pthread_setname_np(pthread_self(), name);
     Runtime &rt = Runtime::get();
     // A point cancelled by an earlier failure of the stream: its gate's
-    // wait was cancelled too, and the model does not run.
+    // wait was cancelled too, and nothing runs.
     Result<int> reached = s->dev->wait(point->reached->event.get(), -1);
     if (reached.ok() && reached.value() == 0) {
-        aclError err = aclrtSetCurrentContext(reinterpret_cast<aclrtContext>(m->context));
-        if (!err) {
-            std::lock_guard<std::mutex> one_run(m->run_mu);
-            err = run_model(*m, -1);
-        }
+        aclError err = aclrtSetCurrentContext(reinterpret_cast<aclrtContext>(s->context));
+        if (!err)
+            err = run();
         if (err)
             s->run_error.store(err, std::memory_order_release);
         open_gate(*point);
@@ -636,6 +635,14 @@ aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_
         if (!m->build_ended)
             return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model is being built: aclmdlRIBuildEnd first");
     }
+    return run_behind_point(s, "npuipc-model", [m] {
+        std::lock_guard<std::mutex> one_run(m->run_mu);
+        return run_model(*m, -1);
+    });
+}
+
+aclError run_behind_point(const std::shared_ptr<Stream> &s, const char *name, std::function<aclError()> run)
+{
     Runtime &rt = Runtime::get();
     auto point = std::make_shared<HostTask>();
     if (aclError err = make_point(rt, *s, true, *point))
@@ -652,7 +659,9 @@ aclError execute_built_async(const std::shared_ptr<Model> &m, const std::shared_
             return err;
         }
     }
-    if (aclError err = start_runtime_thread("the model's runner", [m, s, point] { run_async(m, s, point); })) {
+    if (aclError err = start_runtime_thread("a model's runner", [s, point, name, run = std::move(run)] {
+            run_at_point(s, point, name, run);
+        })) {
         // The stream must not wait for a run that never comes.
         open_gate(*point);
         release_pooled_event(rt, s->device, std::move(point->reached));

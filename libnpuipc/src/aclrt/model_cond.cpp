@@ -154,9 +154,6 @@ private:
     const aclrtStream stream_;
 };
 
-// The runner of one aclmdlRIExecuteAsync: once `s` reaches the call, runs
-// the model on a stream of its own, keeps the run's failure for `s`'s next
-// synchronize and lets it go on.
 // ASSIGN_DEFAULT: the conditions that ask for it start the run at their
 // default (CANN: "at the start of each run"; the run starts when its
 // stream gets there, so runs queued one after another each get theirs).
@@ -189,28 +186,6 @@ aclError run_on_own_stream(const Model &m, const std::vector<CapturedCall> &call
         aclrtStreamAbort(own); // what the failed run queued goes
     aclrtDestroyStreamForce(own);
     return err ? err : drained;
-}
-
-void run_with_conditions(std::shared_ptr<Model> m, std::shared_ptr<Stream> s, std::vector<CapturedCall> calls,
-                         std::shared_ptr<HostTask> point)
-{
-    pthread_setname_np(pthread_self(), "npuipc-cond");
-    Runtime &rt = Runtime::get();
-    Result<int> reached = s->dev->wait(point->reached->event.get(), -1);
-    if (reached.ok() && reached.value() == 0) {
-        aclError err = aclrtSetCurrentContext(reinterpret_cast<aclrtContext>(s->context));
-        if (!err) {
-            // One run at a time; a destroy waits for it.
-            std::lock_guard<std::mutex> one_run(m->run_mu);
-            err = m->stopping.load(std::memory_order_acquire)
-                      ? fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed before its run")
-                      : run_on_own_stream(*m, calls);
-        }
-        if (err)
-            s->run_error.store(err, std::memory_order_release);
-        open_gate(*point);
-    }
-    release_pooled_event(rt, s->device, std::move(point->reached));
 }
 
 bool known_type(int type)
@@ -313,30 +288,13 @@ namespace npuipc_rt {
 aclError execute_with_conditions(const std::shared_ptr<Model> &m, const std::shared_ptr<Stream> &s,
                                  std::vector<CapturedCall> calls)
 {
-    Runtime &rt = Runtime::get();
-    auto point = std::make_shared<HostTask>();
-    if (aclError err = make_point(rt, *s, true, *point))
-        return err;
-    {
-        std::lock_guard<std::mutex> slock(s->mu);
-        if (!s->listed.load(std::memory_order_relaxed)) {
-            release_pooled_event(rt, s->device, std::move(point->reached));
-            return fail(ACL_ERROR_RT_INVALID_HANDLE, "the stream was destroyed meanwhile");
-        }
-        Job jobs[2];
-        if (aclError err = submit(*s, jobs, point_jobs(*point, jobs))) {
-            release_pooled_event(rt, s->device, std::move(point->reached));
-            return err;
-        }
-    }
-    if (aclError err = start_runtime_thread("the model's conditions' runner", [m, s, calls, point] {
-            run_with_conditions(m, s, calls, point);
-        })) {
-        open_gate(*point);
-        release_pooled_event(rt, s->device, std::move(point->reached));
-        return err;
-    }
-    return ACL_SUCCESS;
+    return run_behind_point(s, "npuipc-cond", [m, calls = std::move(calls)] {
+        // One run at a time; a destroy waits for it.
+        std::lock_guard<std::mutex> one_run(m->run_mu);
+        if (m->stopping.load(std::memory_order_acquire))
+            return fail(ACL_ERROR_RT_MODEL_EXECUTE, "the model was destroyed before its run");
+        return run_on_own_stream(*m, calls);
+    });
 }
 
 } // namespace npuipc_rt
