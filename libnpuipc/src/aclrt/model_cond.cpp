@@ -400,15 +400,8 @@ aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, 
             if (h->used)
                 return fail(ACL_ERROR_RT_PARAM_INVALID, "the condition has its task already");
         }
-        {
-            Runtime &rt = Runtime::get();
-            std::lock_guard<std::mutex> lock(rt.mu);
-            std::shared_ptr<Context> ctx;
-            if (aclError err = rt.current_context(ctx))
-                return err;
-            if (s->context != ctx->token)
-                return fail(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is not of the current context");
-        }
+        if (aclError err = stream_of_current_context(stream, s))
+            return err;
         std::shared_ptr<Model> capturing;
         {
             std::lock_guard<std::mutex> slock(s->mu);
