@@ -576,7 +576,47 @@ TEST_F(AclEventTest, AResetTakesEffectWhenItsStreamGetsThere)
     ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
     EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
 
-    EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+    // A wait asked for behind a reset on the same held stream finds the
+    // flag clear there: it holds until the next record.
+    void *d = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemset(d, 4096, 0, 4096));
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(resetter, event));
+        ASSERT_EQ(ACL_SUCCESS, aclrtMemsetAsync(d, 4096, 0x5A, 4096, resetter));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    }
+    EXPECT_EQ(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, aclrtSynchronizeStreamWithTimeout(resetter, 200));
+    EXPECT_TRUE(BytesAre(d, 4096, 0));
+    ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(resetter, kSyncTimeoutMs));
+    EXPECT_TRUE(BytesAre(d, 4096, 0x5A));
+
+    // A record asked for before the reset and still to come when the reset
+    // is reached (its stream held): it comes last, the flag is set.
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(recorder));
+        ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(event, recorder));
+        ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter)); // idle: reached at once
+        ASSERT_EQ(ACL_SUCCESS, aclrtStreamWaitEvent(waiter, event));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    }
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(waiter, kSyncTimeoutMs));
+
+    // An event destroyed before its reset is reached: the reset does nothing.
+    {
+        Gate gate;
+        ASSERT_EQ(ACL_SUCCESS, gate.Hold(resetter));
+        ASSERT_EQ(ACL_SUCCESS, aclrtResetEvent(event, resetter));
+        EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(event));
+        ASSERT_EQ(ACL_SUCCESS, gate.Release());
+    }
+    EXPECT_EQ(ACL_SUCCESS, aclrtSynchronizeStreamWithTimeout(resetter, kSyncTimeoutMs));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(d));
     for (aclrtStream s : {recorder, resetter, waiter})
         EXPECT_EQ(ACL_SUCCESS, aclrtDestroyStream(s));
 }

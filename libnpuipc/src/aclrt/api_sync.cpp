@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "aclrt/capture.h"
+#include "aclrt/memory_place.h"
 #include "aclrt/runtime.h"
 #include "clock.h"
 
@@ -190,6 +191,33 @@ static aclError recordable_event(const Stream &s, const Event &ev)
     return ACL_SUCCESS;
 }
 
+// A reset reached by its stream (latch_mu held): the flag clears, unless
+// the latest record is still to come, reached after the reset. (The
+// driver knows the latest record only: an older record still to come
+// behind a newer one complete reads as reached.)
+void reach_reset(Event &ev)
+{
+    if (ev.dev->wait(ev.home.get(), 0).ok())
+        ev.set = false;
+}
+
+void forget_reset(Event &ev, uint64_t id)
+{
+    ev.resets.erase(std::remove_if(ev.resets.begin(), ev.resets.end(),
+                                   [id](const Event::PendingReset &r) { return r.id == id; }),
+                    ev.resets.end());
+}
+
+// Whether a wait queued now on `s` comes behind a reset of the event on
+// the same stream with no record asked for since: the flag will be clear
+// when the wait is reached. With latch_mu held.
+bool reset_ahead(const Event &ev, const Stream &s)
+{
+    return std::any_of(ev.resets.begin(), ev.resets.end(), [&](const Event::PendingReset &r) {
+        return r.stream == s.token && r.records == ev.records;
+    });
+}
+
 // When the event's latest record completed, on the driver's clock.
 aclError record_time(Event &ev, uint64_t &ns)
 {
@@ -364,26 +392,37 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
                         "an event of aclrtCreateEventExWithFlag cannot be reset");
         if (aclError err = stopped_context_error(*s))
             return err;
-        // A task of the stream, run by the copier thread when the stream gets
-        // there: waits asked for before then still see the flag set. A
-        // record asked for after the reset keeps the flag set if it comes
-        // after it (not complete when the reset is reached: on the same
-        // stream, or held on its own).
-        uint64_t records;
-        {
-            std::lock_guard<std::mutex> latch(ev->latch_mu);
-            records = ev->records;
+        std::unique_lock<std::mutex> latch(ev->latch_mu);
+        // An idle stream reaches it now.
+        if (stream_idle(*s)) {
+            reach_reset(*ev);
+            return ACL_SUCCESS;
         }
+        // Otherwise a task of the stream, run by the copier thread when the
+        // stream gets there: waits on other streams asked for before then
+        // still see the flag set.
+        const uint64_t id = ev->next_reset++;
+        ev->resets.push_back({s->token, id, ev->records});
+        latch.unlock();
         HostCopy task;
         task.stream = s;
-        task.resolve = [ev, records](HostCopy &t) {
+        task.resolve = [weak = std::weak_ptr<Event>(ev), id](HostCopy &t) {
             t.count = 0;
-            std::lock_guard<std::mutex> latch(ev->latch_mu);
-            if (ev->records == records || ev->dev->wait(ev->home.get(), 0).ok())
-                ev->set = false;
+            std::shared_ptr<Event> e = weak.lock();
+            if (!e)
+                return ACL_SUCCESS;
+            std::lock_guard<std::mutex> l(e->latch_mu);
+            forget_reset(*e, id);
+            if (!e->destroyed)
+                reach_reset(*e);
             return ACL_SUCCESS;
         };
-        return queue_copy(Runtime::get(), std::move(task));
+        aclError err = queue_copy(Runtime::get(), std::move(task));
+        if (err) {
+            latch.lock();
+            forget_reset(*ev, id);
+        }
+        return err;
     });
 }
 
@@ -427,7 +466,7 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event, uint64_t
             return fail(ACL_ERROR_RT_PARAM_INVALID, "the event has never been recorded");
         if (!ev->recorded && ev->ex)
             return ACL_SUCCESS;
-        if (ev->set) {
+        if (ev->set && !reset_ahead(*ev, *s)) {
             uint32_t h;
             if (aclError err = handle_on(*ev, *s, h))
                 return err;

@@ -303,16 +303,26 @@ struct Event : SharedObject {
     // refused afterwards.
     std::atomic<int> record_flag{-1};
     std::atomic<int> wait_flag{-1};
-    // Protects set, gates, wait_points and destroyed; held across a record's or wait's
-    // submit, so that records, resets and waits take effect in the order
-    // of the calls. Taken after Runtime::mu, before Stream::mu and
+    // Protects set, records, resets, gates, wait_points and destroyed; held
+    // across a record's or wait's submit, so that records and waits take
+    // effect in the order of the calls. Taken after Runtime::mu (and
+    // Runtime::copy_mu, by the copier's resets), before Stream::mu and
     // SharedObject::mu.
     std::mutex latch_mu;
     // The flag: set by a record, cleared by aclrtResetEvent when its stream
-    // reaches it, unless a record was asked for since the reset (CANN's
-    // reset is a task of its stream).
+    // reaches it (CANN's reset is a task of its stream) unless the latest
+    // record is still to come then.
     bool set = false;
     uint64_t records = 0; // records asked for so far
+    // Resets queued and not reached yet: a wait queued behind one on the
+    // same stream, with no record asked for since, finds the flag clear.
+    struct PendingReset {
+        uint64_t stream; // token
+        uint64_t id;
+        uint64_t records; // Event::records when it was asked for
+    };
+    std::vector<PendingReset> resets;
+    uint64_t next_reset = 1;
     // The stream waits made while the flag was clear, for the next record.
     std::vector<LatchGate> gates;
     // The stream waits for it queued and not yet seen over.

@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# usage (on the host): tests/vm/fabric_pair_test.sh OUT
+# Two emulated servers (tools/vm-pair) share the fabric window and talk over
+# their link; the window is the host's file; a server that fails fails the
+# pair. TAP.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
+out=${1:?usage: fabric_pair_test.sh OUT}
+rm -rf "$out"
+mkdir -p "$out"
+tap_plan 3
+
+timeout -k 10 600 "$top/tools/vm-pair" --out "$out/share" --timeout 300 -- --no-module --no-broker -- \
+	/usr/bin/python3 "$top/tests/vm/fabric_pair_check.py" > "$out/share.log" 2>&1
+rc=$?
+tap_log "$out/share.log"
+result "$rc" "each server reads in the fabric window what the other wrote, told over their link (exit $rc)"
+
+# The tokens the servers printed are in the host's file, where they wrote them.
+token() { sed -n "s/.*server $1 token \([0-9a-f]*\).*/\1/p" "$out/share.log" | head -n 1; }
+at() { od -An -tx1 -v -j "$1" -N 32 "$out/share/fabric.mem" 2> /dev/null | tr -d ' \n'; }
+ok=1
+[ -n "$(token 0)" ] && [ "$(token 0)" = "$(at 0)" ] || ok=0
+[ -n "$(token 1)" ] && [ "$(token 1)" = "$(at 4096)" ] || ok=0
+result $((1 - ok)) "the window is the host's file: server 0's token at 0, server 1's at 4096"
+
+timeout -k 10 600 "$top/tools/vm-pair" --out "$out/fails" --timeout 300 -- --no-module --no-broker -- \
+	sh -c 'exit $((NPUIPC_SERVER * 3))' > "$out/fails.log" 2>&1
+rc=$?
+tap_log "$out/fails.log"
+[ "$rc" = 3 ]
+result $? "a server that fails fails the pair with its status (exit $rc, server 1's 3)"
+tap_status
