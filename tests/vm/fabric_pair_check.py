@@ -13,6 +13,11 @@ import sys
 import time
 
 PORT = 7001
+# The other server may boot late (vm-run boots a stuck guest twice, 120 s
+# each): well within vm-run's limit.
+CONNECT_S = 240
+# A server whose guest died after connecting sends no FIN.
+IO_S = 60
 
 
 def fail(msg):
@@ -21,7 +26,7 @@ def fail(msg):
 
 
 def window():
-    fd = os.open(os.environ["NPUIPC_FABRIC_BAR"], os.O_RDWR | os.O_SYNC)
+    fd = os.open(os.environ["NPUIPC_FABRIC_BAR"], os.O_RDWR)
     try:
         return mmap.mmap(fd, 8192)
     finally:
@@ -46,8 +51,9 @@ def main():
     if server == 0:
         mem[0:32] = mine
         with socket.create_server(("10.77.0.1", PORT)) as listener:
-            listener.settimeout(120)
+            listener.settimeout(CONNECT_S)
             conn, peer = listener.accept()
+            conn.settimeout(IO_S)
             with conn:
                 conn.sendall(mine)
                 theirs = receive(conn, 32)
@@ -55,10 +61,11 @@ def main():
             fail("server 1's token is not in the window")
         print(f"server 0: wrote at 0, read server 1's token at 4096 (from {peer[0]})", flush=True)
         return
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + CONNECT_S
     while True:
         try:
             conn = socket.create_connection((os.environ["NPUIPC_PEER"], PORT), timeout=5)
+            conn.settimeout(IO_S)
             break
         except OSError:
             if time.monotonic() > deadline:
@@ -73,4 +80,7 @@ def main():
     print("server 1: read server 0's token at 0, wrote at 4096", flush=True)
 
 
-main()
+try:
+    main()
+except OSError as e:  # timeouts included
+    fail(f"the link failed: {e}")

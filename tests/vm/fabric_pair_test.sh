@@ -1,19 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# usage (on the host): tests/vm/fabric_pair_test.sh OUT
-# Two emulated servers (tools/vm-pair) share the fabric window and talk over
-# their link; the window is the host's file; a server that fails fails the
-# pair. TAP.
+# usage (on the host): tests/vm/fabric_pair_test.sh OUT [MODULE]
+# Two emulated servers (tools/vm-pair), each with npuipc.ko (MODULE, default
+# vm-run's) loaded with its default parameters, share the fabric window and
+# talk over their link; the window is the host's file; a server that fails
+# fails the pair. TAP.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/tap.sh
 . "$top/tests/tap.sh"
-out=${1:?usage: fabric_pair_test.sh OUT}
+out=${1:?usage: fabric_pair_test.sh OUT [MODULE]}
+module=()
+[ -z "${2:-}" ] || module=(--module "$2")
 rm -rf "$out"
 mkdir -p "$out"
 tap_plan 3
 
-timeout -k 10 600 "$top/tools/vm-pair" --out "$out/share" --timeout 300 -- --no-module --no-broker -- \
+timeout -k 10 600 "$top/tools/vm-pair" --out "$out/share" --timeout 300 -- ${module[@]+"${module[@]}"} --no-broker -- \
 	/usr/bin/python3 "$top/tests/vm/fabric_pair_check.py" > "$out/share.log" 2>&1
 rc=$?
 tap_log "$out/share.log"
@@ -27,7 +30,7 @@ ok=1
 [ -n "$(token 1)" ] && [ "$(token 1)" = "$(at 4096)" ] || ok=0
 result $((1 - ok)) "the window is the host's file: server 0's token at 0, server 1's at 4096"
 
-timeout -k 10 600 "$top/tools/vm-pair" --out "$out/fails" --timeout 300 -- --no-module --no-broker -- \
+timeout -k 10 600 "$top/tools/vm-pair" --out "$out/fails" --timeout 300 -- ${module[@]+"${module[@]}"} --no-broker -- \
 	sh -c 'exit $((NPUIPC_SERVER * 3))' > "$out/fails.log" 2>&1
 rc=$?
 tap_log "$out/fails.log"
