@@ -15,6 +15,7 @@
 #include <drm/drm_ioctl.h>
 
 #include "npuipc_compat.h"
+#include "npuipc_fabric.h"
 #include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
 #include "npuipc_engine.h"
@@ -228,6 +229,8 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_SET_PARAM, npuipc_ioctl_stream_set_param, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_ABORT, npuipc_ioctl_stream_abort, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_BO_USERPTR, npuipc_ioctl_bo_userptr, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_INFO, npuipc_ioctl_fabric_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_IMPORT, npuipc_ioctl_fabric_import, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations npuipc_fops = {

@@ -22,6 +22,7 @@
 #define NPUIPC_MAX_MEM_MIB		(64 * 1024)
 
 struct gen_pool;
+struct npuipc_fabric;
 
 struct npuipc_device {
 	struct drm_device drm;
@@ -54,6 +55,8 @@ struct npuipc_device {
 	phys_addr_t bar_phys;
 	void __iomem *bar;
 	u32 pci_address;	/* GET_INFO's */
+	/* A fabric window (npuipc_fabric.c): @bar is the whole window. */
+	const struct npuipc_fabric *fabric;
 };
 
 #define NPUIPC_BAR_POOL_BASE	SZ_1G

@@ -403,6 +403,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 		npuipc_userptr_release(bo);
 	} else if (bo->mem.pages) {
 		npuipc_bo_release_pages(ndev, bo);
+	} else if (bo->bo_flags & NPUIPC_BO_IMPORTED) {
+		/* FABRIC_IMPORT: another server's memory, not charged here. */
 	} else {
 		gen_pool_free(ndev->bar_pool, bo->bar_addr, obj->size);
 		npuipc_mem_uncharge(ndev, obj->size);
@@ -629,6 +631,8 @@ int npuipc_ioctl_bo_create(struct drm_device *drm, void *data,
 		ret = npuipc_bo_alloc_pages(bo, args->size);
 	if (ret)
 		goto err_free_bo;
+	if (ndev->fabric)
+		bo->bo_flags |= NPUIPC_BO_FABRIC;
 
 	return npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 
@@ -659,7 +663,8 @@ int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_BO_INFO_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->size || args->mmap_offset || args->page_class || args->bo_flags))
+	if (npuipc_refuse(drm, args->size || args->mmap_offset || args->page_class ||
+			  args->bo_flags || args->fabric_offset))
 		return -EINVAL;
 
 	obj = drm_gem_object_lookup(file, args->handle);
@@ -670,6 +675,9 @@ int npuipc_ioctl_bo_info(struct drm_device *drm, void *data,
 	args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	args->page_class = bo->page_class;
 	args->bo_flags = bo->bo_flags;
+	/* Fabric memory is a window's BAR, owned here or seen through a dma-buf. */
+	if (bo->bo_flags & NPUIPC_BO_FABRIC)
+		args->fabric_offset = bo->mem.phys - to_npuipc(bo->mem.dev)->bar_phys;
 	drm_gem_object_put(obj);
 	return 0;
 }

@@ -148,6 +148,9 @@ int npuipc_ioctl_obj_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (npuipc_refuse(drm, args->pad || args->handle))
 		return -EINVAL;
+	/* A fabric window is memory, not an NPU: it runs nothing. */
+	if (to_npuipc(drm)->fabric)
+		return -EOPNOTSUPP;
 
 	if (args->type < ARRAY_SIZE(npuipc_object_types))
 		funcs = npuipc_object_types[array_index_nospec(args->type,

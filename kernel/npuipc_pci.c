@@ -8,7 +8,9 @@
  * (npuipc_prime.c).
  *
  * Binding is opt-in (bind_ivshmem=1): an ivshmem device is usually meant
- * for something else. Remove (unbind, or unplug) revokes every user
+ * for something else. With fabric_sdid set, an ivshmem device whose BAR
+ * starts with a fabric header is bound as a fabric window instead
+ * (npuipc_fabric.c), its memory this server's part of the BAR. Remove (unbind, or unplug) revokes every user
  * mapping of the BAR; its memory and budget stay until the last holder
  * of a buffer lets go (the drm_device outlives the PCI device).
  */
@@ -26,6 +28,7 @@
 #include <drm/drm_managed.h>
 
 #include "npuipc_drv.h"
+#include "npuipc_fabric.h"
 #include "npuipc_pci.h"
 #include "npuipc_prime.h"
 #include "drm/npuipc_drm.h"
@@ -63,7 +66,8 @@ static void npuipc_pci_fini_bar(struct drm_device *drm, void *data)
  * the DRM device, since buffers freed later return their ranges to it.
  */
 static int npuipc_pci_init_bar(struct npuipc_device *ndev, struct pci_dev *pdev,
-			       resource_size_t start, resource_size_t len)
+			       resource_size_t start, resource_size_t len,
+			       u64 mem_offset, u64 mem_size)
 {
 	int ret = drmm_add_action(&ndev->drm, npuipc_pci_fini_bar, NULL);
 
@@ -76,16 +80,18 @@ static int npuipc_pci_init_bar(struct npuipc_device *ndev, struct pci_dev *pdev,
 	ndev->bar_pool = gen_pool_create(PAGE_SHIFT, -1);
 	if (!ndev->bar_pool)
 		return -ENOMEM;
-	return gen_pool_add(ndev->bar_pool, NPUIPC_BAR_POOL_BASE, len, -1);
+	return gen_pool_add(ndev->bar_pool, NPUIPC_BAR_POOL_BASE + mem_offset, mem_size, -1);
 }
 
 static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
+	struct npuipc_fabric *fabric = NULL;
 	struct npuipc_device *ndev;
 	resource_size_t start, len;
+	u64 mem_offset, mem_size;
 	int index, ret;
 
-	if (!bind_ivshmem)
+	if (!bind_ivshmem && !npuipc_fabric_wanted())
 		return -ENODEV;
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -102,6 +108,20 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	ret = pci_request_region(pdev, NPUIPC_IVSHMEM_BAR, DRIVER_NAME);
 	if (ret)
 		return ret;
+	if (npuipc_fabric_wanted()) {
+		fabric = devm_kzalloc(&pdev->dev, sizeof(*fabric), GFP_KERNEL);
+		if (!fabric)
+			return -ENOMEM;
+		ret = npuipc_fabric_read(pdev, start, len, fabric);
+		if (ret == -ENOENT)
+			fabric = NULL;
+		else if (ret)
+			return ret;
+	}
+	if (!fabric && !bind_ivshmem)
+		return -ENODEV;
+	mem_offset = fabric ? npuipc_fabric_own(fabric)->offset : 0;
+	mem_size = fabric ? npuipc_fabric_own(fabric)->size : len;
 	/* Imported dma-bufs are mapped for this device like for real hardware. */
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -117,13 +137,23 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	if (ret)
 		return ret;
 
-	npuipc_device_init(ndev, index, len, NPUIPC_CAP_PCI);
+	npuipc_device_init(ndev, index, mem_size,
+			   NPUIPC_CAP_PCI | (fabric ? NPUIPC_CAP_FABRIC : 0));
 	/* (16 bits of domain: VMD's domains above 0xffff do not fit.) */
 	ndev->pci_address = (pci_domain_nr(pdev->bus) & 0xffff) << 16 |
 			    pdev->bus->number << 8 | pdev->devfn;
-	ret = npuipc_pci_init_bar(ndev, pdev, start, len);
+	ret = npuipc_pci_init_bar(ndev, pdev, start, len, mem_offset, mem_size);
 	if (ret)
 		return ret;
+	if (fabric) {
+		/* Lives as long as the DRM device: buffers outlive the unbind. */
+		struct npuipc_fabric *kept = drmm_kmalloc(&ndev->drm, sizeof(*kept), GFP_KERNEL);
+
+		if (!kept)
+			return -ENOMEM;
+		*kept = *fabric;
+		ndev->fabric = kept;
+	}
 	pci_set_drvdata(pdev, ndev);
 	ret = npuipc_device_add_sysfs(ndev);
 	if (ret)

@@ -546,6 +546,7 @@ struct drm_gem_object *npuipc_gem_prime_import(struct drm_device *drm, struct dm
 	if (exp) {
 		if (exp->bo->base.dev != drm)
 			bo->bo_flags |= NPUIPC_BO_PEER;
+		bo->bo_flags |= exp->bo->bo_flags & NPUIPC_BO_FABRIC;
 		bo->page_class = exp->bo->page_class;
 		if (exp->read_only)
 			bo->bo_flags |= NPUIPC_BO_READ_ONLY;

@@ -117,8 +117,9 @@ std::vector<std::string> npuipc_render_nodes()
     return nodes;
 }
 
-// Calls fn(fd, info) for every npuipc render node until it returns true,
-// which keeps the fd open for the caller; the others are closed.
+// Calls fn(fd, info) for every npuipc NPU until it returns true, which
+// keeps the fd open for the caller; the others are closed. A fabric
+// window is memory that NPUs reach, not an NPU.
 template <typename Fn> void for_each_node(Fn fn)
 {
     for (const std::string &name : npuipc_render_nodes()) {
@@ -127,7 +128,7 @@ template <typename Fn> void for_each_node(Fn fn)
         if (!fd || !is_npuipc(fd.get()))
             continue;
         Result<DeviceInfo> info = query_info(fd.get());
-        if (!info.ok())
+        if (!info.ok() || (info.value().caps & NPUIPC_CAP_FABRIC))
             continue;
         info.value().node = node;
         if (fn(fd, info.value()))

@@ -643,9 +643,50 @@ TEST_F(bo, closing_the_drm_fd_frees_every_buffer_it_held)
 TEST(uapi_bo_structures_are_padded_to_8_bytes)
 {
 	EXPECT_EQ(24, sizeof(struct drm_npuipc_bo_create));
-	EXPECT_EQ(32, sizeof(struct drm_npuipc_bo_info));
+	EXPECT_EQ(40, sizeof(struct drm_npuipc_bo_info));
 	EXPECT_EQ(32, sizeof(struct drm_npuipc_bo_export));
 	EXPECT_EQ(24, sizeof(struct drm_npuipc_bo_import));
+	EXPECT_EQ(40, sizeof(struct drm_npuipc_fabric_info));
+	EXPECT_EQ(32, sizeof(struct drm_npuipc_fabric_import));
+	EXPECT_EQ(32, sizeof(struct npuipc_fabric_part));
+	EXPECT_EQ(64 + 32 * NPUIPC_FABRIC_MAX_PARTS, sizeof(struct npuipc_fabric_header));
+}
+
+TEST_F(bo, bo_info_of_the_32_byte_version_11_structure_still_works)
+{
+	/* A binary of uapi 11: the structure before fabric_offset. */
+	struct { __u32 handle, flags; __u64 size, mmap_offset; __u32 page_class, bo_flags; }
+		old = { 0 };
+	unsigned long cmd = DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_INFO, old);
+
+	ASSERT_EQ(32, sizeof(old));
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &old.handle));
+	ASSERT_EQ(0, npuipc_ioctl(self->fd, cmd, &old));
+	EXPECT_EQ(2 * MIB, old.size);
+	EXPECT_EQ(NPUIPC_PAGE_CLASS_HUGE, old.page_class);
+	EXPECT_EQ(0, old.bo_flags);
+}
+
+TEST_F(bo, fabric_ioctls_on_an_npu_are_not_supported)
+{
+	struct drm_npuipc_fabric_info info = { 0 };
+	struct drm_npuipc_fabric_import import = { .offset = 2 * MIB, .size = 4096, .sdid = 1 };
+
+	NPUIPC_EXPECT_REFUSED(-EOPNOTSUPP, self->fd, DRM_IOCTL_NPUIPC_FABRIC_INFO, &info);
+	NPUIPC_EXPECT_REFUSED(-EOPNOTSUPP, self->fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &import);
+}
+
+TEST_F(bo, bo_info_reports_no_fabric_offset_and_rejects_one_on_entry)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t handle;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4096, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	ASSERT_EQ(0, npuipc_bo_info(self->fd, handle, &info));
+	EXPECT_EQ(0, info.fabric_offset);
+	EXPECT_EQ(0, info.bo_flags & NPUIPC_BO_FABRIC);
+	info = (struct drm_npuipc_bo_info){ .handle = handle, .fabric_offset = 4096 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->fd, DRM_IOCTL_NPUIPC_BO_INFO, &info);
 }
 
 TEST_HARNESS_MAIN

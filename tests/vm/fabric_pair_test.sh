@@ -4,7 +4,8 @@
 # Two emulated servers (tools/vm-pair), each with npuipc.ko (MODULE, default
 # vm-run's) loaded with its default parameters, share the fabric window and
 # talk over their link; the window is the host's file; a server that fails
-# fails the pair. TAP.
+# fails the pair. Then the driver takes the window (--bind-window) and the
+# fabric kselftests run on both servers at once. TAP.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/tap.sh
@@ -14,7 +15,7 @@ module=()
 [ -z "${2:-}" ] || module=(--module "$2")
 rm -rf "$out"
 mkdir -p "$out"
-tap_plan 3
+tap_plan 5
 
 timeout -k 10 600 "$top/tools/vm-pair" --out "$out/share" --timeout 300 -- ${module[@]+"${module[@]}"} --no-broker -- \
 	/usr/bin/python3 "$top/tests/vm/fabric_pair_check.py" > "$out/share.log" 2>&1
@@ -36,4 +37,17 @@ rc=$?
 tap_log "$out/fails.log"
 [ "$rc" = 3 ]
 result $? "a server that fails fails the pair with its status (exit $rc, server 1's 3)"
+
+timeout -k 10 600 "$top/tools/vm-pair" --bind-window --out "$out/driver" --timeout 300 -- \
+	${module[@]+"${module[@]}"} --no-broker -- \
+	"$top/build/cmake/tests/kselftest/npuipc_fabric_test" > "$out/driver.log" 2>&1
+rc=$?
+tap_log "$out/driver.log"
+# Each server ran every test of its plan, and every one passed.
+for id in 0 1; do
+	log=$out/driver/server$id.log
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" 2> /dev/null | head -n 1)
+	grep -qx "# Totals: pass:${plan:-x} fail:0 xfail:0 xpass:0 skip:0 error:0" "$log" 2> /dev/null
+	result $? "server $id: the driver's fabric window, all ${plan:-?} kselftests passed (pair exit $rc)"
+done
 tap_status

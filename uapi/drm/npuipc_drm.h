@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 11
+#define NPUIPC_UAPI_VERSION 12
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -61,6 +61,14 @@ extern "C" {
  * attach to a dma-buf of BAR memory.
  */
 #define NPUIPC_CAP_PRIME		(1ULL << 8)
+/*
+ * The device is this server's view of a memory fabric (uapi version 12):
+ * a window that the servers of a fabric share, each allocating from its
+ * own part (BO_CREATE here), importing ranges of the others' parts
+ * (FABRIC_IMPORT). It runs no jobs of its own: an NPU reaches fabric
+ * memory through a dma-buf exported from here. See Documentation/fabric.md.
+ */
+#define NPUIPC_CAP_FABRIC		(1ULL << 9)
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -76,6 +84,8 @@ extern "C" {
 #define DRM_NPUIPC_STREAM_SET_PARAM	0x0b
 #define DRM_NPUIPC_STREAM_ABORT	0x0c
 #define DRM_NPUIPC_BO_USERPTR	0x0d
+#define DRM_NPUIPC_FABRIC_INFO	0x0e
+#define DRM_NPUIPC_FABRIC_IMPORT	0x0f
 
 /**
  * struct drm_npuipc_get_info - describe the device behind this DRM fd
@@ -179,6 +189,7 @@ struct drm_npuipc_bo_create {
 #define NPUIPC_BO_PEER		(1U << 2)	/* memory of another npuipc device */
 #define NPUIPC_BO_FOREIGN	(1U << 3)	/* dma-buf of another exporter */
 #define NPUIPC_BO_USERPTR	(1U << 4)	/* a process's memory, pinned (BO_USERPTR) */
+#define NPUIPC_BO_FABRIC	(1U << 5)	/* memory of a fabric window (uapi 12) */
 
 /**
  * struct drm_npuipc_bo_info - describe a buffer object
@@ -189,6 +200,8 @@ struct drm_npuipc_bo_create {
  *	MAP_SHARED (private mappings are refused).
  * @page_class: out, NPUIPC_PAGE_CLASS_* (NORMAL for foreign dma-bufs).
  * @bo_flags: out, NPUIPC_BO_*.
+ * @fabric_offset: out, for NPUIPC_BO_FABRIC memory, where the buffer
+ *	starts in the fabric window (uapi version 12); 0 otherwise.
  *
  * Errors:
  *	-EINVAL: unknown flags or a non-zero out field.
@@ -201,6 +214,7 @@ struct drm_npuipc_bo_info {
 	__u64 mmap_offset;
 	__u32 page_class;
 	__u32 bo_flags;
+	__u64 fabric_offset;
 };
 
 #define NPUIPC_BO_INFO_FLAGS_VALID	0x0
@@ -351,6 +365,105 @@ struct drm_npuipc_bo_userptr {
 
 #define DRM_IOCTL_NPUIPC_BO_USERPTR \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_BO_USERPTR, struct drm_npuipc_bo_userptr)
+
+/*
+ * A memory fabric (uapi version 12, NPUIPC_CAP_FABRIC): one window of
+ * memory that several servers map, described by a header at its start
+ * that whoever builds the fabric writes (tools/fabric-window for the
+ * emulated servers of tools/vm-pair): which part of the window each server
+ * allocates from, by the server's SuperPOD device id (sdid). The module
+ * takes the window of the sdid it is given (parameter fabric_sdid). Parts
+ * are 2 MiB-aligned, lie after the header's 2 MiB and do not overlap.
+ */
+#define NPUIPC_FABRIC_MAGIC		0x315242414655504eULL	/* "NPUFABR1", little-endian */
+#define NPUIPC_FABRIC_VERSION		1
+#define NPUIPC_FABRIC_MAX_PARTS		16
+#define NPUIPC_FABRIC_HEADER_SIZE	(2ULL << 20)
+
+struct npuipc_fabric_part {
+	__u32 sdid;
+	__u32 flags;		/* must be 0 */
+	__u64 offset;
+	__u64 size;
+	__u64 reserved;		/* must be 0 */
+};
+
+struct npuipc_fabric_header {
+	__u64 magic;
+	__u32 version;
+	__u32 nparts;
+	__u64 size;		/* of the whole window */
+	__u64 reserved[5];	/* must be 0 */
+	struct npuipc_fabric_part parts[NPUIPC_FABRIC_MAX_PARTS];
+};
+
+/**
+ * struct drm_npuipc_fabric_info - describe this server's view of the fabric
+ * @flags: in, must be 0 (NPUIPC_FABRIC_INFO_FLAGS_VALID).
+ * @sdid: out, this server's sdid.
+ * @window_size: out, bytes of the whole window.
+ * @part_offset: out, where this server's part starts in the window.
+ * @part_size: out, its bytes (BO_CREATE allocates from it).
+ * @nparts: out, how many servers' parts the window has.
+ * @pad: must be 0.
+ *
+ * Errors:
+ *	-EINVAL: unknown flags, non-zero @pad or out field.
+ *	-EOPNOTSUPP: the device is not a fabric window.
+ */
+struct drm_npuipc_fabric_info {
+	__u32 flags;
+	__u32 sdid;
+	__u64 window_size;
+	__u64 part_offset;
+	__u64 part_size;
+	__u32 nparts;
+	__u32 pad;
+};
+
+#define NPUIPC_FABRIC_INFO_FLAGS_VALID	0x0
+
+/**
+ * struct drm_npuipc_fabric_import - map a range of another server's part
+ * @offset: in, where the range starts in the window, page-aligned.
+ * @size: in, bytes: non-zero, page-aligned.
+ * @sdid: in, the server whose part holds the whole range (not this one).
+ * @flags: in, must be 0 (NPUIPC_FABRIC_IMPORT_FLAGS_VALID).
+ * @handle: out, GEM handle of a buffer over the range (must be 0 on entry).
+ * @pad: must be 0.
+ *
+ * The range is the owning server's to allocate: this server's devices and
+ * mappings reach the same bytes as the owner's, ordered as the fabric
+ * orders them (Documentation/fabric.md). Whether an import is allowed is
+ * the fabric daemons' decision, not the driver's: only a process with
+ * CAP_SYS_ADMIN imports. The buffer is not charged to this server's part
+ * (the owner's budget holds it); BO_INFO reports NPUIPC_BO_IMPORTED and
+ * NPUIPC_BO_FABRIC; BO_EXPORT gives it to this server's processes.
+ *
+ * Errors:
+ *	-EINVAL: unknown flags, non-zero @pad or @handle; @offset or @size
+ *		not page-aligned, @size 0, or the range not wholly in the
+ *		part of @sdid; @sdid this server's own or no server's.
+ *	-EPERM: the caller lacks CAP_SYS_ADMIN.
+ *	-EOPNOTSUPP: the device is not a fabric window.
+ *	-ENODEV: the window was unplugged.
+ *	-ENOMEM: kernel memory.
+ */
+struct drm_npuipc_fabric_import {
+	__u64 offset;
+	__u64 size;
+	__u32 sdid;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+};
+
+#define NPUIPC_FABRIC_IMPORT_FLAGS_VALID	0x0
+
+#define DRM_IOCTL_NPUIPC_FABRIC_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_INFO, struct drm_npuipc_fabric_info)
+#define DRM_IOCTL_NPUIPC_FABRIC_IMPORT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_IMPORT, struct drm_npuipc_fabric_import)
 
 /*
  * Execution objects. Their handles live in a namespace of their own per

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fabric windows across two servers: run on both servers of a
+ * `tools/vm-pair --bind-window` (make check step 10,
+ * tests/vm/fabric_pair_test.sh), server N loaded with fabric_sdid=N, with
+ * NPUIPC_SERVER and NPUIPC_PEER set. Each server runs every test; the
+ * tests that cross servers meet the peer over the link (TCP, one port per
+ * test) and both run them at once.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "npuipc_harness.h"
+#include "npuipc_test_util.h"
+
+#define MIB (1024ULL * 1024ULL)
+#define SERVERS 2
+#define SHARE_SIZE (4 * MIB)
+#define PORT_BASE 7780
+#define PEER_WAIT_S 120
+
+static unsigned int this_server(void)
+{
+	const char *s = getenv("NPUIPC_SERVER");
+
+	return s ? (unsigned int)atoi(s) : 0;
+}
+
+/* The render node of this server's fabric window, or -ENODEV. */
+static int open_window(void)
+{
+	int minor;
+
+	for (minor = NPUIPC_RENDER_MINOR_FIRST; minor <= NPUIPC_RENDER_MINOR_LAST; minor++) {
+		struct drm_npuipc_get_info info;
+
+		if (npuipc_render_node_info(minor, &info) == 1 && (info.caps & NPUIPC_CAP_FABRIC)) {
+			char path[32];
+
+			snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+			return open(path, O_RDWR | O_CLOEXEC);
+		}
+	}
+	return -ENODEV;
+}
+
+static int fabric_info(int fd, struct drm_npuipc_fabric_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_INFO, info);
+}
+
+static int fabric_import(int fd, uint32_t sdid, uint64_t offset, uint64_t size, uint32_t *handle)
+{
+	struct drm_npuipc_fabric_import args = { .offset = offset, .size = size, .sdid = sdid };
+	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args);
+
+	if (!ret)
+		*handle = args.handle;
+	return ret;
+}
+
+/* Where the header of tools/fabric-window puts server @sdid's part. */
+static uint64_t part_size_of(uint64_t window_size)
+{
+	return (window_size - NPUIPC_FABRIC_HEADER_SIZE) / SERVERS / (2 * MIB) * (2 * MIB);
+}
+
+static uint64_t part_offset_of(uint64_t window_size, uint32_t sdid)
+{
+	return NPUIPC_FABRIC_HEADER_SIZE + sdid * part_size_of(window_size);
+}
+
+/*
+ * A connection to the peer for test @port: server 0 listens, server 1
+ * connects; both give up after PEER_WAIT_S.
+ */
+static int meet_peer(unsigned int port)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(PORT_BASE + port) };
+	struct timeval tv = { .tv_sec = PEER_WAIT_S };
+	const char *peer = getenv("NPUIPC_PEER");
+	int fd, one = 1, i;
+
+	if (!peer)
+		return -1;
+	if (this_server() == 0) {
+		struct pollfd pfd;
+		int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (lfd < 0)
+			return -1;
+		addr.sin_addr.s_addr = htonl(INADDR_ANY);
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		pfd = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		if (bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 1) ||
+		    poll(&pfd, 1, PEER_WAIT_S * 1000) != 1) {
+			close(lfd);
+			return -1;
+		}
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		close(lfd);
+	} else {
+		fd = -1;
+		inet_pton(AF_INET, peer, &addr.sin_addr);
+		for (i = 0; i < PEER_WAIT_S * 10 && fd < 0; i++) {
+			fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+				close(fd);
+				fd = -1;
+				usleep(100000);
+			}
+		}
+	}
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	return fd;
+}
+
+/* Sends @n bytes and receives the peer's @n: 0, or -1. */
+static int swap_with_peer(int sock, const void *mine, void *theirs, size_t n)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	if (send(sock, mine, n, MSG_NOSIGNAL) != (ssize_t)n)
+		return -1;
+	while (got < n) {
+		r = recv(sock, (char *)theirs + got, n - got, 0);
+		if (r <= 0)
+			return -1;
+		got += r;
+	}
+	return 0;
+}
+
+/* A range of fabric memory, as one server tells the other. */
+struct range_msg {
+	uint64_t offset;
+	uint64_t size;
+	uint32_t sdid;
+	uint32_t pad;
+};
+
+FIXTURE(fabric) {
+	int win, npu;
+	struct drm_npuipc_fabric_info info;
+};
+
+FIXTURE_SETUP(fabric)
+{
+	self->win = open_window();
+	ASSERT_LE(0, self->win);
+	self->npu = npuipc_open_device(0);
+	ASSERT_LE(0, self->npu);
+	ASSERT_EQ(0, fabric_info(self->win, &self->info));
+}
+
+FIXTURE_TEARDOWN(fabric)
+{
+	close(self->npu);
+	close(self->win);
+}
+
+TEST_F(fabric, info_reports_this_servers_part_as_the_header_gives_it)
+{
+	EXPECT_EQ(this_server(), self->info.sdid);
+	EXPECT_EQ(SERVERS, self->info.nparts);
+	EXPECT_EQ(64 * MIB, self->info.window_size);
+	EXPECT_EQ(part_offset_of(self->info.window_size, self->info.sdid), self->info.part_offset);
+	EXPECT_EQ(part_size_of(self->info.window_size), self->info.part_size);
+}
+
+TEST_F(fabric, window_is_a_pci_fabric_device_whose_budget_is_its_part)
+{
+	struct drm_npuipc_get_info info = { 0 };
+
+	ASSERT_EQ(0, npuipc_ioctl(self->win, DRM_IOCTL_NPUIPC_GET_INFO, &info));
+	EXPECT_EQ(NPUIPC_CAP_FABRIC | NPUIPC_CAP_PCI,
+		  info.caps & (NPUIPC_CAP_FABRIC | NPUIPC_CAP_PCI));
+	EXPECT_EQ(self->info.part_size, info.mem_total);
+	EXPECT_EQ(12, info.uapi_version);
+}
+
+TEST_F(fabric, bo_create_allocates_from_this_servers_part_only)
+{
+	struct drm_npuipc_bo_info a, b;
+	uint32_t ha, hb;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->win, 2 * MIB, NPUIPC_PAGE_CLASS_HUGE, &ha));
+	ASSERT_EQ(0, npuipc_bo_create(self->win, 64 * 1024, NPUIPC_PAGE_CLASS_NORMAL, &hb));
+	ASSERT_EQ(0, npuipc_bo_info(self->win, ha, &a));
+	ASSERT_EQ(0, npuipc_bo_info(self->win, hb, &b));
+	EXPECT_EQ(NPUIPC_BO_FABRIC, a.bo_flags);
+	EXPECT_EQ(NPUIPC_BO_FABRIC, b.bo_flags);
+	EXPECT_LE(self->info.part_offset, a.fabric_offset);
+	EXPECT_GE(self->info.part_offset + self->info.part_size, a.fabric_offset + a.size);
+	EXPECT_EQ(0, a.fabric_offset % (2 * MIB));
+	EXPECT_LE(self->info.part_offset, b.fabric_offset);
+	EXPECT_GE(self->info.part_offset + self->info.part_size, b.fabric_offset + b.size);
+	EXPECT_TRUE(a.fabric_offset + a.size <= b.fabric_offset ||
+		    b.fabric_offset + b.size <= a.fabric_offset);
+}
+
+TEST_F(fabric, bo_create_beyond_the_part_is_refused_with_enomem)
+{
+	uint32_t h;
+
+	EXPECT_EQ(-ENOMEM, npuipc_bo_create(self->win, self->info.part_size + 2 * MIB,
+					    NPUIPC_PAGE_CLASS_HUGE, &h));
+}
+
+TEST_F(fabric, window_runs_no_streams)
+{
+	uint32_t h;
+
+	EXPECT_EQ(-EOPNOTSUPP, npuipc_obj_create(self->win, NPUIPC_OBJ_STREAM, &h));
+	EXPECT_EQ(-EOPNOTSUPP, npuipc_obj_create(self->win, NPUIPC_OBJ_EVENT, &h));
+}
+
+TEST_F(fabric, an_npu_is_no_fabric_window)
+{
+	struct drm_npuipc_fabric_info info;
+	uint32_t h;
+
+	EXPECT_EQ(-EOPNOTSUPP, fabric_info(self->npu, &info));
+	EXPECT_EQ(-EOPNOTSUPP, fabric_import(self->npu, !this_server(), self->info.part_offset,
+					     4096, &h));
+}
+
+TEST_F(fabric, info_rejects_unknown_flags_padding_and_out_fields)
+{
+	struct drm_npuipc_fabric_info info = { .flags = 1 };
+
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_INFO, &info);
+	info = (struct drm_npuipc_fabric_info){ .pad = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_INFO, &info);
+	info = (struct drm_npuipc_fabric_info){ .sdid = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_INFO, &info);
+	info = (struct drm_npuipc_fabric_info){ .part_size = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_INFO, &info);
+}
+
+/* FABRIC_IMPORT of the peer's part, changed by @tweak, fails with @err. */
+#define EXPECT_IMPORT_REFUSED(err, tweak)						\
+	do {										\
+		uint32_t peer_ = !this_server();					\
+		struct drm_npuipc_fabric_import args = {				\
+			.offset = part_offset_of(self->info.window_size, peer_),	\
+			.size = 4096, .sdid = peer_,					\
+		};									\
+		tweak;									\
+		NPUIPC_EXPECT_REFUSED(err, self->win, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args); \
+	} while (0)
+
+TEST_F(fabric, import_rejects_unknown_flags_padding_and_handle)
+{
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.flags = 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad = 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.handle = 1);
+}
+
+TEST_F(fabric, import_rejects_unaligned_and_empty_ranges)
+{
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.offset += 512);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.size = 4097);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.size = 0);
+}
+
+TEST_F(fabric, import_rejects_ranges_outside_the_named_part)
+{
+	uint64_t part = self->info.part_size;
+
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.offset -= 4096);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.size = part + 4096);
+	EXPECT_IMPORT_REFUSED(-EINVAL, (args.offset += part - 4096, args.size = 8192));
+	EXPECT_IMPORT_REFUSED(-EINVAL, (args.offset += 4096, args.size = -4096ULL));
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.offset = 0);
+}
+
+TEST_F(fabric, import_rejects_this_servers_own_part_and_unknown_servers)
+{
+	EXPECT_IMPORT_REFUSED(-EINVAL, (args.sdid = this_server(),
+					args.offset = self->info.part_offset));
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.sdid = 7);
+}
+
+TEST_F(fabric, import_needs_cap_sys_admin)
+{
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		uint32_t h;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(fabric_import(self->win, !this_server(),
+				    part_offset_of(self->info.window_size, !this_server()),
+				    4096, &h) == -EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_F(fabric, an_npus_import_of_fabric_memory_reports_where_it_lies)
+{
+	struct drm_npuipc_bo_info own, seen;
+	uint32_t bo, import;
+	int dmabuf;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->win, 2 * MIB, NPUIPC_PAGE_CLASS_NORMAL, &bo));
+	ASSERT_EQ(0, npuipc_bo_export(self->win, bo, MIB, MIB, 0, &dmabuf));
+	ASSERT_EQ(0, npuipc_bo_import(self->npu, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &import));
+	close(dmabuf);
+	ASSERT_EQ(0, npuipc_bo_info(self->win, bo, &own));
+	ASSERT_EQ(0, npuipc_bo_info(self->npu, import, &seen));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_PEER | NPUIPC_BO_FABRIC, seen.bo_flags);
+	EXPECT_EQ(own.fabric_offset + MIB, seen.fabric_offset);
+	EXPECT_EQ(MIB, seen.size);
+}
+
+/* Buffer @bo of @fd as seen by NPU @npu through a dma-buf: its handle there. */
+static int npu_view(int fd, uint32_t bo, int npu, uint32_t *handle)
+{
+	int dmabuf, ret = npuipc_bo_export(fd, bo, 0, SHARE_SIZE, 0, &dmabuf);
+
+	if (ret)
+		return ret;
+	ret = npuipc_bo_import(npu, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, handle);
+	close(dmabuf);
+	return ret;
+}
+
+/* Runs @job on a fresh stream of @npu and waits for it: the job's status. */
+static int npu_run(int npu, struct drm_npuipc_job job)
+{
+	uint32_t stream = 0;
+	int status = -1000, ret;
+
+	ret = npuipc_obj_create(npu, NPUIPC_OBJ_STREAM, &stream);
+	if (ret)
+		return ret;
+	ret = npuipc_submit1(npu, stream, job);
+	if (!ret)
+		ret = npuipc_wait(npu, stream, 30LL * 1000000000, 0, &status);
+	if (!ret)
+		ret = status;
+	npuipc_obj_destroy(npu, stream);
+	return ret;
+}
+
+/*
+ * Each server fills fabric memory of its own part through its NPU, tells
+ * the other where it is, and the other imports it: its NPU copies out what
+ * the owner wrote and its mapping shows it; then the importer's NPU writes
+ * the owner's memory, and the owner's NPU sees that. Both ways at once.
+ */
+TEST_F(fabric, servers_share_bytes_both_ways_through_their_npus_and_mappings)
+{
+	uint8_t me = this_server(), peer = !me, *map, *local_map;
+	struct drm_npuipc_bo_info info;
+	struct range_msg mine = { 0 }, theirs = { 0 };
+	uint32_t own, own_npu, remote, remote_npu, local;
+	char sync_out = 'w', sync_in = 0;
+	size_t size;
+	int sock;
+
+	ASSERT_EQ(0, npuipc_bo_create(self->win, SHARE_SIZE, NPUIPC_PAGE_CLASS_HUGE, &own));
+	ASSERT_EQ(0, npu_view(self->win, own, self->npu, &own_npu));
+	ASSERT_EQ(0, npu_run(self->npu, npuipc_fill_job(own_npu, 0, SHARE_SIZE, 0xa0 + me)));
+	ASSERT_EQ(0, npuipc_bo_info(self->win, own, &info));
+	mine = (struct range_msg){ .offset = info.fabric_offset, .size = SHARE_SIZE, .sdid = me };
+
+	sock = meet_peer(0);
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, swap_with_peer(sock, &mine, &theirs, sizeof(mine)));
+	ASSERT_EQ(peer, theirs.sdid);
+	ASSERT_EQ(SHARE_SIZE, theirs.size);
+
+	/* The peer's bytes, through this server's NPU and through a mapping. */
+	ASSERT_EQ(0, fabric_import(self->win, theirs.sdid, theirs.offset, theirs.size, &remote));
+	ASSERT_EQ(0, npuipc_bo_info(self->win, remote, &info));
+	EXPECT_EQ(NPUIPC_BO_IMPORTED | NPUIPC_BO_FABRIC, info.bo_flags);
+	EXPECT_EQ(theirs.offset, info.fabric_offset);
+	ASSERT_EQ(0, npu_view(self->win, remote, self->npu, &remote_npu));
+	ASSERT_EQ(0, npuipc_bo_create(self->npu, SHARE_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &local));
+	ASSERT_EQ(0, npu_run(self->npu, npuipc_copy_job(local, 0, remote_npu, 0, SHARE_SIZE)));
+	local_map = npuipc_bo_mmap(self->npu, local, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, local_map);
+	EXPECT_TRUE(npuipc_all_bytes_are(local_map, SHARE_SIZE, 0xa0 + peer));
+	map = npuipc_bo_mmap(self->win, remote, PROT_READ | PROT_WRITE, &size);
+	ASSERT_NE(MAP_FAILED, map);
+	EXPECT_TRUE(npuipc_all_bytes_are(map, SHARE_SIZE, 0xa0 + peer));
+
+	/* This server writes the peer's memory; the peer reads it at home. */
+	ASSERT_EQ(0, npu_run(self->npu, npuipc_fill_job(remote_npu, 0, SHARE_SIZE, 0xb0 + me)));
+	ASSERT_EQ(0, swap_with_peer(sock, &sync_out, &sync_in, 1));
+	ASSERT_EQ('w', sync_in);
+	ASSERT_EQ(0, npu_run(self->npu, npuipc_copy_job(local, 0, own_npu, 0, SHARE_SIZE)));
+	EXPECT_TRUE(npuipc_all_bytes_are(local_map, SHARE_SIZE, 0xb0 + peer));
+	EXPECT_TRUE(npuipc_all_bytes_are(map, SHARE_SIZE, 0xb0 + me));
+
+	/* Done with the peer's memory before the peer frees it. */
+	munmap(map, SHARE_SIZE);
+	munmap(local_map, SHARE_SIZE);
+	sync_out = 'd';
+	ASSERT_EQ(0, swap_with_peer(sock, &sync_out, &sync_in, 1));
+	EXPECT_EQ('d', sync_in);
+	close(sock);
+}
+
+TEST_HARNESS_MAIN
