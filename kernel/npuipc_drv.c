@@ -58,10 +58,11 @@ void npuipc_device_init(struct npuipc_device *ndev, unsigned int index,
 {
 	ndev->index = index;
 	ndev->mem_total = mem_total;
-	ndev->caps = caps | NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_BO |
-		     NPUIPC_CAP_STREAMS | NPUIPC_CAP_RESET_NOTIFY |
-		     NPUIPC_CAP_CALLER_TGID | NPUIPC_CAP_BOUNDED_FENCES |
-		     NPUIPC_CAP_PRIME;
+	ndev->caps = caps | NPUIPC_CAP_BO | NPUIPC_CAP_CALLER_TGID | NPUIPC_CAP_PRIME;
+	/* A fabric window is memory: it runs nothing. */
+	if (!(caps & NPUIPC_CAP_FABRIC))
+		ndev->caps |= NPUIPC_CAP_SYNCOBJ_TIMELINE | NPUIPC_CAP_STREAMS |
+			      NPUIPC_CAP_RESET_NOTIFY | NPUIPC_CAP_BOUNDED_FENCES;
 	spin_lock_init(&ndev->mem_lock);
 	ndev->mem_used = 0;
 	atomic_set(&ndev->live_objects, 0);
@@ -230,7 +231,9 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPUIPC_STREAM_ABORT, npuipc_ioctl_stream_abort, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_BO_USERPTR, npuipc_ioctl_bo_userptr, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_INFO, npuipc_ioctl_fabric_info, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_IMPORT, npuipc_ioctl_fabric_import, DRM_RENDER_ALLOW),
+	/* Only the fabric daemon imports: whether a server may is its decision. */
+	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_IMPORT, npuipc_ioctl_fabric_import,
+			  DRM_RENDER_ALLOW | DRM_ROOT_ONLY),
 };
 
 static const struct file_operations npuipc_fops = {
@@ -272,6 +275,9 @@ static int __init npuipc_init(void)
 		       num_devices, NPUIPC_MAX_VIRTUAL_DEVICES);
 		return -EINVAL;
 	}
+	ret = npuipc_fabric_check_params();
+	if (ret)
+		return ret;
 	ret = npuipc_engine_init();
 	if (ret)
 		return ret;

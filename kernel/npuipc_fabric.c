@@ -12,10 +12,11 @@
  * PCI NPU's BAR (npuipc_pci.c, npuipc_gem.c), and FABRIC_IMPORT maps a
  * range of another server's part. Which ranges a server may import is the
  * fabric daemons' business (they hold the secrets and the allowlists);
- * the driver keeps imports to the daemons, CAP_SYS_ADMIN, and to whole
- * ranges of one other server's part.
+ * the driver keeps imports to the daemons (DRM_ROOT_ONLY) and to whole
+ * ranges of one other server's part. A window's header is read whatever
+ * the parameters when npuipc may bind ivshmem devices at all, so that a
+ * window is never taken for a mock NPU's memory.
  */
-#include <linux/capability.h>
 #include <linux/io.h>
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -43,6 +44,19 @@ bool npuipc_fabric_wanted(void)
 	return fabric_sdid >= 0;
 }
 
+/**
+ * npuipc_fabric_check_params() - check the module's fabric parameters
+ *
+ * Return: 0, or -EINVAL for a fabric_sdid below -1.
+ */
+int npuipc_fabric_check_params(void)
+{
+	if (fabric_sdid >= -1)
+		return 0;
+	pr_err("npuipc: fabric_sdid=%d: -1 (none) or a server's sdid\n", fabric_sdid);
+	return -EINVAL;
+}
+
 static bool npuipc_fabric_part_ok(const struct npuipc_fabric_part *part, u64 window_size)
 {
 	return !part->flags && !part->reserved && part->size &&
@@ -60,7 +74,9 @@ static int npuipc_fabric_check(struct pci_dev *pdev, const struct npuipc_fabric_
 
 	if (hdr->version != NPUIPC_FABRIC_VERSION || hdr->size != len ||
 	    !hdr->nparts || hdr->nparts > NPUIPC_FABRIC_MAX_PARTS ||
-	    memchr_inv(hdr->reserved, 0, sizeof(hdr->reserved))) {
+	    memchr_inv(hdr->reserved, 0, sizeof(hdr->reserved)) ||
+	    memchr_inv(&hdr->parts[hdr->nparts], 0,
+		       (NPUIPC_FABRIC_MAX_PARTS - hdr->nparts) * sizeof(hdr->parts[0]))) {
 		dev_err(&pdev->dev, "fabric window: bad header (version %u, %u parts, size %llu)\n",
 			hdr->version, hdr->nparts, hdr->size);
 		return -EINVAL;
@@ -106,7 +122,8 @@ static int npuipc_fabric_check(struct pci_dev *pdev, const struct npuipc_fabric_
  *
  * Return: 0 for a window with a part for this server; -ENOENT when the
  * BAR holds no fabric header (another ivshmem device); -EINVAL for a bad
- * header, -ENODEV for one without this server's part, -ENOMEM.
+ * header, -ENODEV for a window when fabric_sdid is unset or the header has
+ * no part for it, -ENOMEM.
  */
 int npuipc_fabric_read(struct pci_dev *pdev, resource_size_t start, resource_size_t len,
 		       struct npuipc_fabric *fabric)
@@ -127,8 +144,12 @@ int npuipc_fabric_read(struct pci_dev *pdev, resource_size_t start, resource_siz
 	}
 	memcpy_fromio(hdr, io, sizeof(*hdr));
 	iounmap(io);
-	if (hdr->magic == NPUIPC_FABRIC_MAGIC)
+	if (hdr->magic == NPUIPC_FABRIC_MAGIC && !npuipc_fabric_wanted()) {
+		dev_info(&pdev->dev, "a fabric window: not bound without fabric_sdid\n");
+		ret = -ENODEV;
+	} else if (hdr->magic == NPUIPC_FABRIC_MAGIC) {
 		ret = npuipc_fabric_check(pdev, hdr, len, fabric);
+	}
 	kfree(hdr);
 	return ret;
 }
@@ -194,8 +215,6 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 		return -EINVAL;
 	if (!fabric)
 		return -EOPNOTSUPP;
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
 	part = npuipc_fabric_part(fabric, args->sdid);
 	if (npuipc_refuse(drm, !part || part == npuipc_fabric_own(fabric)))
 		return -EINVAL;

@@ -25,6 +25,7 @@ static inline const struct npuipc_fabric_part *npuipc_fabric_own(const struct np
 }
 
 bool npuipc_fabric_wanted(void);
+int npuipc_fabric_check_params(void);
 int npuipc_fabric_read(struct pci_dev *pdev, resource_size_t start, resource_size_t len,
 		       struct npuipc_fabric *fabric);
 

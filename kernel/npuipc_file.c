@@ -274,7 +274,8 @@ void npuipc_file_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	spin_lock(&file->table_lock);
 	idr_for_each_entry(&file->object_idr, obj, id) {
-		if (to_npuipc_bo(obj)->dmabuf) {
+		/* A dma-buf's, or another server's (FABRIC_IMPORT). */
+		if (to_npuipc_bo(obj)->bo_flags & NPUIPC_BO_IMPORTED) {
 			imported += obj->size;
 			imports++;
 		} else {

@@ -267,6 +267,8 @@ int npuipc_ioctl_obj_import(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (npuipc_refuse(drm, args->handle || args->type))
 		return -EINVAL;
+	if (to_npuipc(drm)->fabric)
+		return -EOPNOTSUPP;
 	in = fget(args->fd);
 	if (!in)
 		return -EBADF;

@@ -41,13 +41,23 @@ MODULE_PARM_DESC(bind_ivshmem,
 		 "Bind QEMU's ivshmem-plain devices (PCI 1af4:1110) as mock NPUs "
 		 "whose memory is their BAR2 (default off)");
 
-/* Indices of PCI devices: after the virtual ones, the lowest free first. */
+/*
+ * Indices of PCI NPUs: after the virtual ones, the lowest free first.
+ * Fabric windows are no NPUs: theirs start at NPUIPC_FABRIC_FIRST_INDEX,
+ * so that NPU indices stay 0..N-1 without a gap.
+ */
 static DEFINE_IDA(npuipc_pci_indices);
+static DEFINE_IDA(npuipc_fabric_indices);
 static unsigned int npuipc_pci_first_index;
 
 static void npuipc_pci_free_index(void *index)
 {
 	ida_free(&npuipc_pci_indices, (unsigned long)index);
+}
+
+static void npuipc_fabric_free_index(void *index)
+{
+	ida_free(&npuipc_fabric_indices, (unsigned long)index);
 }
 
 /* drm_device release: the last buffer of the BAR is gone. */
@@ -83,45 +93,19 @@ static int npuipc_pci_init_bar(struct npuipc_device *ndev, struct pci_dev *pdev,
 	return gen_pool_add(ndev->bar_pool, NPUIPC_BAR_POOL_BASE + mem_offset, mem_size, -1);
 }
 
-static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * An npuipc device over the BAR: a mock NPU whose memory is all of it, or,
+ * with @fabric, a fabric window whose memory is this server's part.
+ */
+static int npuipc_pci_add(struct pci_dev *pdev, resource_size_t start, resource_size_t len,
+			  const struct npuipc_fabric *fabric)
 {
-	struct npuipc_fabric *fabric = NULL;
+	u64 mem_offset = fabric ? npuipc_fabric_own(fabric)->offset : 0;
+	u64 mem_size = fabric ? npuipc_fabric_own(fabric)->size : len;
+	struct ida *indices = fabric ? &npuipc_fabric_indices : &npuipc_pci_indices;
 	struct npuipc_device *ndev;
-	resource_size_t start, len;
-	u64 mem_offset, mem_size;
 	int index, ret;
 
-	if (!bind_ivshmem && !npuipc_fabric_wanted())
-		return -ENODEV;
-	ret = pcim_enable_device(pdev);
-	if (ret)
-		return ret;
-	start = pci_resource_start(pdev, NPUIPC_IVSHMEM_BAR);
-	len = pci_resource_len(pdev, NPUIPC_IVSHMEM_BAR);
-	if (!(pci_resource_flags(pdev, NPUIPC_IVSHMEM_BAR) & IORESOURCE_MEM) ||
-	    len < SZ_2M || len > (resource_size_t)NPUIPC_MAX_MEM_MIB << 20) {
-		dev_err(&pdev->dev, "BAR%d of %pa bytes: a mock NPU needs 2 MiB to %u MiB\n",
-			NPUIPC_IVSHMEM_BAR, &len, NPUIPC_MAX_MEM_MIB);
-		return -ENODEV;
-	}
-	/* Managed: pcim_enable_device() releases it on unbind. */
-	ret = pci_request_region(pdev, NPUIPC_IVSHMEM_BAR, DRIVER_NAME);
-	if (ret)
-		return ret;
-	if (npuipc_fabric_wanted()) {
-		fabric = devm_kzalloc(&pdev->dev, sizeof(*fabric), GFP_KERNEL);
-		if (!fabric)
-			return -ENOMEM;
-		ret = npuipc_fabric_read(pdev, start, len, fabric);
-		if (ret == -ENOENT)
-			fabric = NULL;
-		else if (ret)
-			return ret;
-	}
-	if (!fabric && !bind_ivshmem)
-		return -ENODEV;
-	mem_offset = fabric ? npuipc_fabric_own(fabric)->offset : 0;
-	mem_size = fabric ? npuipc_fabric_own(fabric)->size : len;
 	/* Imported dma-bufs are mapped for this device like for real hardware. */
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -130,10 +114,12 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	ndev = devm_drm_dev_alloc(&pdev->dev, &npuipc_drm_driver, struct npuipc_device, drm);
 	if (IS_ERR(ndev))
 		return PTR_ERR(ndev);
-	index = ida_alloc_min(&npuipc_pci_indices, npuipc_pci_first_index, GFP_KERNEL);
+	index = ida_alloc_min(indices, fabric ? NPUIPC_FABRIC_FIRST_INDEX : npuipc_pci_first_index,
+			      GFP_KERNEL);
 	if (index < 0)
 		return index;
-	ret = devm_add_action_or_reset(&pdev->dev, npuipc_pci_free_index, (void *)(long)index);
+	ret = devm_add_action_or_reset(&pdev->dev, fabric ? npuipc_fabric_free_index :
+				       npuipc_pci_free_index, (void *)(long)index);
 	if (ret)
 		return ret;
 
@@ -159,6 +145,50 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	if (ret)
 		return ret;
 	return drm_dev_register(&ndev->drm, 0);
+}
+
+static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct npuipc_fabric *fabric;
+	resource_size_t start, len;
+	int ret;
+
+	if (!bind_ivshmem && !npuipc_fabric_wanted())
+		return -ENODEV;
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	start = pci_resource_start(pdev, NPUIPC_IVSHMEM_BAR);
+	len = pci_resource_len(pdev, NPUIPC_IVSHMEM_BAR);
+	if (!(pci_resource_flags(pdev, NPUIPC_IVSHMEM_BAR) & IORESOURCE_MEM) ||
+	    len > (resource_size_t)NPUIPC_MAX_MEM_MIB << 20)
+		return -ENODEV;
+	/* Managed: pcim_enable_device() releases it on unbind. */
+	ret = pci_request_region(pdev, NPUIPC_IVSHMEM_BAR, DRIVER_NAME);
+	if (ret)
+		return ret;
+	/* A window, whatever the parameters: never a mock NPU's memory. */
+	fabric = kzalloc(sizeof(*fabric), GFP_KERNEL);
+	if (!fabric)
+		return -ENOMEM;
+	ret = npuipc_fabric_read(pdev, start, len, fabric);
+	if (ret == -ENOENT) {
+		kfree(fabric);
+		fabric = NULL;
+		if (!bind_ivshmem)
+			return -ENODEV;
+		if (len < SZ_2M) {
+			dev_err(&pdev->dev, "BAR%d of %pa bytes: a mock NPU needs 2 MiB to %u MiB\n",
+				NPUIPC_IVSHMEM_BAR, &len, NPUIPC_MAX_MEM_MIB);
+			return -ENODEV;
+		}
+	} else if (ret) {
+		kfree(fabric);
+		return ret;
+	}
+	ret = npuipc_pci_add(pdev, start, len, fabric);
+	kfree(fabric);
+	return ret;
 }
 
 /*

@@ -48,6 +48,7 @@ expected=(
 	share/man/man3/aclrtMalloc.3 share/man/man3/aclrtIpcMemImportByKey.3
 	lib/udev/rules.d/70-npuipc.rules
 	sbin/npuipc-broker share/man/man8/npuipc-broker.8
+	sbin/npuipc-fabricd share/man/man8/npuipc-fabricd.8 include/npuipc/fabric.h
 	lib/systemd/system/npuipc-broker.socket lib/systemd/system/npuipc-broker.service
 )
 DESTDIR=$stage "$top/tools/install" install "$cmake_dir" > "$work/install.log" 2>&1

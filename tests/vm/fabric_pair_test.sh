@@ -5,7 +5,9 @@
 # vm-run's) loaded with its default parameters, share the fabric window and
 # talk over their link; the window is the host's file; a server that fails
 # fails the pair. Then the driver takes the window (--bind-window) and the
-# fabric kselftests run on both servers at once. TAP.
+# fabric kselftests run on both servers at once; then each server's fabric
+# daemon (npuipc-fabricd) serves fabric handles, and fabric_daemon_gtest
+# runs on both at once. TAP.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/tap.sh
@@ -15,7 +17,7 @@ module=()
 [ -z "${2:-}" ] || module=(--module "$2")
 rm -rf "$out"
 mkdir -p "$out"
-tap_plan 5
+tap_plan 8
 
 timeout -k 10 600 "$top/tools/vm-pair" --out "$out/share" --timeout 300 -- ${module[@]+"${module[@]}"} --no-broker -- \
 	/usr/bin/python3 "$top/tests/vm/fabric_pair_check.py" > "$out/share.log" 2>&1
@@ -38,16 +40,42 @@ tap_log "$out/fails.log"
 [ "$rc" = 3 ]
 result $? "a server that fails fails the pair with its status (exit $rc, server 1's 3)"
 
+# Mock NPUs bound (bind_ivshmem=1) without fabric_sdid: the window is not
+# taken for an NPU's memory; its device stays unbound.
+timeout -k 10 600 "$top/tools/vm-pair" --out "$out/unbound" --timeout 300 -- \
+	${module[@]+"${module[@]}"} --no-broker --module-args bind_ivshmem=1 -- sh -c \
+	'dmesg | grep -q "a fabric window: not bound without fabric_sdid" &&
+	 [ ! -e /sys/bus/pci/devices/0000:00:10.0/driver ]' > "$out/unbound.log" 2>&1
+rc=$?
+tap_log "$out/unbound.log"
+result "$rc" "with bind_ivshmem=1 and no fabric_sdid the window binds as no mock NPU (exit $rc)"
+
 timeout -k 10 600 "$top/tools/vm-pair" --bind-window --out "$out/driver" --timeout 300 -- \
 	${module[@]+"${module[@]}"} --no-broker -- \
 	"$top/build/cmake/tests/kselftest/npuipc_fabric_test" > "$out/driver.log" 2>&1
 rc=$?
 tap_log "$out/driver.log"
-# Each server ran every test of its plan, and every one passed.
+# Each server ran every test of its plan, every one passed, and both guests
+# ended clean (vm-run fails a guest whose kernel log shows a warning).
 for id in 0 1; do
 	log=$out/driver/server$id.log
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" 2> /dev/null | head -n 1)
-	grep -qx "# Totals: pass:${plan:-x} fail:0 xfail:0 xpass:0 skip:0 error:0" "$log" 2> /dev/null
+	[ "$rc" = 0 ] &&
+		grep -qx "# Totals: pass:${plan:-x} fail:0 xfail:0 xpass:0 skip:0 error:0" "$log" 2> /dev/null
 	result $? "server $id: the driver's fabric window, all ${plan:-?} kselftests passed (pair exit $rc)"
+done
+
+timeout -k 10 600 "$top/tools/vm-pair" --bind-window --out "$out/daemon" --timeout 300 -- \
+	${module[@]+"${module[@]}"} --no-broker -- "$top/tests/vm/fabric_daemon_guest.sh" \
+	"$top/build/cmake/tools/npuipc-fabricd/npuipc-fabricd" \
+	"$top/build/cmake/tests/gtest/fabric_daemon_gtest" > "$out/daemon.log" 2>&1
+rc=$?
+tap_log "$out/daemon.log"
+for id in 0 1; do
+	log=$out/daemon/server$id.log
+	ran=$(sed -n 's/^\[==========\] \([0-9]*\) tests from .* ran\..*/\1/p' "$log" 2> /dev/null | head -n 1)
+	[ "$rc" = 0 ] && [ -n "$ran" ] && [ "$ran" -gt 0 ] && grep -qx "\[  PASSED  \] $ran tests\." "$log" &&
+		! grep -q '^\[  FAILED  \]' "$log"
+	result $? "server $id: fabric handles through the daemons, all ${ran:-?} GoogleTests passed (pair exit $rc)"
 done
 tap_status

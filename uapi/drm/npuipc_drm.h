@@ -69,6 +69,8 @@ extern "C" {
  * memory through a dma-buf exported from here. See Documentation/fabric.md.
  */
 #define NPUIPC_CAP_FABRIC		(1ULL << 9)
+/* GET_INFO's device_index of the first fabric window. */
+#define NPUIPC_FABRIC_FIRST_INDEX	1024
 
 #define DRM_NPUIPC_GET_INFO	0x00
 #define DRM_NPUIPC_BO_CREATE	0x01
@@ -95,7 +97,8 @@ extern "C" {
  * @device_index: out, the device's npuipc index: 0..N-1 for virtual devices,
  *	in creation order, then PCI devices in probe order, each taking the
  *	lowest index free (a device that comes back after an unplug may take
- *	its old one). Independent of the DRM minor numbers.
+ *	its old one). Independent of the DRM minor numbers. A fabric window
+ *	is no NPU: its index is NPUIPC_FABRIC_FIRST_INDEX or above.
  * @mem_total: out, device-memory budget in bytes.
  * @mem_free: out, bytes of that budget not held by any object.
  * @caps: out, NPUIPC_CAP_* bits.
@@ -184,7 +187,7 @@ struct drm_npuipc_bo_create {
 #define NPUIPC_BO_CREATE_FLAGS_VALID	0x0
 
 /* drm_npuipc_bo_info.bo_flags */
-#define NPUIPC_BO_IMPORTED	(1U << 0)	/* made by BO_IMPORT */
+#define NPUIPC_BO_IMPORTED	(1U << 0)	/* made by BO_IMPORT or FABRIC_IMPORT */
 #define NPUIPC_BO_READ_ONLY	(1U << 1)	/* no write access by any path */
 #define NPUIPC_BO_PEER		(1U << 2)	/* memory of another npuipc device */
 #define NPUIPC_BO_FOREIGN	(1U << 3)	/* dma-buf of another exporter */
@@ -245,8 +248,9 @@ struct drm_npuipc_bo_info {
  *
  * Errors:
  *	-EINVAL: unknown flags, non-zero @pad or @fd, size zero, a range not
- *		aligned to the page class or past the end, or @handle names an
- *		imported buffer (pass on its dma-buf fd instead).
+ *		aligned to the page class or past the end, or @handle names a
+ *		BO_IMPORT buffer (pass on its dma-buf fd instead; a
+ *		FABRIC_IMPORT buffer is exported as the window's own).
  *	-ENOENT: @handle names no object of this file.
  *	-EPERM: @handle names a BO_USERPTR buffer (uapi version 11).
  *	-EMFILE: no free file descriptor.
@@ -373,7 +377,8 @@ struct drm_npuipc_bo_userptr {
  * emulated servers of tools/vm-pair): which part of the window each server
  * allocates from, by the server's SuperPOD device id (sdid). The module
  * takes the window of the sdid it is given (parameter fabric_sdid). Parts
- * are 2 MiB-aligned, lie after the header's 2 MiB and do not overlap.
+ * are 2 MiB-aligned, lie after the header's 2 MiB and do not overlap;
+ * unused parts and reserved fields are 0. Little-endian, as the servers.
  */
 #define NPUIPC_FABRIC_MAGIC		0x315242414655504eULL	/* "NPUFABR1", little-endian */
 #define NPUIPC_FABRIC_VERSION		1
@@ -436,7 +441,7 @@ struct drm_npuipc_fabric_info {
  * mappings reach the same bytes as the owner's, ordered as the fabric
  * orders them (Documentation/fabric.md). Whether an import is allowed is
  * the fabric daemons' decision, not the driver's: only a process with
- * CAP_SYS_ADMIN imports. The buffer is not charged to this server's part
+ * CAP_SYS_ADMIN imports (DRM_ROOT_ONLY: -EACCES before any other check). The buffer is not charged to this server's part
  * (the owner's budget holds it); BO_INFO reports NPUIPC_BO_IMPORTED and
  * NPUIPC_BO_FABRIC; BO_EXPORT gives it to this server's processes.
  *
@@ -444,7 +449,7 @@ struct drm_npuipc_fabric_info {
  *	-EINVAL: unknown flags, non-zero @pad or @handle; @offset or @size
  *		not page-aligned, @size 0, or the range not wholly in the
  *		part of @sdid; @sdid this server's own or no server's.
- *	-EPERM: the caller lacks CAP_SYS_ADMIN.
+ *	-EACCES: the caller lacks CAP_SYS_ADMIN.
  *	-EOPNOTSUPP: the device is not a fabric window.
  *	-ENODEV: the window was unplugged.
  *	-ENOMEM: kernel memory.

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+// Fabric handles through the fabric daemons (npuipc/fabric.h,
+// npuipc-fabricd), across two servers: run on both servers of a
+// `tools/vm-pair --bind-window` at once, each with its daemon started by
+// tests/vm/fabric_daemon_guest.sh (make check step 10). The tests run in
+// the same order on both; each meets the other server over a connection
+// of their own (server 0 listens, server 1 connects) at the points where
+// one needs what the other did.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "drm/npuipc_drm.h"
+#include "npuipc/fabric.h"
+#include "npuipc/unique_fd.h"
+
+namespace {
+
+using npuipc::UniqueFd;
+using npuipc::fabric::AllowedProcess;
+using npuipc::fabric::Handle;
+using npuipc::fabric::Session;
+
+constexpr uint64_t kSize = 2ULL << 20;
+constexpr int kPort = 7791;
+
+uint32_t me()
+{
+    const char *s = std::getenv("NPUIPC_SERVER");
+    return s ? static_cast<uint32_t>(std::atoi(s)) : 0;
+}
+
+uint32_t peer()
+{
+    return 1 - me();
+}
+
+// The connection to the other server's test, made once.
+int peer_sock = -1;
+
+void connect_peer()
+{
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(kPort);
+    const char *peer_ip = std::getenv("NPUIPC_PEER");
+    ASSERT_NE(nullptr, peer_ip);
+    if (me() == 0) {
+        UniqueFd l(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        int one = 1;
+        ::setsockopt(l.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        ASSERT_EQ(0, ::bind(l.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)));
+        ASSERT_EQ(0, ::listen(l.get(), 1));
+        timeval tv = {240, 0};
+        ::setsockopt(l.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        peer_sock = ::accept4(l.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    } else {
+        ::inet_pton(AF_INET, peer_ip, &addr.sin_addr);
+        // vm-run may boot a guest twice (a stuck boot is retried after 120 s).
+        for (int i = 0; i < 2400 && peer_sock < 0; i++) {
+            peer_sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (::connect(peer_sock, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+                ::close(peer_sock);
+                peer_sock = -1;
+                ::usleep(100000);
+            }
+        }
+    }
+    ASSERT_LE(0, peer_sock);
+    timeval tv = {240, 0};
+    ::setsockopt(peer_sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+// Sends what this server has and receives the other's, in lockstep.
+template <typename T> T swap(const T &mine)
+{
+    T theirs{};
+    EXPECT_EQ(static_cast<ssize_t>(sizeof(T)), ::send(peer_sock, &mine, sizeof(T), MSG_NOSIGNAL));
+    size_t got = 0;
+    while (got < sizeof(T)) {
+        ssize_t n = ::recv(peer_sock, reinterpret_cast<char *>(&theirs) + got, sizeof(T) - got, 0);
+        if (n <= 0) {
+            ADD_FAILURE() << "the other server went away";
+            break;
+        }
+        got += n;
+    }
+    return theirs;
+}
+
+void meet()
+{
+    EXPECT_EQ('m', swap('m'));
+}
+
+int ioctl_errno(int fd, unsigned long request, void *arg)
+{
+    return drmIoctl(fd, request, arg) == 0 ? 0 : errno;
+}
+
+// A render node of npuipc: the fabric window, or NPU 0.
+UniqueFd open_node(bool window)
+{
+    for (int minor = 128; minor < 192; minor++) {
+        std::string path = "/dev/dri/renderD" + std::to_string(minor);
+        UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+        drm_npuipc_get_info info{};
+        if (!fd || ioctl_errno(fd.get(), DRM_IOCTL_NPUIPC_GET_INFO, &info) != 0)
+            continue;
+        if (window ? (info.caps & NPUIPC_CAP_FABRIC) != 0 : info.device_index == 0)
+            return fd;
+    }
+    return UniqueFd();
+}
+
+// Each test's devices: the window, NPU 0, a stream on it.
+class FabricDaemon : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        window = open_node(true);
+        npu = open_node(false);
+        ASSERT_TRUE(window.valid());
+        ASSERT_TRUE(npu.valid());
+        drm_npuipc_obj_create create{};
+        create.type = NPUIPC_OBJ_STREAM;
+        ASSERT_EQ(0, ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_OBJ_CREATE, &create));
+        stream = create.handle;
+        auto s = Session::open();
+        ASSERT_TRUE(s.ok()) << s.error();
+        session.emplace(std::move(s.value()));
+    }
+
+    // Fabric memory of this server's part, as a dma-buf.
+    UniqueFd fabric_memory()
+    {
+        drm_npuipc_bo_create create{};
+        create.size = kSize;
+        create.page_class = NPUIPC_PAGE_CLASS_HUGE;
+        EXPECT_EQ(0, ioctl_errno(window.get(), DRM_IOCTL_NPUIPC_BO_CREATE, &create));
+        int fd = -1;
+        EXPECT_EQ(0, drmPrimeHandleToFD(window.get(), create.handle, DRM_CLOEXEC | DRM_RDWR, &fd));
+        drmCloseBufferHandle(window.get(), create.handle);
+        return UniqueFd(fd);
+    }
+
+    // The NPU's handle for a dma-buf.
+    uint32_t on_npu(int dmabuf)
+    {
+        drm_npuipc_bo_import import{};
+        import.fd = dmabuf;
+        import.flags = NPUIPC_BO_IMPORT_PEER_ACCESS;
+        EXPECT_EQ(0, ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_IMPORT, &import));
+        return import.handle;
+    }
+
+    int run(drm_npuipc_job job)
+    {
+        drm_npuipc_submit submit{};
+        submit.stream = stream;
+        submit.jobs = reinterpret_cast<uintptr_t>(&job);
+        submit.job_count = 1;
+        submit.job_size = sizeof(job);
+        int err = ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_SUBMIT, &submit);
+        if (err)
+            return -err;
+        drm_npuipc_wait wait{};
+        wait.handle = stream;
+        wait.timeout_ns = 30LL * 1000000000;
+        err = ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_WAIT, &wait);
+        return err ? -err : wait.status;
+    }
+
+    int fill(uint32_t bo, uint8_t value)
+    {
+        drm_npuipc_job job{};
+        job.kind = NPUIPC_JOB_FILL;
+        job.dst = bo;
+        job.size = kSize;
+        job.value = value;
+        return run(job);
+    }
+
+    // Whether every byte of NPU buffer @bo is @value, read through a copy.
+    bool holds(uint32_t bo, uint8_t value)
+    {
+        drm_npuipc_bo_create create{};
+        create.size = kSize;
+        if (ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_CREATE, &create) != 0)
+            return false;
+        drm_npuipc_job job{};
+        job.kind = NPUIPC_JOB_COPY;
+        job.dst = create.handle;
+        job.src = bo;
+        job.size = kSize;
+        if (run(job) != 0)
+            return false;
+        drm_npuipc_bo_info info{};
+        info.handle = create.handle;
+        if (ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_INFO, &info) != 0)
+            return false;
+        void *p = ::mmap(nullptr, kSize, PROT_READ, MAP_SHARED, npu.get(), info.mmap_offset);
+        if (p == MAP_FAILED)
+            return false;
+        bool all = true;
+        for (uint64_t i = 0; i < kSize && all; i++)
+            all = static_cast<const uint8_t *>(p)[i] == value;
+        ::munmap(p, kSize);
+        return all;
+    }
+
+    UniqueFd window, npu;
+    uint32_t stream = 0;
+    std::optional<Session> session;
+};
+
+TEST_F(FabricDaemon, ExportedMemoryIsReadAndWrittenByTheOtherServersNpu)
+{
+    UniqueFd mem = fabric_memory();
+    uint32_t own = on_npu(mem.get());
+    ASSERT_EQ(0, fill(own, 0xc0 + me()));
+    auto handle = session->export_memory(mem.get(), false);
+    ASSERT_TRUE(handle.ok()) << handle.error();
+    EXPECT_EQ(me(), handle.value().owner_sdid());
+    EXPECT_EQ(kSize, handle.value().size());
+
+    Handle theirs = swap(handle.value());
+    auto imported = session->import_memory(theirs);
+    ASSERT_TRUE(imported.ok()) << imported.error();
+    uint32_t remote = on_npu(imported.value().get());
+    EXPECT_TRUE(holds(remote, 0xc0 + peer()));
+    ASSERT_EQ(0, fill(remote, 0xd0 + me()));
+    meet();
+    EXPECT_TRUE(holds(own, 0xd0 + peer()));
+    meet();
+}
+
+TEST_F(FabricDaemon, AnExportThatValidatesPidsAdmitsOnlyTheProcessesItLists)
+{
+    UniqueFd mem = fabric_memory();
+    auto strict = session->export_memory(mem.get(), true);
+    auto bare = session->export_memory(mem.get(), true);
+    ASSERT_TRUE(strict.ok() && bare.ok());
+    struct Told {
+        Handle strict, bare;
+        int32_t pid;
+    } mine{strict.value(), bare.value(), ::getpid()};
+    Told theirs = swap(mine);
+
+    // Not listed; then listed with another server's sdid, or another PID.
+    EXPECT_EQ(EACCES, session->import_memory(theirs.strict).error());
+    meet();
+    ASSERT_TRUE(session->allow(strict.value(), {{me(), theirs.pid}, {peer(), theirs.pid + 1}}).ok());
+    meet();
+    EXPECT_EQ(EACCES, session->import_memory(theirs.strict).error());
+    meet();
+    ASSERT_TRUE(session->allow(strict.value(), {{peer(), theirs.pid}}).ok());
+    ASSERT_TRUE(session->allow(bare.value(), {{npuipc::fabric::kAnyServer, theirs.pid}}).ok());
+    meet();
+    auto a = session->import_memory(theirs.strict);
+    auto b = session->import_memory(theirs.bare);
+    EXPECT_TRUE(a.ok()) << a.error();
+    EXPECT_TRUE(b.ok()) << b.error();
+    meet();
+}
+
+TEST_F(FabricDaemon, AWrongSecretIsRefusedAsAnUnknownExportIs)
+{
+    UniqueFd mem = fabric_memory();
+    auto handle = session->export_memory(mem.get(), false);
+    ASSERT_TRUE(handle.ok());
+    Handle theirs = swap(handle.value());
+    Handle wrong_secret = theirs, unknown = theirs;
+    wrong_secret.data[40] ^= 1;
+    unknown.data[16] ^= 0x80; // the export id
+    EXPECT_EQ(ESRCH, session->import_memory(wrong_secret).error());
+    EXPECT_EQ(ESRCH, session->import_memory(unknown).error());
+    EXPECT_TRUE(session->import_memory(theirs).ok());
+    meet();
+}
+
+TEST_F(FabricDaemon, ReleasedExportsAndThoseOfAClosedSessionAreGoneForImporters)
+{
+    UniqueFd mem = fabric_memory();
+    auto released = session->export_memory(mem.get(), false);
+    auto other = Session::open();
+    ASSERT_TRUE(other.ok());
+    auto closed = other.value().export_memory(mem.get(), false);
+    ASSERT_TRUE(released.ok() && closed.ok());
+    struct Pair {
+        Handle released, closed;
+    } theirs = swap(Pair{released.value(), closed.value()});
+
+    // Imports made before stay usable.
+    auto before = session->import_memory(theirs.released);
+    ASSERT_TRUE(before.ok());
+    meet();
+    EXPECT_TRUE(session->release(released.value()).ok());
+    EXPECT_EQ(ESRCH, session->release(released.value()).error());
+    { Session gone = std::move(other.value()); }
+    // The daemon drops a closed session's exports when it sees it close:
+    // wait for that here (an import of it on this server), bounded.
+    int err = 0;
+    for (int i = 0; i < 500 && err != ESRCH; i++) {
+        err = session->import_memory(closed.value()).error();
+        if (err != ESRCH)
+            ::usleep(10000);
+    }
+    EXPECT_EQ(ESRCH, err);
+    meet();
+    EXPECT_EQ(ESRCH, session->import_memory(theirs.released).error());
+    EXPECT_EQ(ESRCH, session->import_memory(theirs.closed).error());
+    EXPECT_NE(0U, on_npu(before.value().get()));
+    meet();
+}
+
+TEST_F(FabricDaemon, AnotherSessionCannotAllowOrReleaseAnExport)
+{
+    UniqueFd mem = fabric_memory();
+    auto handle = session->export_memory(mem.get(), true);
+    ASSERT_TRUE(handle.ok());
+    auto other = Session::open();
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(ESRCH, other.value().allow(handle.value(), {{me(), ::getpid()}}).error());
+    EXPECT_EQ(ESRCH, other.value().release(handle.value()).error());
+    EXPECT_EQ(EACCES, other.value().import_memory(handle.value()).error());
+}
+
+TEST_F(FabricDaemon, AnImportOnTheOwnersServerIsTheExportersMemory)
+{
+    UniqueFd mem = fabric_memory();
+    uint32_t own = on_npu(mem.get());
+    ASSERT_EQ(0, fill(own, 0xe0 + me()));
+    auto open = session->export_memory(mem.get(), false);
+    auto strict = session->export_memory(mem.get(), true);
+    ASSERT_TRUE(open.ok() && strict.ok());
+    auto imported = session->import_memory(open.value());
+    ASSERT_TRUE(imported.ok()) << imported.error();
+    EXPECT_TRUE(holds(on_npu(imported.value().get()), 0xe0 + me()));
+    EXPECT_EQ(EACCES, session->import_memory(strict.value()).error());
+    ASSERT_TRUE(session->allow(strict.value(), {{me(), ::getpid()}}).ok());
+    EXPECT_TRUE(session->import_memory(strict.value()).ok());
+}
+
+TEST_F(FabricDaemon, MalformedHandlesUnknownServersAndForeignMemoryAreRefused)
+{
+    UniqueFd mem = fabric_memory();
+    auto handle = session->export_memory(mem.get(), false);
+    ASSERT_TRUE(handle.ok());
+
+    Handle bad_magic = handle.value(), bad_tail = handle.value(), elsewhere = handle.value();
+    bad_magic.data[0] ^= 1;
+    bad_tail.data[127] = 1;
+    const uint32_t nowhere = 9;
+    std::memcpy(elsewhere.data.data() + 12, &nowhere, sizeof(nowhere));
+    EXPECT_EQ(EINVAL, session->import_memory(bad_magic).error());
+    EXPECT_EQ(EINVAL, session->import_memory(bad_tail).error());
+    EXPECT_EQ(EINVAL, session->allow(bad_magic, {{me(), 1}}).error());
+    EXPECT_EQ(EINVAL, session->allow(handle.value(), {}).error());
+    EXPECT_EQ(EHOSTUNREACH, session->import_memory(elsewhere).error());
+
+    // Only fabric memory of this server's part leaves as a fabric handle.
+    drm_npuipc_bo_create create{};
+    create.size = kSize;
+    ASSERT_EQ(0, ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_CREATE, &create));
+    int npu_mem = -1;
+    ASSERT_EQ(0, drmPrimeHandleToFD(npu.get(), create.handle, DRM_CLOEXEC | DRM_RDWR, &npu_mem));
+    UniqueFd npu_fd(npu_mem);
+    EXPECT_EQ(EINVAL, session->export_memory(npu_fd.get(), false).error());
+    EXPECT_EQ(EBADF, session->export_memory(-1, false).error());
+
+    Handle theirs = swap(handle.value());
+    auto imported = session->import_memory(theirs);
+    ASSERT_TRUE(imported.ok());
+    EXPECT_EQ(EINVAL, session->export_memory(imported.value().get(), false).error());
+    meet();
+}
+
+TEST(FabricDaemonAbsent, ASessionWithoutADaemonIsRefused)
+{
+    ::setenv("NPUIPC_FABRIC_SOCKET", "/run/npuipc/no-such-fabric.sock", 1);
+    EXPECT_EQ(ECONNREFUSED, Session::open().error());
+    ::unsetenv("NPUIPC_FABRIC_SOCKET");
+}
+
+class PeerEnvironment : public ::testing::Environment {
+public:
+    void SetUp() override { connect_peer(); }
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    ::testing::InitGoogleTest(&argc, argv);
+    ::testing::AddGlobalTestEnvironment(new PeerEnvironment);
+    return RUN_ALL_TESTS();
+}
