@@ -160,9 +160,13 @@ static int npuipc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		return ret;
 	start = pci_resource_start(pdev, NPUIPC_IVSHMEM_BAR);
 	len = pci_resource_len(pdev, NPUIPC_IVSHMEM_BAR);
-	if (!(pci_resource_flags(pdev, NPUIPC_IVSHMEM_BAR) & IORESOURCE_MEM) ||
-	    len > (resource_size_t)NPUIPC_MAX_MEM_MIB << 20)
+	if (!(pci_resource_flags(pdev, NPUIPC_IVSHMEM_BAR) & IORESOURCE_MEM))
 		return -ENODEV;
+	if (len > (resource_size_t)NPUIPC_MAX_MEM_MIB << 20) {
+		dev_err(&pdev->dev, "BAR%d of %pa bytes: at most %u MiB\n",
+			NPUIPC_IVSHMEM_BAR, &len, NPUIPC_MAX_MEM_MIB);
+		return -ENODEV;
+	}
 	/* Managed: pcim_enable_device() releases it on unbind. */
 	ret = pci_request_region(pdev, NPUIPC_IVSHMEM_BAR, DRIVER_NAME);
 	if (ret)

@@ -117,10 +117,11 @@ std::vector<std::string> npuipc_render_nodes()
     return nodes;
 }
 
-// Calls fn(fd, info) for every npuipc NPU until it returns true, which
-// keeps the fd open for the caller; the others are closed. A fabric
-// window is memory that NPUs reach, not an NPU.
-template <typename Fn> void for_each_node(Fn fn)
+// Calls fn(fd, info) for every npuipc NPU (or, with `windows`, every
+// fabric window) until it returns true, which keeps the fd open for the
+// caller; the others are closed. A fabric window is memory that NPUs
+// reach, not an NPU.
+template <typename Fn> void for_each_node(Fn fn, bool windows = false)
 {
     for (const std::string &name : npuipc_render_nodes()) {
         std::string node = "/dev/dri/" + name;
@@ -128,7 +129,7 @@ template <typename Fn> void for_each_node(Fn fn)
         if (!fd || !is_npuipc(fd.get()))
             continue;
         Result<DeviceInfo> info = query_info(fd.get());
-        if (!info.ok() || (info.value().caps & NPUIPC_CAP_FABRIC))
+        if (!info.ok() || ((info.value().caps & NPUIPC_CAP_FABRIC) != 0) != windows)
             continue;
         info.value().node = node;
         if (fn(fd, info.value()))
@@ -188,6 +189,38 @@ Result<Device> Device::open(uint32_t index)
     if (!found)
         return Status::from_errno(ENODEV);
     return Device(std::move(found), index, caps);
+}
+
+Result<Device> Device::open_fabric_window()
+{
+    UniqueFd found;
+    uint32_t index = 0;
+    uint64_t caps = 0;
+    for_each_node(
+        [&](UniqueFd &fd, const DeviceInfo &info) {
+            found = std::move(fd);
+            index = info.index;
+            caps = info.caps;
+            return true;
+        },
+        true);
+    if (!found)
+        return Status::from_errno(ENODEV);
+    return Device(std::move(found), index, caps);
+}
+
+Result<FabricInfo> Device::fabric_info() const
+{
+    drm_npuipc_fabric_info args = {};
+    if (drmIoctl(fd_.get(), DRM_IOCTL_NPUIPC_FABRIC_INFO, &args) != 0)
+        return Status::from_errno(errno);
+    FabricInfo info;
+    info.sdid = args.sdid;
+    info.nparts = args.nparts;
+    info.window_size = args.window_size;
+    info.part_offset = args.part_offset;
+    info.part_size = args.part_size;
+    return info;
 }
 
 Result<DeviceInfo> Device::info() const

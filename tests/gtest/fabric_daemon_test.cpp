@@ -2,7 +2,7 @@
 // Fabric handles through the fabric daemons (npuipc/fabric.h,
 // npuipc-fabricd), across two servers: run on both servers of a
 // `tools/vm-pair --bind-window` at once, each with its daemon started by
-// tests/vm/fabric_daemon_guest.sh (make check step 10). The tests run in
+// tools/vm-pair --fabric-daemon (make check step 10). The tests run in
 // the same order on both; each meets the other server over a connection
 // of their own (server 0 listens, server 1 connects) at the points where
 // one needs what the other did.
@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
@@ -24,8 +25,10 @@
 #include <gtest/gtest.h>
 
 #include "drm/npuipc_drm.h"
+#include "fabric/wire.h"
 #include "npuipc/fabric.h"
 #include "npuipc/unique_fd.h"
+#include "pair_peer.h"
 
 namespace {
 
@@ -33,79 +36,11 @@ using npuipc::UniqueFd;
 using npuipc::fabric::AllowedProcess;
 using npuipc::fabric::Handle;
 using npuipc::fabric::Session;
+using npuipc_pair::me;
+using npuipc_pair::meet;
+using npuipc_pair::peer;
 
 constexpr uint64_t kSize = 2ULL << 20;
-constexpr int kPort = 7791;
-
-uint32_t me()
-{
-    const char *s = std::getenv("NPUIPC_SERVER");
-    return s ? static_cast<uint32_t>(std::atoi(s)) : 0;
-}
-
-uint32_t peer()
-{
-    return 1 - me();
-}
-
-// The connection to the other server's test, made once.
-int peer_sock = -1;
-
-void connect_peer()
-{
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(kPort);
-    const char *peer_ip = std::getenv("NPUIPC_PEER");
-    ASSERT_NE(nullptr, peer_ip);
-    if (me() == 0) {
-        UniqueFd l(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        int one = 1;
-        ::setsockopt(l.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-        ASSERT_EQ(0, ::bind(l.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)));
-        ASSERT_EQ(0, ::listen(l.get(), 1));
-        timeval tv = {240, 0};
-        ::setsockopt(l.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        peer_sock = ::accept4(l.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    } else {
-        ::inet_pton(AF_INET, peer_ip, &addr.sin_addr);
-        // vm-run may boot a guest twice (a stuck boot is retried after 120 s).
-        for (int i = 0; i < 2400 && peer_sock < 0; i++) {
-            peer_sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            if (::connect(peer_sock, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
-                ::close(peer_sock);
-                peer_sock = -1;
-                ::usleep(100000);
-            }
-        }
-    }
-    ASSERT_LE(0, peer_sock);
-    timeval tv = {240, 0};
-    ::setsockopt(peer_sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
-// Sends what this server has and receives the other's, in lockstep.
-template <typename T> T swap(const T &mine)
-{
-    T theirs{};
-    EXPECT_EQ(static_cast<ssize_t>(sizeof(T)), ::send(peer_sock, &mine, sizeof(T), MSG_NOSIGNAL));
-    size_t got = 0;
-    while (got < sizeof(T)) {
-        ssize_t n = ::recv(peer_sock, reinterpret_cast<char *>(&theirs) + got, sizeof(T) - got, 0);
-        if (n <= 0) {
-            ADD_FAILURE() << "the other server went away";
-            break;
-        }
-        got += n;
-    }
-    return theirs;
-}
-
-void meet()
-{
-    EXPECT_EQ('m', swap('m'));
-}
 
 int ioctl_errno(int fd, unsigned long request, void *arg)
 {
@@ -144,6 +79,8 @@ protected:
         ASSERT_TRUE(s.ok()) << s.error();
         session.emplace(std::move(s.value()));
     }
+
+    void TearDown() override { npuipc_pair::leave_if_failed(); }
 
     // Fabric memory of this server's part, as a dma-buf.
     UniqueFd fabric_memory()
@@ -238,7 +175,7 @@ TEST_F(FabricDaemon, ExportedMemoryIsReadAndWrittenByTheOtherServersNpu)
     EXPECT_EQ(me(), handle.value().owner_sdid());
     EXPECT_EQ(kSize, handle.value().size());
 
-    Handle theirs = swap(handle.value());
+    Handle theirs = npuipc_pair::swap_with_peer(handle.value());
     auto imported = session->import_memory(theirs);
     ASSERT_TRUE(imported.ok()) << imported.error();
     uint32_t remote = on_npu(imported.value().get());
@@ -259,7 +196,7 @@ TEST_F(FabricDaemon, AnExportThatValidatesPidsAdmitsOnlyTheProcessesItLists)
         Handle strict, bare;
         int32_t pid;
     } mine{strict.value(), bare.value(), ::getpid()};
-    Told theirs = swap(mine);
+    Told theirs = npuipc_pair::swap_with_peer(mine);
 
     // Not listed; then listed with another server's sdid, or another PID.
     EXPECT_EQ(EACCES, session->import_memory(theirs.strict).error());
@@ -283,7 +220,7 @@ TEST_F(FabricDaemon, AWrongSecretIsRefusedAsAnUnknownExportIs)
     UniqueFd mem = fabric_memory();
     auto handle = session->export_memory(mem.get(), false);
     ASSERT_TRUE(handle.ok());
-    Handle theirs = swap(handle.value());
+    Handle theirs = npuipc_pair::swap_with_peer(handle.value());
     Handle wrong_secret = theirs, unknown = theirs;
     wrong_secret.data[40] ^= 1;
     unknown.data[16] ^= 0x80; // the export id
@@ -296,6 +233,7 @@ TEST_F(FabricDaemon, AWrongSecretIsRefusedAsAnUnknownExportIs)
 TEST_F(FabricDaemon, ReleasedExportsAndThoseOfAClosedSessionAreGoneForImporters)
 {
     UniqueFd mem = fabric_memory();
+    ASSERT_EQ(0, fill(on_npu(mem.get()), 0xf0 + me()));
     auto released = session->export_memory(mem.get(), false);
     auto other = Session::open();
     ASSERT_TRUE(other.ok());
@@ -303,7 +241,7 @@ TEST_F(FabricDaemon, ReleasedExportsAndThoseOfAClosedSessionAreGoneForImporters)
     ASSERT_TRUE(released.ok() && closed.ok());
     struct Pair {
         Handle released, closed;
-    } theirs = swap(Pair{released.value(), closed.value()});
+    } theirs = npuipc_pair::swap_with_peer(Pair{released.value(), closed.value()});
 
     // Imports made before stay usable.
     auto before = session->import_memory(theirs.released);
@@ -324,7 +262,7 @@ TEST_F(FabricDaemon, ReleasedExportsAndThoseOfAClosedSessionAreGoneForImporters)
     meet();
     EXPECT_EQ(ESRCH, session->import_memory(theirs.released).error());
     EXPECT_EQ(ESRCH, session->import_memory(theirs.closed).error());
-    EXPECT_NE(0U, on_npu(before.value().get()));
+    EXPECT_TRUE(holds(on_npu(before.value().get()), 0xf0 + peer()));
     meet();
 }
 
@@ -383,11 +321,75 @@ TEST_F(FabricDaemon, MalformedHandlesUnknownServersAndForeignMemoryAreRefused)
     EXPECT_EQ(EINVAL, session->export_memory(npu_fd.get(), false).error());
     EXPECT_EQ(EBADF, session->export_memory(-1, false).error());
 
-    Handle theirs = swap(handle.value());
+    Handle theirs = npuipc_pair::swap_with_peer(handle.value());
     auto imported = session->import_memory(theirs);
     ASSERT_TRUE(imported.ok());
     EXPECT_EQ(EINVAL, session->export_memory(imported.value().get(), false).error());
     meet();
+}
+
+// A client that breaks the protocol gets an error, its fds go, and the
+// daemon serves the next one.
+TEST_F(FabricDaemon, RequestsThatBreakTheProtocolAreRefusedAndTheDaemonStaysUp)
+{
+    namespace wire = npuipc::fabric::wire;
+    std::string path = npuipc::fabric::daemon_socket_path();
+    UniqueFd sock(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(0, ::connect(sock.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)));
+    UniqueFd mem = fabric_memory();
+
+    // Sends `len` bytes of `req` with `nfds` copies of the memory's fd;
+    // the reply's error.
+    auto ask = [&](const wire::Request &req, size_t len, int nfds) {
+        int fds[2] = {mem.get(), mem.get()};
+        union {
+            struct cmsghdr align;
+            char buf[CMSG_SPACE(2 * sizeof(int))];
+        } control{};
+        iovec iov = {const_cast<wire::Request *>(&req), len};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        if (nfds) {
+            msg.msg_control = control.buf;
+            msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+            cmsghdr *c = CMSG_FIRSTHDR(&msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+            std::memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+        }
+        EXPECT_EQ(static_cast<ssize_t>(len), ::sendmsg(sock.get(), &msg, MSG_NOSIGNAL));
+        wire::Reply reply{};
+        EXPECT_EQ(static_cast<ssize_t>(sizeof(reply)), ::recv(sock.get(), &reply, sizeof(reply), 0));
+        EXPECT_EQ(wire::kReplyMagic, reply.magic);
+        return reply.error;
+    };
+    wire::Request req{};
+    req.magic = wire::kRequestMagic;
+    req.op = static_cast<uint32_t>(wire::Op::Export);
+    EXPECT_EQ(EPROTO, ask(req, sizeof(req) - 1, 1));
+    EXPECT_EQ(EPROTO, ask(req, sizeof(req), 2));
+    req.magic ^= 1;
+    EXPECT_EQ(EPROTO, ask(req, sizeof(req), 1));
+    req.magic ^= 1;
+    req.flags = 2;
+    EXPECT_EQ(EINVAL, ask(req, sizeof(req), 1));
+    req.flags = 0;
+    req.op = 99;
+    EXPECT_EQ(EINVAL, ask(req, sizeof(req), 0));
+    // An import with an fd attached, of a well-formed handle.
+    auto made = session->export_memory(mem.get(), false);
+    ASSERT_TRUE(made.ok());
+    req.op = static_cast<uint32_t>(wire::Op::Import);
+    std::memcpy(req.handle, made.value().data.data(), npuipc::fabric::kHandleBytes);
+    EXPECT_EQ(EINVAL, ask(req, sizeof(req), 1));
+    // The daemon still serves, this connection and others.
+    EXPECT_EQ(0, ask(req, sizeof(req), 0));
+    EXPECT_TRUE(session->import_memory(made.value()).ok());
 }
 
 TEST(FabricDaemonAbsent, ASessionWithoutADaemonIsRefused)
@@ -397,16 +399,6 @@ TEST(FabricDaemonAbsent, ASessionWithoutADaemonIsRefused)
     ::unsetenv("NPUIPC_FABRIC_SOCKET");
 }
 
-class PeerEnvironment : public ::testing::Environment {
-public:
-    void SetUp() override { connect_peer(); }
-};
-
 } // namespace
 
-int main(int argc, char **argv)
-{
-    ::testing::InitGoogleTest(&argc, argv);
-    ::testing::AddGlobalTestEnvironment(new PeerEnvironment);
-    return RUN_ALL_TESTS();
-}
+NPUIPC_PAIR_TEST_MAIN(7791)

@@ -5,9 +5,9 @@
 # vm-run's) loaded with its default parameters, share the fabric window and
 # talk over their link; the window is the host's file; a server that fails
 # fails the pair. Then the driver takes the window (--bind-window) and the
-# fabric kselftests run on both servers at once; then each server's fabric
-# daemon (npuipc-fabricd) serves fabric handles, and fabric_daemon_gtest
-# runs on both at once. TAP.
+# fabric kselftests, fabric_daemon_gtest, acl_fabric_gtest and CANN's
+# cross-server sample (examples/fabric_server and fabric_client) run on
+# both servers at once, each server with its fabric daemon. TAP.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/tap.sh
@@ -17,7 +17,7 @@ module=()
 [ -z "${2:-}" ] || module=(--module "$2")
 rm -rf "$out"
 mkdir -p "$out"
-tap_plan 8
+tap_plan 11
 
 timeout -k 10 600 "$top/tools/vm-pair" --out "$out/share" --timeout 300 -- ${module[@]+"${module[@]}"} --no-broker -- \
 	/usr/bin/python3 "$top/tests/vm/fabric_pair_check.py" > "$out/share.log" 2>&1
@@ -50,32 +50,44 @@ rc=$?
 tap_log "$out/unbound.log"
 result "$rc" "with bind_ivshmem=1 and no fabric_sdid the window binds as no mock NPU (exit $rc)"
 
-timeout -k 10 600 "$top/tools/vm-pair" --bind-window --out "$out/driver" --timeout 300 -- \
-	${module[@]+"${module[@]}"} --no-broker -- \
-	"$top/build/cmake/tests/kselftest/npuipc_fabric_test" > "$out/driver.log" 2>&1
+# The driver's window, the daemons and the aclrt calls: one pair, each
+# server with its fabric daemon, running the programs in the same order
+# (tests/vm/fabric_pair_suite.sh); each program's log is judged here.
+daemon=$top/build/cmake/tools/npuipc-fabricd/npuipc-fabricd
+timeout -k 10 900 "$top/tools/vm-pair" --bind-window --fabric-daemon "$daemon" --out "$out/suite" \
+	--timeout 600 -- ${module[@]+"${module[@]}"} --no-broker -- \
+	"$top/tests/vm/fabric_pair_suite.sh" "$out/suite" "$top/build/cmake" "$top" > "$out/suite.log" 2>&1
 rc=$?
-tap_log "$out/driver.log"
-# Each server ran every test of its plan, every one passed, and both guests
-# ended clean (vm-run fails a guest whose kernel log shows a warning).
+tap_log "$out/suite.log"
+# ok NAME ID: the program ran on server ID, exited 0, and the pair ended
+# clean (vm-run fails a guest whose kernel log shows a warning).
+ok() {
+	[ "$rc" = 0 ] && [ "$(cat "$out/suite/server$2/$1.rc" 2> /dev/null)" = 0 ]
+}
 for id in 0 1; do
-	log=$out/driver/server$id.log
+	log=$out/suite/server$id/npuipc_fabric_test.log
+	tap_log "$log" 2> /dev/null
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" 2> /dev/null | head -n 1)
-	[ "$rc" = 0 ] &&
-		grep -qx "# Totals: pass:${plan:-x} fail:0 xfail:0 xpass:0 skip:0 error:0" "$log" 2> /dev/null
+	ok npuipc_fabric_test "$id" &&
+		grep -qx "# Totals: pass:${plan:-x} fail:0 xfail:0 xpass:0 skip:0 error:0" "$log"
 	result $? "server $id: the driver's fabric window, all ${plan:-?} kselftests passed (pair exit $rc)"
 done
-
-timeout -k 10 600 "$top/tools/vm-pair" --bind-window --out "$out/daemon" --timeout 300 -- \
-	${module[@]+"${module[@]}"} --no-broker -- "$top/tests/vm/fabric_daemon_guest.sh" \
-	"$top/build/cmake/tools/npuipc-fabricd/npuipc-fabricd" \
-	"$top/build/cmake/tests/gtest/fabric_daemon_gtest" > "$out/daemon.log" 2>&1
-rc=$?
-tap_log "$out/daemon.log"
-for id in 0 1; do
-	log=$out/daemon/server$id.log
-	ran=$(sed -n 's/^\[==========\] \([0-9]*\) tests from .* ran\..*/\1/p' "$log" 2> /dev/null | head -n 1)
-	[ "$rc" = 0 ] && [ -n "$ran" ] && [ "$ran" -gt 0 ] && grep -qx "\[  PASSED  \] $ran tests\." "$log" &&
-		! grep -q '^\[  FAILED  \]' "$log"
-	result $? "server $id: fabric handles through the daemons, all ${ran:-?} GoogleTests passed (pair exit $rc)"
+for program in fabric_daemon_gtest:"fabric handles through the daemons" \
+	acl_fabric_gtest:"the aclrt V2 calls with FABRIC handles"; do
+	name=${program%%:*}
+	for id in 0 1; do
+		log=$out/suite/server$id/$name.log
+		tap_log "$log" 2> /dev/null
+		ran=$(sed -n 's/^\[==========\] \([0-9]*\) tests from .* ran\..*/\1/p' "$log" 2> /dev/null | head -n 1)
+		ok "$name" "$id" && [ -n "$ran" ] && [ "$ran" -gt 0 ] &&
+			grep -qx "\[  PASSED  \] $ran tests\." "$log" && ! grep -q '^\[  FAILED  \]' "$log"
+		result $? "server $id: ${program#*:}, all ${ran:-?} GoogleTests passed (pair exit $rc)"
+	done
 done
+# CANN's cross-server sample, written against the aclrt API only.
+for id in 0 1; do tap_log "$out/suite/server$id/fabric_example.log" 2> /dev/null; done
+ok fabric_example 0 && ok fabric_example 1 &&
+	grep -q "the client's writes are here" "$out/suite/server0/fabric_example.log" &&
+	grep -q "the server's writes are here" "$out/suite/server1/fabric_example.log"
+result $? "examples/fabric_server and fabric_client: each reads what the other wrote across servers (pair exit $rc)"
 tap_status

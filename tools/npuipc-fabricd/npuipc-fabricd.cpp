@@ -9,13 +9,14 @@
 // design and the trust model; npuipc-fabricd(8) the options.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -41,16 +42,20 @@
 namespace {
 
 namespace wire = npuipc::fabric::wire;
+static_assert(wire::kSecretBytes == npuipc::ipc::kSecretBytes, "secrets_equal's length");
 using npuipc::UniqueFd;
 using npuipc::fabric::AllowedProcess;
 using npuipc::fabric::Handle;
 using npuipc::fabric::kAnyServer;
 using npuipc::fabric::kHandleBytes;
 
-// Exports one daemon holds (each a dma-buf and an import in its DRM file).
+// Exports one daemon holds (each a dma-buf and an import in its DRM file),
+// and those of one user.
 constexpr size_t kMaxExports = 1024;
-// Connections served at once (a thread each).
+constexpr size_t kMaxExportsPerUid = 256;
+// Connections served at once (a thread each), and those of one user.
 constexpr int kMaxConnections = 256;
+constexpr int kMaxConnectionsPerUid = 64;
 // How long an import waits for the owner's daemon.
 constexpr auto kPeerDeadline = std::chrono::seconds(10);
 // Allowlist entries one export holds.
@@ -59,12 +64,18 @@ constexpr size_t kMaxAllowed = 256;
 void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void logf(const char *fmt, ...)
 {
+    // One write a line: threads log at once.
+    char line[512];
+    int n = std::snprintf(line, sizeof(line), "npuipc-fabricd: ");
     va_list ap;
     va_start(ap, fmt);
-    std::fprintf(stderr, "npuipc-fabricd: ");
-    std::vfprintf(stderr, fmt, ap);
-    std::fputc('\n', stderr);
+    n += std::vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
     va_end(ap);
+    n = std::min<int>(n, sizeof(line) - 2);
+    line[n++] = '\n';
+    if (::write(STDERR_FILENO, line, n) < 0) {
+        // Nowhere else to say it.
+    }
 }
 
 struct Options {
@@ -81,6 +92,7 @@ struct Export {
     bool validate_pid = false;
     std::vector<AllowedProcess> allowed;
     uint64_t conn = 0; // the exporting connection
+    uid_t uid = 0;     // its user's
 };
 
 // The window this daemon serves: its DRM fd and its part.
@@ -91,12 +103,17 @@ struct Window {
 
 Window g_window;
 
-// Protects g_exports and g_next_id
+// Protects g_exports, g_next_id, g_connections and g_user_connections
 std::mutex g_mu;
 std::map<uint64_t, Export> g_exports;
 uint64_t g_next_id = 1;
+int g_connections = 0;
+std::map<uid_t, int> g_user_connections;
 
-std::atomic<int> g_connections{0};
+// Protects the GEM handles of the window's DRM file: a dma-buf already
+// imported there gives back the same handle, which one thread must not
+// close while another uses it.
+std::mutex g_drm_mu;
 
 bool allowed_to(const Export &e, uint32_t sdid, int32_t pid)
 {
@@ -110,12 +127,13 @@ bool allowed_to(const Export &e, uint32_t sdid, int32_t pid)
 
 // The owner's check of an import, local or asked by a peer: 0 with the
 // range, or the errno of the refusal.
-int judge(uint64_t id, const uint8_t *secret, uint32_t sdid, int32_t pid, uint64_t *offset,
-          uint64_t *size, int *dmabuf_dup)
+int judge(uint64_t id, const uint8_t *secret, uint64_t size_asked, uint32_t sdid, int32_t pid,
+          uint64_t *offset, uint64_t *size, int *dmabuf_dup)
 {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = g_exports.find(id);
-    if (it == g_exports.end() || !npuipc_ipc::secrets_equal(it->second.secret.data(), secret))
+    if (it == g_exports.end() || !npuipc_ipc::secrets_equal(it->second.secret.data(), secret) ||
+        it->second.size != size_asked)
         return ESRCH;
     if (!allowed_to(it->second, sdid, pid))
         return EACCES;
@@ -124,7 +142,7 @@ int judge(uint64_t id, const uint8_t *secret, uint32_t sdid, int32_t pid, uint64
     if (dmabuf_dup) {
         *dmabuf_dup = ::fcntl(it->second.dmabuf.get(), F_DUPFD_CLOEXEC, 0);
         if (*dmabuf_dup < 0)
-            return errno;
+            return errno == EMFILE || errno == ENFILE ? EAGAIN : errno;
     }
     return 0;
 }
@@ -136,8 +154,10 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
         if (req->secret().size() != wire::kSecretBytes || req->export_id() == 0)
             return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed request");
         uint64_t offset = 0, size = 0;
+        if (req->importer_sdid() == g_window.info.sdid)
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "an import asked as this server");
         int err = judge(req->export_id(),
-                        reinterpret_cast<const uint8_t *>(req->secret().data()),
+                        reinterpret_cast<const uint8_t *>(req->secret().data()), req->size(),
                         req->importer_sdid(), req->importer_pid(), &offset, &size, nullptr);
         if (err == ESRCH) {
             logf("refused server %u pid %d: no such export", req->importer_sdid(),
@@ -201,6 +221,7 @@ int open_window(Window *w)
 // The range of this server's part that a dma-buf of the window holds.
 int locate(int dmabuf, uint64_t *offset, uint64_t *size)
 {
+    std::lock_guard<std::mutex> lock(g_drm_mu);
     uint32_t handle = 0;
     if (drmPrimeFDToHandle(g_window.fd, dmabuf, &handle) != 0)
         return EINVAL;
@@ -223,6 +244,7 @@ int locate(int dmabuf, uint64_t *offset, uint64_t *size)
 // FABRIC_IMPORT of another server's range, as a dma-buf.
 int import_range(uint32_t sdid, uint64_t offset, uint64_t size, UniqueFd *out)
 {
+    std::lock_guard<std::mutex> lock(g_drm_mu);
     drm_npuipc_fabric_import args{};
     args.offset = offset;
     args.size = size;
@@ -250,7 +272,8 @@ void new_handle(uint64_t id, const Export &e, uint8_t *out)
     std::memcpy(out + wire::kSecretAt, e.secret.data(), e.secret.size());
 }
 
-int do_export(uint64_t conn, const wire::Request &req, UniqueFd dmabuf, wire::Reply *reply)
+int do_export(uint64_t conn, uid_t uid, const wire::Request &req, UniqueFd dmabuf,
+              wire::Reply *reply)
 {
     if (!dmabuf || (req.flags & ~wire::kValidatePid) || req.npids)
         return EINVAL;
@@ -263,8 +286,12 @@ int do_export(uint64_t conn, const wire::Request &req, UniqueFd dmabuf, wire::Re
     e.dmabuf = std::move(dmabuf);
     e.validate_pid = req.flags & wire::kValidatePid;
     e.conn = conn;
+    e.uid = uid;
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_exports.size() >= kMaxExports)
+    size_t of_user = 0;
+    for (const auto &entry : g_exports)
+        of_user += entry.second.uid == uid;
+    if (g_exports.size() >= kMaxExports || of_user >= kMaxExportsPerUid)
         return ENOSPC;
     uint64_t id = g_next_id++;
     new_handle(id, e, reply->handle);
@@ -319,7 +346,8 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     uint64_t offset = 0, size = 0;
     if (h.owner_sdid() == g_window.info.sdid) {
         int fd = -1;
-        int err = judge(h.export_id(), secret, g_window.info.sdid, pid, &offset, &size, &fd);
+        int err = judge(h.export_id(), secret, h.size(), g_window.info.sdid, pid, &offset, &size,
+                        &fd);
         if (!err)
             *out = UniqueFd(fd);
         return err;
@@ -332,9 +360,13 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     ask.set_secret(secret, wire::kSecretBytes);
     ask.set_importer_sdid(g_window.info.sdid);
     ask.set_importer_pid(pid);
+    ask.set_size(h.size());
     npuipc::fabric::v1::ImportReply granted;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + kPeerDeadline);
+    // A peer that restarted is reached again within the deadline, not
+    // after the channel's reconnect backoff.
+    ctx.set_wait_for_ready(true);
     grpc::Status status = stub->second->Import(&ctx, ask, &granted);
     if (!status.ok()) {
         logf("server %u refused or failed an import for pid %d: %s", h.owner_sdid(), pid,
@@ -346,18 +378,31 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     return import_range(h.owner_sdid(), granted.offset(), granted.size(), out);
 }
 
-void serve(UniqueFd conn_fd, uint64_t conn)
+// Every fd of SCM_RIGHTS in `msg`, owned.
+std::vector<UniqueFd> take_fds(struct msghdr &msg)
 {
-    struct ucred cred{};
-    socklen_t len = sizeof(cred);
-    if (::getsockopt(conn_fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-        cred.pid = 0;
+    std::vector<UniqueFd> fds;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+            fds.emplace_back(fd);
+        }
+    }
+    return fds;
+}
+
+void serve(UniqueFd conn_fd, uint64_t conn, struct ucred cred)
+{
     for (;;) {
         wire::Request req{};
         struct iovec iov = {&req, sizeof(req)};
         union {
             struct cmsghdr align;
-            char buf[CMSG_SPACE(sizeof(int))];
+            char buf[CMSG_SPACE(2 * sizeof(int))];
         } control{};
         struct msghdr msg{};
         msg.msg_iov = &iov;
@@ -369,15 +414,10 @@ void serve(UniqueFd conn_fd, uint64_t conn)
             continue;
         if (n <= 0)
             break;
+        std::vector<UniqueFd> fds = take_fds(msg);
         UniqueFd fd_in;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-                c->cmsg_len == CMSG_LEN(sizeof(int))) {
-                int fd;
-                std::memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-                fd_in = UniqueFd(fd);
-            }
-        }
+        if (fds.size() == 1)
+            fd_in = std::move(fds.front());
         wire::Reply reply{};
         reply.magic = wire::kReplyMagic;
         UniqueFd fd_out;
@@ -385,10 +425,11 @@ void serve(UniqueFd conn_fd, uint64_t conn)
         std::memcpy(h.data.data(), req.handle, kHandleBytes);
         const auto op = static_cast<wire::Op>(req.op);
         int err;
-        if (n != sizeof(req) || req.magic != wire::kRequestMagic || (msg.msg_flags & MSG_CTRUNC))
+        if (n != sizeof(req) || req.magic != wire::kRequestMagic ||
+            (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || fds.size() > 1)
             err = EPROTO;
         else if (op == wire::Op::Export)
-            err = do_export(conn, req, std::move(fd_in), &reply);
+            err = do_export(conn, cred.uid, req, std::move(fd_in), &reply);
         else if (fd_in || !h.well_formed())
             err = EINVAL;
         else if (op == wire::Op::Allow)
@@ -407,6 +448,18 @@ void serve(UniqueFd conn_fd, uint64_t conn)
     std::lock_guard<std::mutex> lock(g_mu);
     for (auto it = g_exports.begin(); it != g_exports.end();)
         it = it->second.conn == conn ? g_exports.erase(it) : std::next(it);
+    g_connections--;
+    if (--g_user_connections[cred.uid] == 0)
+        g_user_connections.erase(cred.uid);
+}
+
+// A connection over the caps gets one answer, EAGAIN, and is closed.
+void refuse_busy(int fd)
+{
+    wire::Reply reply{};
+    reply.magic = wire::kReplyMagic;
+    reply.error = EAGAIN;
+    npuipc_ipc::send_with_fd(fd, &reply, sizeof(reply), -1, MSG_DONTWAIT);
 }
 
 int listen_on(const std::string &path)
@@ -416,7 +469,20 @@ int listen_on(const std::string &path)
     if (path.size() >= sizeof(addr.sun_path))
         return -ENAMETOOLONG;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    // Its directory (/run/npuipc, shared with the broker) made if need be.
+    size_t slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0)
+        ::mkdir(path.substr(0, slash).c_str(), 0755);
     int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    // A daemon that answers there already keeps its socket.
+    if (::connect(fd, reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) == 0) {
+        ::close(fd);
+        return -EADDRINUSE;
+    }
+    ::close(fd);
+    fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
     ::unlink(path.c_str());
@@ -478,6 +544,12 @@ int main(int argc, char **argv)
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);
+    // Every export holds an fd: as many as the hard limit allows.
+    struct rlimit nofile{};
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     int err = open_window(&g_window);
     if (err) {
         logf("no fabric window (is npuipc.ko loaded with fabric_sdid?)");
@@ -500,12 +572,12 @@ int main(int argc, char **argv)
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (!server || port == 0) {
         logf("cannot serve gRPC on %s", options.listen.c_str());
-        return 1;
+        std::_Exit(1);
     }
     int listen_fd = listen_on(options.socket);
     if (listen_fd < 0) {
         logf("cannot listen on %s: %s", options.socket.c_str(), std::strerror(-listen_fd));
-        return 1;
+        std::_Exit(1); // gRPC's threads run: no static destructors
     }
     logf("sdid %u, part %llu+%llu of the window; gRPC on %s; local on %s", g_window.info.sdid,
          static_cast<unsigned long long>(g_window.info.part_offset),
@@ -523,20 +595,34 @@ int main(int argc, char **argv)
                 continue;
             }
             logf("accept: %s", std::strerror(errno));
-            return 1;
+            std::_Exit(1); // threads run: no static destructors
         }
         UniqueFd conn(fd);
-        if (g_connections.load() >= kMaxConnections)
-            continue; // closed: the client sees its request refused
-        g_connections++;
+        struct ucred cred{};
+        socklen_t len = sizeof(cred);
+        if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+            continue;
+        {
+            std::lock_guard<std::mutex> lock(g_mu);
+            if (g_connections >= kMaxConnections ||
+                g_user_connections[cred.uid] >= kMaxConnectionsPerUid) {
+                if (g_user_connections[cred.uid] == 0)
+                    g_user_connections.erase(cred.uid);
+                refuse_busy(conn.get());
+                continue;
+            }
+            g_connections++;
+            g_user_connections[cred.uid]++;
+        }
         uint64_t id = next_conn++;
         try {
-            std::thread([c = std::move(conn), id]() mutable {
-                serve(std::move(c), id);
-                g_connections--;
-            }).detach();
+            std::thread([c = std::move(conn), id, cred]() mutable { serve(std::move(c), id, cred); })
+                .detach();
         } catch (const std::system_error &) {
+            std::lock_guard<std::mutex> lock(g_mu);
             g_connections--;
+            if (--g_user_connections[cred.uid] == 0)
+                g_user_connections.erase(cred.uid);
         }
     }
 }

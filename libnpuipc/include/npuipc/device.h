@@ -74,14 +74,28 @@ struct BufferInfo {
     bool foreign = false;   // a dma-buf of another exporter
 };
 
+// A fabric window's view of the fabric (FABRIC_INFO, uapi 12).
+struct FabricInfo {
+    uint32_t sdid = 0; // this server's SuperPOD device id
+    uint32_t nparts = 0;
+    uint64_t window_size = 0;
+    uint64_t part_offset = 0; // this server's part of the window
+    uint64_t part_size = 0;
+};
+
 // One open npuipc render node. Every method is one ioctl of the uapi
 // (uapi/drm/npuipc_drm.h, Documentation/uapi.md) and returns its errno.
 class Device {
 public:
     // Opens the render node of npuipc device `index`; ENODEV if none.
     static Result<Device> open(uint32_t index);
+    // Opens this server's fabric window (NPUIPC_CAP_FABRIC), whose buffers
+    // are fabric memory of the server's part; ENODEV if it has none.
+    static Result<Device> open_fabric_window();
 
     Result<DeviceInfo> info() const;
+    // A fabric window's (open_fabric_window()); EOPNOTSUPP for an NPU.
+    Result<FabricInfo> fabric_info() const;
     uint32_t index() const noexcept { return index_; }
     int fd() const noexcept { return fd_.get(); }
 

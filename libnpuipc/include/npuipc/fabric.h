@@ -22,7 +22,13 @@
 //                daemon does not answer
 //   ETIMEDOUT    the owner's daemon did not answer in time
 //   EPROTO       a daemon broke the protocol
-//   ENOSPC       the daemon holds as many exports as it may
+//   ENOSPC       the daemon holds as many exports as it may (for this user)
+//   EAGAIN       the daemon serves as many connections as it may (for
+//                this user), or is out of descriptors: try again
+//   ECONNRESET   the session broke (a timeout or a protocol error before,
+//                or the daemon went away): open another; its exports are
+//                gone
+//   EBADF        export: the fd is not valid
 //   EIO          the daemon could not make the import
 #ifndef NPUIPC_FABRIC_H
 #define NPUIPC_FABRIC_H
@@ -68,7 +74,10 @@ std::string daemon_socket_path();
 
 // A connection to this server's fabric daemon. What it exports lives as
 // long as the session (or until release()): closing it, or the process
-// ending, withdraws its exports. Move-only; one thread at a time.
+// ending, withdraws its exports. A reply that does not come in time, or
+// breaks the protocol, breaks the session (its later calls: ECONNRESET),
+// since a late reply would answer the next request. Move-only; one thread
+// at a time.
 class Session {
 public:
     static Result<Session> open();
@@ -85,9 +94,16 @@ public:
     // dma-buf of this server's fabric window, which an NPU imports.
     Result<UniqueFd> import_memory(const Handle &handle) const;
 
+    // The connection's fd (a fork child closes it without a word to the
+    // daemon: the exports are the parent's).
+    int native_handle() const noexcept { return fd_.get(); }
+
 private:
     explicit Session(UniqueFd fd) : fd_(std::move(fd)) {}
+    // One request (wire.h's) and its reply, into `reply`.
+    Status call(const void *req, size_t len, int fd_in, void *reply, UniqueFd *fd_out) const;
     UniqueFd fd_;
+    mutable bool broken_ = false;
 };
 
 } // namespace npuipc::fabric

@@ -11,6 +11,7 @@
 #include <vector>
 #include <unistd.h>
 
+#include "aclrt/fabric_memory.h"
 #include "aclrt/runtime.h"
 #include "npuipc/ipc.h"
 
@@ -563,10 +564,10 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t f
     });
 }
 
-// The SuperPOD device id of this machine's devices (aclrtGetDeviceInfo's
-// ACL_DEV_ATTR_SUPER_POD_DEVICE_ID): in no SuperPOD, every device says 0.
-// An allowlist for it is this machine's; any other server is beyond reach.
-static constexpr uint32_t kLocalSdid = 0;
+// An allowlist entry for this server's sdid (aclrtGetDeviceInfo's
+// ACL_DEV_ATTR_SUPER_POD_DEVICE_ID: its fabric window's, 0 in no SuperPOD)
+// is this server's; an IPC key (an fd) never leaves its server, so any
+// other server is beyond reach (fabric handles are what cross servers).
 
 // Every entry checked, then every PID gathered into `pids`: the caller
 // lists them in one step, all or nothing.
@@ -580,11 +581,13 @@ static aclError gather_server_pids(const aclrtServerPid *serverPids, size_t num,
             return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids[%zu].num is %zu: a notify takes one PID a server",
                         i, serverPids[i].num);
     }
+    const uint32_t local = fabric_sdid();
     for (size_t i = 0; i < num; i++)
-        if (serverPids[i].sdid != kLocalSdid)
+        if (serverPids[i].sdid != local)
             return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                        "sdid %u is another server's: this machine (sdid %u) reaches no other",
-                        serverPids[i].sdid, kLocalSdid);
+                        "sdid %u is another server's: an IPC key stays on this server (sdid %u); "
+                        "fabric handles cross servers",
+                        serverPids[i].sdid, local);
     for (size_t i = 0; i < num; i++)
         pids.insert(pids.end(), serverPids[i].pid, serverPids[i].pid + serverPids[i].num);
     return ACL_SUCCESS;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sys/mman.h>
 
+#include "aclrt/fabric_memory.h"
 #include "aclrt/runtime.h"
 #include "npuipc/ipc.h"
 
@@ -135,6 +136,33 @@ aclError find_physical(aclrtDrvMemHandle handle, std::shared_ptr<Physical> &out)
     return find_object(handle, Kind::Physical, "physical memory handle", out);
 }
 
+// Another process's memory (a dma-buf) as physical memory of device
+// `deviceId` (npuipc index `index`) in this process.
+aclError add_imported_physical(uint32_t index, const std::shared_ptr<const Device> &dev, int memory,
+                               Peer peer, int32_t deviceId, aclrtDrvMemHandle *handle)
+{
+    Result<BufferHandle> h = import_buffer(dev, memory, peer);
+    if (!h.ok())
+        return fail_errno(h.error(), Op::Generic, "importing the memory");
+    BufferHandle buffer = std::move(h.value());
+    Result<BufferInfo> info = dev->buffer_info(buffer.get());
+    if (!info.ok())
+        return fail_errno(info.error(), Op::Generic, "querying the memory");
+    if (info.value().foreign)
+        return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent memory that is not npuipc's");
+    aclrtPhysicalMemProp prop = {};
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = info.value().page_class == PageClass::Huge     ? ACL_HBM_MEM_HUGE
+                   : info.value().page_class == PageClass::Huge1G ? ACL_HBM_MEM_HUGE1G
+                                                                  : ACL_HBM_MEM_NORMAL;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = static_cast<uint32_t>(deviceId);
+    return add_physical(std::make_shared<Physical>(index, dev, std::move(buffer), info.value().size,
+                                                   info.value().page_class, prop),
+                        handle, false);
+}
+
 // A 64-bit handle cannot be malformed, only unknown.
 aclError fail_handle(int err, const char *what)
 {
@@ -247,12 +275,22 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
         if (aclError err = device_for(static_cast<int32_t>(prop->location.id), index, dev))
             return err;
         DeviceUse use(index, dev);
-        Result<BufferHandle> h = create_buffer(dev, size, page_class);
+        // On a server of a fabric, a device's physical memory is fabric
+        // memory, as an Atlas A3's HBM is reachable across its SuperPOD:
+        // it comes from this server's part of the window, and the device
+        // sees it through an import.
+        Result<UniqueFd> fabric_memory = fabric_allocate(size, page_class);
+        if (!fabric_memory.ok() && fabric_memory.error() != ENODEV)
+            return fail_errno(fabric_memory.error(), Op::AllocMemory, "allocating fabric memory");
+        Result<BufferHandle> h = fabric_memory.ok()
+                                     ? import_buffer(dev, fabric_memory.value().get(), Peer::Allow)
+                                     : create_buffer(dev, size, page_class);
         if (!h.ok())
             return fail_errno(h.error(), Op::AllocMemory, "allocating physical memory");
-        return add_physical(std::make_shared<Physical>(index, dev, std::move(h.value()), size,
-                                                       page_class, *prop),
-                            handle, true);
+        auto phys = std::make_shared<Physical>(index, dev, std::move(h.value()), size, page_class, *prop);
+        if (fabric_memory.ok())
+            phys->fabric_memory = std::move(fabric_memory.value());
+        return add_physical(std::move(phys), handle, true);
     });
 }
 
@@ -264,6 +302,7 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
             return err;
         std::vector<std::string> keys;
         uint64_t name = 0;
+        std::optional<fabric::Handle> fabric_export;
         {
             Runtime &rt = Runtime::get();
             std::lock_guard<std::mutex> lock(rt.mu);
@@ -282,8 +321,11 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
                 phys->shareable = 0;
                 phys->shared_key.clear();
             }
+            fabric_export.swap(phys->fabric_export);
             rt.close_device_if_unused(phys->device);
         }
+        if (fabric_export)
+            fabric_release(*fabric_export);
         ipc::unname(name);
         revoke_keys(keys);
         Runtime::get().revoke_pending();
@@ -653,43 +695,63 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
                         "the memory lives on another device (npuipc index %u): enable peer "
                         "access from device %d first",
                         src, deviceId);
-        Result<BufferHandle> h =
-            import_buffer(dev, got.value().fd.get(), src != index ? Peer::Allow : Peer::Refuse);
-        if (!h.ok())
-            return fail_errno(h.error(), Op::Generic, "importing the memory");
-        BufferHandle buffer = std::move(h.value());
-        Result<BufferInfo> info = dev->buffer_info(buffer.get());
-        if (!info.ok())
-            return fail_errno(info.error(), Op::Generic, "querying the memory");
-        if (info.value().foreign)
-            return fail(ACL_ERROR_RT_IPC_ERROR, "the exporter sent memory that is not npuipc's");
-        aclrtPhysicalMemProp prop = {};
-        prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
-        prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-        prop.memAttr = info.value().page_class == PageClass::Huge     ? ACL_HBM_MEM_HUGE
-                       : info.value().page_class == PageClass::Huge1G ? ACL_HBM_MEM_HUGE1G
-                                                                      : ACL_HBM_MEM_NORMAL;
-        prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-        prop.location.id = static_cast<uint32_t>(deviceId);
-        return add_physical(std::make_shared<Physical>(index, dev,
-                                                       std::move(buffer), info.value().size,
-                                                       info.value().page_class, prop),
-                            handle, false);
+        return add_imported_physical(index, dev, got.value().fd.get(),
+                                     src != index ? Peer::Allow : Peer::Refuse, deviceId, handle);
     });
 }
 
 // The V2 shareable handles: the DEFAULT type is V1's 64-bit handle, read
-// and written through the pointer; FABRIC handles cross servers, which a
-// machine of its own cannot (a server in no SuperPOD, as CANN's runtime
-// says of one without a server id).
+// and written through the pointer; FABRIC handles (aclrtMemFabricHandle)
+// cross servers through the fabric daemons (api_fabric.cpp). A server
+// without a fabric window is in no SuperPOD: FABRIC is not supported
+// there, as CANN's runtime says of a server without a server id.
 static aclError check_share_type(aclrtMemSharedHandleType shareType)
 {
     if (shareType != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT && shareType != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
         return fail(ACL_ERROR_RT_PARAM_INVALID, "unknown shareable handle type %d", static_cast<int>(shareType));
-    if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
-        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                    "fabric handles cross servers; this machine is in no SuperPOD");
     return ACL_SUCCESS;
+}
+
+static aclError no_fabric()
+{
+    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                "fabric handles cross servers; this server has no fabric window (no SuperPOD)");
+}
+
+static aclError export_fabric(aclrtDrvMemHandle handle, uint64_t flags, aclrtMemFabricHandle *out)
+{
+    std::shared_ptr<Physical> phys;
+    if (aclError err = find_physical(handle, phys))
+        return err;
+    if (!phys->fabric_memory)
+        return fabric_present() ? fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                                       "the memory is another process's, not fabric memory of this one")
+                                : no_fabric();
+    // One handle per memory, as a V1 export: exported again, the same.
+    std::lock_guard<std::mutex> exporting(phys->export_mu);
+    {
+        std::lock_guard<std::mutex> lock(phys->mu);
+        if (phys->handle_refs == 0)
+            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p was freed", handle);
+        if (phys->fabric_export) {
+            std::memcpy(out->data, phys->fabric_export->data.data(), sizeof(out->data));
+            return ACL_SUCCESS;
+        }
+    }
+    fabric::Handle made;
+    if (aclError err = fabric_export(phys->fabric_memory.get(),
+                                     !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION), made))
+        return err;
+    {
+        std::lock_guard<std::mutex> lock(phys->mu);
+        if (phys->handle_refs > 0) {
+            phys->fabric_export = made;
+            std::memcpy(out->data, made.data.data(), sizeof(out->data));
+            return ACL_SUCCESS;
+        }
+    }
+    fabric_release(made); // freed meanwhile
+    return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p was freed", handle);
 }
 
 aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags,
@@ -711,8 +773,8 @@ aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t fl
             if (aclError err = rt.current_context(ctx))
                 return err;
         }
-        if (aclError err = check_share_type(shareType))
-            return err;
+        if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+            return export_fabric(handle, flags, static_cast<aclrtMemFabricHandle *>(shareableHandle));
         return aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, flags,
                                                static_cast<uint64_t *>(shareableHandle));
     });
@@ -732,6 +794,18 @@ aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle, aclrtMemShar
             return err;
         if (aclError err = check_share_type(shareType))
             return err;
+        if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC) {
+            UniqueFd memory;
+            if (aclError err = fabric_import(*static_cast<const aclrtMemFabricHandle *>(shareableHandle), memory))
+                return err;
+            uint32_t index;
+            std::shared_ptr<const Device> dev;
+            if (aclError err = device_for(device, index, dev))
+                return err;
+            DeviceUse use(index, dev);
+            // The window's memory: the device imports it as a peer's.
+            return add_imported_physical(index, dev, memory.get(), Peer::Allow, device, handle);
+        }
         return aclrtMemImportFromShareableHandle(*static_cast<const uint64_t *>(shareableHandle), device, handle);
     });
 }
@@ -744,6 +818,8 @@ aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle, aclrtMemShared
             return fail(ACL_ERROR_INVALID_PARAM, "shareableHandle and pid must be set, pidNum not 0");
         if (aclError err = check_share_type(shareType))
             return err;
+        if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+            return fabric_allow(*static_cast<const aclrtMemFabricHandle *>(shareableHandle), pid, pidNum);
         return aclrtMemSetPidToShareableHandle(*static_cast<const uint64_t *>(shareableHandle), pid, pidNum);
     });
 }

@@ -33,6 +33,7 @@
 
 #include "acl/acl.h"
 #include "npuipc/device.h"
+#include "npuipc/fabric.h"
 #include "aclrt/errors.h"
 
 namespace npuipc_rt {
@@ -364,6 +365,11 @@ struct Physical : Object {
     std::string shared_key;  // the key that handle names
     UsageCharge charge;      // allocated here (not imported)
     bool imported = false;   // another process's (set before it is shared)
+    // Fabric memory (a server with a fabric window, api_fabric.cpp): the
+    // window's dma-buf of it, set before the object is published; and its
+    // FABRIC handle once exported (under export_mu and mu).
+    UniqueFd fabric_memory;
+    std::optional<npuipc::fabric::Handle> fabric_export;
 };
 
 // One aclrtMalloc allocation: a buffer of its device mapped into the

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "fabric/wire.h"
 #include "ipc/internal.h"
@@ -19,49 +20,6 @@ namespace {
 // the owner's daemon, which the daemon bounds at 10 s.
 constexpr int kReplyTimeoutS = 20;
 
-// One request and its reply; the reply's fd (IMPORT) into *fd_out.
-Result<wire::Reply> call(int sock, const wire::Request &req, int fd_in, UniqueFd *fd_out)
-{
-    if (npuipc_ipc::send_with_fd(sock, &req, sizeof(req), fd_in, 0) != sizeof(req))
-        return Status::from_errno(errno == EPIPE || errno == ECONNRESET ? ECONNREFUSED : errno);
-    wire::Reply reply{};
-    struct iovec iov = {&reply, sizeof(reply)};
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } control{};
-    struct msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.buf;
-    msg.msg_controllen = sizeof(control.buf);
-    ssize_t n;
-    do {
-        n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return Status::from_errno(errno == EAGAIN ? ETIMEDOUT : errno);
-    UniqueFd received;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-            c->cmsg_len == CMSG_LEN(sizeof(int))) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-            received = UniqueFd(fd);
-        }
-    }
-    // An fd comes with a successful IMPORT only.
-    const bool want_fd = fd_out != nullptr && reply.error == 0;
-    if (n != sizeof(reply) || reply.magic != wire::kReplyMagic || (msg.msg_flags & MSG_CTRUNC) ||
-        reply.error < 0 || received.valid() != want_fd)
-        return Status::from_errno(EPROTO);
-    if (reply.error != 0)
-        return Status::from_errno(reply.error);
-    if (fd_out)
-        *fd_out = std::move(received);
-    return reply;
-}
-
 wire::Request request(wire::Op op, const Handle *handle)
 {
     wire::Request req{};
@@ -73,6 +31,66 @@ wire::Request request(wire::Op op, const Handle *handle)
 }
 
 } // namespace
+
+// One request and its reply; the reply's fd (IMPORT) into *fd_out.
+Status Session::call(const void *req, size_t len, int fd_in, void *reply_out, UniqueFd *fd_out) const
+{
+    if (broken_)
+        return Status::from_errno(ECONNRESET);
+    if (npuipc_ipc::send_with_fd(fd_.get(), req, len, fd_in, 0) != static_cast<ssize_t>(len)) {
+        broken_ = true;
+        return Status::from_errno(errno == EPIPE || errno == ECONNRESET ? ECONNRESET : errno);
+    }
+    wire::Reply reply{};
+    struct iovec iov = {&reply, sizeof(reply)};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+    } control{};
+    struct msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof(control.buf);
+    ssize_t n;
+    do {
+        n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    std::vector<UniqueFd> fds;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+            fds.emplace_back(fd);
+        }
+    }
+    if (n < 0) {
+        broken_ = true;
+        return Status::from_errno(errno == EAGAIN ? ETIMEDOUT : errno);
+    }
+    if (n == 0) {
+        broken_ = true;
+        return Status::from_errno(ECONNRESET);
+    }
+    // An fd comes with a successful IMPORT only.
+    const bool want_fd = fd_out != nullptr && reply.error == 0;
+    if (n != sizeof(reply) || reply.magic != wire::kReplyMagic ||
+        (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || reply.error < 0 ||
+        fds.size() != (want_fd ? 1u : 0u)) {
+        broken_ = true;
+        return Status::from_errno(EPROTO);
+    }
+    if (reply.error == EAGAIN) // the daemon closes a connection it is too busy for
+        broken_ = true;
+    if (reply.error != 0)
+        return Status::from_errno(reply.error);
+    if (fd_out)
+        *fd_out = std::move(fds.front());
+    std::memcpy(reply_out, &reply, sizeof(reply));
+    return Status();
+}
 
 Result<Session> Session::open()
 {
@@ -98,11 +116,12 @@ Result<Handle> Session::export_memory(int dmabuf_fd, bool validate_pid) const
         return Status::from_errno(EBADF);
     wire::Request req = request(wire::Op::Export, nullptr);
     req.flags = validate_pid ? wire::kValidatePid : 0;
-    Result<wire::Reply> reply = call(fd_.get(), req, dmabuf_fd, nullptr);
-    if (!reply.ok())
-        return Status::from_errno(reply.error());
+    wire::Reply reply;
+    Status st = call(&req, sizeof(req), dmabuf_fd, &reply, nullptr);
+    if (!st.ok())
+        return st;
     Handle handle;
-    std::memcpy(handle.data.data(), reply.value().handle, kHandleBytes);
+    std::memcpy(handle.data.data(), reply.handle, kHandleBytes);
     if (!handle.well_formed())
         return Status::from_errno(EPROTO);
     return handle;
@@ -115,16 +134,17 @@ Status Session::allow(const Handle &handle, const std::vector<AllowedProcess> &p
     wire::Request req = request(wire::Op::Allow, &handle);
     req.npids = static_cast<uint32_t>(processes.size());
     std::memcpy(req.pids, processes.data(), processes.size() * sizeof(AllowedProcess));
-    Result<wire::Reply> reply = call(fd_.get(), req, -1, nullptr);
-    return reply.ok() ? Status() : Status::from_errno(reply.error());
+    wire::Reply reply;
+    return call(&req, sizeof(req), -1, &reply, nullptr);
 }
 
 Status Session::release(const Handle &handle) const
 {
     if (!handle.well_formed())
         return Status::from_errno(EINVAL);
-    Result<wire::Reply> reply = call(fd_.get(), request(wire::Op::Release, &handle), -1, nullptr);
-    return reply.ok() ? Status() : Status::from_errno(reply.error());
+    const wire::Request rel = request(wire::Op::Release, &handle);
+    wire::Reply reply;
+    return call(&rel, sizeof(rel), -1, &reply, nullptr);
 }
 
 Result<UniqueFd> Session::import_memory(const Handle &handle) const
@@ -132,9 +152,11 @@ Result<UniqueFd> Session::import_memory(const Handle &handle) const
     if (!handle.well_formed())
         return Status::from_errno(EINVAL);
     UniqueFd fd;
-    Result<wire::Reply> reply = call(fd_.get(), request(wire::Op::Import, &handle), -1, &fd);
-    if (!reply.ok())
-        return Status::from_errno(reply.error());
+    const wire::Request imp = request(wire::Op::Import, &handle);
+    wire::Reply reply;
+    Status st = call(&imp, sizeof(imp), -1, &reply, &fd);
+    if (!st.ok())
+        return st;
     return fd;
 }
 
