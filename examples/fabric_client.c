@@ -2,8 +2,8 @@
 /*
  * Cross-server memory sharing, the client (see fabric_server.c): asks the
  * server for its fabric handle over UDP, imports it on device 0, maps it,
- * checks through the device that it holds the server's 123s, writes 456
- * into each int, tells the server, and unmaps.
+ * checks with aclrtMemcpy that it holds the server's 123s, writes 456 into
+ * each int the same way, tells the server, and unmaps.
  * usage: fabric_client SERVER_IP [PORT]   (run with npuipc-fabricd up)
  */
 #include <arpa/inet.h>
@@ -13,18 +13,28 @@
 
 #define COUNT 1024
 
-/* Sends @word until the server answers (1 s apart, 240 times): the answer's length. */
-static ssize_t ask(int sock, const struct sockaddr_in *server, const char *word, void *answer,
-		   size_t size)
+/*
+ * Sends @word until the server answers with @size bytes (1 s apart, 240
+ * times), other answers (a repeated one) ignored: 0, or -1.
+ */
+static int ask(int sock, const struct sockaddr_in *server, const char *word, void *answer,
+	       size_t size)
 {
-	ssize_t n = -1;
+	char buf[256];
+	ssize_t n;
 	int i;
 
-	for (i = 0; i < 240 && n < 0; i++) {
-		sendto(sock, word, strlen(word), 0, (const struct sockaddr *)server, sizeof(*server));
-		n = recv(sock, answer, size, 0);
+	for (i = 0; i < 240; i++) {
+		if (sendto(sock, word, strlen(word), 0, (const struct sockaddr *)server,
+			   sizeof(*server)) < 0)
+			return -1;
+		n = recv(sock, buf, sizeof(buf), 0);
+		if (n == (ssize_t)size) {
+			memcpy(answer, buf, size);
+			return 0;
+		}
 	}
-	return n;
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -51,7 +61,7 @@ int main(int argc, char **argv)
 	CHECK(aclrtSetDevice(0));
 	sock = socket(AF_INET, SOCK_DGRAM, 0);
 	if (sock < 0 || setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    ask(sock, &server, "hello", &shareable, sizeof(shareable)) != sizeof(shareable)) {
+	    ask(sock, &server, "hello", &shareable, sizeof(shareable)) != 0) {
 		fprintf(stderr, "fabric client: no handle from %s:%d\n", argv[1], port);
 		return 1;
 	}
@@ -80,7 +90,7 @@ int main(int argc, char **argv)
 		data[i] = 456;
 	CHECK(aclrtMemcpy(virPtr, sizeof(data), data, sizeof(data), ACL_MEMCPY_HOST_TO_DEVICE));
 	SAY("wrote 456 into each");
-	if (ask(sock, &server, "done", ack, sizeof(ack)) != 3) {
+	if (ask(sock, &server, "done", ack, 3) != 0 || memcmp(ack, "ack", 3) != 0) {
 		fprintf(stderr, "fabric client: the server did not acknowledge\n");
 		ok = 0;
 	}

@@ -132,6 +132,22 @@ TEST_F(AclFabric, PhysicalMemoryIsSharedBothWaysAcrossServers)
     write(remote, 200 + me());
     meet();
     EXPECT_TRUE(holds(own_va, 200 + peer()));
+    // Device work on it: a copy job of device 0 out of the other server's
+    // memory, and one of device 1 (a peer) out of this server's.
+    void *local = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&local, size, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(local, kCount * 4, remote, kCount * 4, ACL_MEMCPY_DEVICE_TO_DEVICE));
+    EXPECT_TRUE(holds(local, 200 + me()));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtDeviceEnablePeerAccess(0, 0));
+    void *on1 = nullptr;
+    ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&on1, size, ACL_MEM_MALLOC_NORMAL_ONLY));
+    ASSERT_EQ(ACL_SUCCESS, aclrtMemcpy(on1, kCount * 4, own_va, kCount * 4, ACL_MEMCPY_DEVICE_TO_DEVICE));
+    EXPECT_TRUE(holds(on1, 200 + peer()));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(on1));
+    EXPECT_EQ(ACL_SUCCESS, aclrtResetDeviceForce(1));
+    ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(0));
+    EXPECT_EQ(ACL_SUCCESS, aclrtFree(local));
     // An import of another server's memory leaves as no fabric handle.
     aclrtMemFabricHandle re = {};
     EXPECT_EQ(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -197,6 +213,11 @@ TEST_F(AclFabric, EachServerReportsItsSdidAndKeepsIpcKeysToItself)
     EXPECT_EQ(static_cast<int64_t>(me()), value);
     ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceInfo(0, ACL_DEV_ATTR_SUPER_POD_SERVER_ID, &value));
     EXPECT_EQ(static_cast<int64_t>(me()), value);
+    // The attributes beside them stay a mock NPU's.
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICPU_CORE_NUM, &value));
+    EXPECT_EQ(0, value);
+    ASSERT_EQ(ACL_SUCCESS, aclrtGetDeviceInfo(0, ACL_DEV_ATTR_SUPER_POD_ID, &value));
+    EXPECT_EQ(0, value);
 
     void *dev = nullptr;
     ASSERT_EQ(ACL_SUCCESS, aclrtMalloc(&dev, 2 << 20, ACL_MEM_MALLOC_HUGE_ONLY));

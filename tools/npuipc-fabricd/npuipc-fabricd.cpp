@@ -453,12 +453,12 @@ void serve(UniqueFd conn_fd, uint64_t conn, struct ucred cred)
         g_user_connections.erase(cred.uid);
 }
 
-// A connection over the caps gets one answer, EAGAIN, and is closed.
+// A connection over the caps gets one answer, EBUSY, and is closed.
 void refuse_busy(int fd)
 {
     wire::Reply reply{};
     reply.magic = wire::kReplyMagic;
-    reply.error = EAGAIN;
+    reply.error = EBUSY;
     npuipc_ipc::send_with_fd(fd, &reply, sizeof(reply), -1, MSG_DONTWAIT);
 }
 

@@ -18,13 +18,14 @@
 //   ESRCH        no such export: never made, released, its exporter gone,
 //                or a wrong secret (one answer for all)
 //   EACCES       the export validates PIDs and this process is not listed
-//   EHOSTUNREACH the handle's server is none the daemon knows, or its
-//                daemon does not answer
-//   ETIMEDOUT    the owner's daemon did not answer in time
+//   EHOSTUNREACH the handle's server is none the daemon knows
+//   ETIMEDOUT    the owner's daemon did not answer in time (10 s), or this
+//                daemon did not (20 s: that breaks the session)
 //   EPROTO       a daemon broke the protocol
 //   ENOSPC       the daemon holds as many exports as it may (for this user)
-//   EAGAIN       the daemon serves as many connections as it may (for
-//                this user), or is out of descriptors: try again
+//   EAGAIN       the daemon is out of descriptors: try again
+//   EBUSY        the daemon serves as many connections as it may (for this
+//                user): it closed this one; open another later
 //   ECONNRESET   the session broke (a timeout or a protocol error before,
 //                or the daemon went away): open another; its exports are
 //                gone
@@ -97,6 +98,8 @@ public:
     // The connection's fd (a fork child closes it without a word to the
     // daemon: the exports are the parent's).
     int native_handle() const noexcept { return fd_.get(); }
+    // Whether the session broke (its calls now fail with ECONNRESET).
+    bool broken() const noexcept { return broken_; }
 
 private:
     explicit Session(UniqueFd fd) : fd_(std::move(fd)) {}

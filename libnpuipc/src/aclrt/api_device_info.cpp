@@ -355,18 +355,18 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value
         case ACL_DEV_ATTR_MAX_BLOCK_DIM_Z:
         case ACL_DEV_ATTR_L2_CACHE_SIZE:
         case ACL_DEV_ATTR_NPU_ARCH:
-        // A server of a fabric: its window's sdid (one emulated server, one
-        // id for its devices and itself); in no SuperPOD, 0.
-        case ACL_DEV_ATTR_SUPER_POD_DEVICE_ID:
-        case ACL_DEV_ATTR_SUPER_POD_SERVER_ID:
-            *value = fabric_sdid();
-            return ACL_SUCCESS;
         // One SuperPOD at most, on no mainboard of CANN's, no custom operators.
         case ACL_DEV_ATTR_SMP_ID:
         case ACL_DEV_ATTR_SUPER_POD_ID:
         case ACL_DEV_ATTR_CUST_OP_PRIVILEGE:
         case ACL_DEV_ATTR_MAINBOARD_ID:
             *value = 0;
+            return ACL_SUCCESS;
+        // A server of a fabric: its window's sdid (one emulated server, one
+        // id for its devices and itself); in no SuperPOD, 0.
+        case ACL_DEV_ATTR_SUPER_POD_DEVICE_ID:
+        case ACL_DEV_ATTR_SUPER_POD_SERVER_ID:
+            *value = fabric_sdid();
             return ACL_SUCCESS;
         case ACL_DEV_ATTR_HD_CONNECT_TYPE:
         case ACL_DEV_ATTR_DEVICE_FORM_FACTOR:

@@ -321,7 +321,9 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
                 phys->shareable = 0;
                 phys->shared_key.clear();
             }
-            fabric_export.swap(phys->fabric_export);
+            if (phys->fabric_export)
+                fabric_export = phys->fabric_export->handle;
+            phys->fabric_export.reset();
             rt.close_device_if_unused(phys->device);
         }
         if (fabric_export)
@@ -695,8 +697,11 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
                         "the memory lives on another device (npuipc index %u): enable peer "
                         "access from device %d first",
                         src, deviceId);
-        return add_imported_physical(index, dev, got.value().fd.get(),
-                                     src != index ? Peer::Allow : Peer::Refuse, deviceId, handle);
+        // On a fabric server physical memory is the window's, which every
+        // device reaches as a peer's.
+        const bool peer = src != index || fabric_present();
+        return add_imported_physical(index, dev, got.value().fd.get(), peer ? Peer::Allow : Peer::Refuse,
+                                     deviceId, handle);
     });
 }
 
@@ -718,39 +723,50 @@ static aclError no_fabric()
                 "fabric handles cross servers; this server has no fabric window (no SuperPOD)");
 }
 
+// Whether `phys` is still the application's: not freed, nor dropped by a
+// device reset (which takes it out of the runtime's objects).
+static bool still_held(Physical &phys)
+{
+    Runtime &rt = Runtime::get();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    std::lock_guard<std::mutex> plock(phys.mu);
+    return phys.handle_refs > 0 && rt.objects.count(phys.token);
+}
+
 static aclError export_fabric(aclrtDrvMemHandle handle, uint64_t flags, aclrtMemFabricHandle *out)
 {
+    // As CANN: a server outside a SuperPOD says so before anything else.
+    if (!fabric_present())
+        return no_fabric();
     std::shared_ptr<Physical> phys;
     if (aclError err = find_physical(handle, phys))
         return err;
     if (!phys->fabric_memory)
-        return fabric_present() ? fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                                       "the memory is another process's, not fabric memory of this one")
-                                : no_fabric();
-    // One handle per memory, as a V1 export: exported again, the same.
+        return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "the memory is another process's, not fabric memory of this one");
+    // One handle per memory, as a V1 export: exported again, the same
+    // (while the daemon session holding it lasts).
     std::lock_guard<std::mutex> exporting(phys->export_mu);
     {
         std::lock_guard<std::mutex> lock(phys->mu);
-        if (phys->handle_refs == 0)
-            return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p was freed", handle);
-        if (phys->fabric_export) {
-            std::memcpy(out->data, phys->fabric_export->data.data(), sizeof(out->data));
+        if (phys->fabric_export && fabric_session_lives(phys->fabric_export->session)) {
+            std::memcpy(out->data, phys->fabric_export->handle.data.data(), sizeof(out->data));
             return ACL_SUCCESS;
         }
     }
     fabric::Handle made;
+    uint64_t session = 0;
     if (aclError err = fabric_export(phys->fabric_memory.get(),
-                                     !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION), made))
+                                     !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION), made,
+                                     session))
         return err;
-    {
+    if (still_held(*phys)) {
         std::lock_guard<std::mutex> lock(phys->mu);
-        if (phys->handle_refs > 0) {
-            phys->fabric_export = made;
-            std::memcpy(out->data, made.data.data(), sizeof(out->data));
-            return ACL_SUCCESS;
-        }
+        phys->fabric_export = Physical::FabricExport{made, session};
+        std::memcpy(out->data, made.data.data(), sizeof(out->data));
+        return ACL_SUCCESS;
     }
-    fabric_release(made); // freed meanwhile
+    fabric_release(made); // freed, or its device reset, meanwhile
     return fail(ACL_ERROR_RT_INVALID_HANDLE, "%p was freed", handle);
 }
 

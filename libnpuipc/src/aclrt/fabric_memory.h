@@ -26,8 +26,11 @@ uint32_t fabric_sdid();
 // a device imports with peer access; ENODEV without a window.
 npuipc::Result<npuipc::UniqueFd> fabric_allocate(uint64_t size, npuipc::PageClass page_class);
 
-// The FABRIC type of the V2 shareable-handle calls, with CANN's codes.
-aclError fabric_export(int memory, bool validate_pid, npuipc::fabric::Handle &out);
+// The FABRIC type of the V2 shareable-handle calls, with CANN's codes. An
+// export lives as long as the daemon session that made it: its number in
+// `session`, alive while fabric_session_lives() says so.
+aclError fabric_export(int memory, bool validate_pid, npuipc::fabric::Handle &out, uint64_t &session);
+bool fabric_session_lives(uint64_t session);
 aclError fabric_allow(const aclrtMemFabricHandle &handle, const int32_t *pids, size_t count);
 aclError fabric_import(const aclrtMemFabricHandle &handle, npuipc::UniqueFd &memory);
 // Withdraws an export of this process (its physical memory's last handle

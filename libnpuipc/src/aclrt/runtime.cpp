@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "aclrt/capture.h"
+#include "aclrt/fabric_memory.h"
 #include "aclrt/runtime.h"
 
 #include <algorithm>
@@ -284,6 +285,10 @@ void Runtime::release_device(uint32_t index, bool forget_peers)
                 pending_revocations.push_back(phys.shared_key);
                 phys.shareable = 0;
             }
+            if (phys.fabric_export) {
+                pending_fabric_releases.push_back(phys.fabric_export->handle);
+                phys.fabric_export.reset();
+            }
         }
         if (obj->kind == Kind::Event || obj->kind == Kind::Notify) {
             auto &shared = static_cast<SharedObject &>(*obj);
@@ -443,11 +448,15 @@ void Runtime::close_drm_fds_after_fork()
             ::close(pooled->fd.release());
         ::close(entry.second.dev->fd());
     }
-    for (auto &entry : objects)
+    for (auto &entry : objects) {
         if (entry.second->kind == Kind::Stream)
             for (auto &task : static_cast<Stream &>(*entry.second).callbacks)
                 if (task.reached)
                     ::close(task.reached->fd.release());
+        // Fabric memory: the parent's to keep, not the child's to pin.
+        if (entry.second->kind == Kind::Physical)
+            ::close(static_cast<Physical &>(*entry.second).fabric_memory.release());
+    }
     for (auto &entry : host_copies)
         ::close(entry.second.point.reached->fd.release());
 }
@@ -524,14 +533,18 @@ void Runtime::revoke_pending()
 {
     std::vector<std::string> keys;
     std::vector<uint64_t> names;
+    std::vector<fabric::Handle> fabric_exports;
     {
         std::lock_guard<std::mutex> lock(mu);
         keys.swap(pending_revocations);
         names.swap(pending_unnames);
+        fabric_exports.swap(pending_fabric_releases);
     }
     for (uint64_t name : names)
         ipc::unname(name);
     revoke_keys(keys);
+    for (const fabric::Handle &h : fabric_exports)
+        fabric_release(h);
 }
 
 bool Runtime::peer_enabled(uint32_t from, uint32_t to)
@@ -585,10 +598,14 @@ aclError buffer_on_device(Runtime &rt, Allocation &alloc, uint32_t device,
     std::lock_guard<std::mutex> lock(alloc.mu);
     auto it = alloc.peer.find(device);
     if (it == alloc.peer.end() || it->second.device() != dev.get()) {
-        Result<UniqueFd> fd = alloc.dev->export_buffer(own, 0, alloc.size);
+        // Fabric memory is the device's import of the window's: the
+        // window's dma-buf is what a peer imports too.
+        const int fabric = alloc.physical ? alloc.physical->fabric_memory.get() : -1;
+        Result<UniqueFd> fd = fabric >= 0 ? Result<UniqueFd>(UniqueFd())
+                                          : alloc.dev->export_buffer(own, 0, alloc.size);
         if (!fd.ok())
             return fail_errno(fd.error(), Op::Generic, "exporting memory to a peer");
-        Result<BufferHandle> h = import_buffer(dev, fd.value().get(), Peer::Allow);
+        Result<BufferHandle> h = import_buffer(dev, fabric >= 0 ? fabric : fd.value().get(), Peer::Allow);
         if (!h.ok())
             return fail_errno(h.error(), Op::Generic, "importing peer memory");
         it = alloc.peer.insert_or_assign(device, std::move(h.value())).first;

@@ -367,9 +367,14 @@ struct Physical : Object {
     bool imported = false;   // another process's (set before it is shared)
     // Fabric memory (a server with a fabric window, api_fabric.cpp): the
     // window's dma-buf of it, set before the object is published; and its
-    // FABRIC handle once exported (under export_mu and mu).
+    // FABRIC handle once exported (under export_mu and mu), with the daemon
+    // session that holds it (a broken session's exports are gone).
     UniqueFd fabric_memory;
-    std::optional<npuipc::fabric::Handle> fabric_export;
+    struct FabricExport {
+        npuipc::fabric::Handle handle;
+        uint64_t session = 0;
+    };
+    std::optional<FabricExport> fabric_export;
 };
 
 // One aclrtMalloc allocation: a buffer of its device mapped into the
@@ -483,6 +488,7 @@ public:
     // a revocation never waits on the transport while holding the tables.
     std::vector<std::string> pending_revocations;
     std::vector<uint64_t> pending_unnames; // VMM shareable handles, likewise
+    std::vector<npuipc::fabric::Handle> pending_fabric_releases; // FABRIC handles, likewise
     uint64_t next_token = 0x10000;
     uint32_t next_notify_id = 1;
     // aclrtSetOpWaitTimeout: seconds a wait without its own timeout may

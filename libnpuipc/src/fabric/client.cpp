@@ -82,7 +82,7 @@ Status Session::call(const void *req, size_t len, int fd_in, void *reply_out, Un
         broken_ = true;
         return Status::from_errno(EPROTO);
     }
-    if (reply.error == EAGAIN) // the daemon closes a connection it is too busy for
+    if (reply.error == EBUSY) // the daemon closes a connection it is too busy for
         broken_ = true;
     if (reply.error != 0)
         return Status::from_errno(reply.error);
