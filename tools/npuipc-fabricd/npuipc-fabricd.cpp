@@ -378,43 +378,15 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     return import_range(h.owner_sdid(), granted.offset(), granted.size(), out);
 }
 
-// Every fd of SCM_RIGHTS in `msg`, owned.
-std::vector<UniqueFd> take_fds(struct msghdr &msg)
-{
-    std::vector<UniqueFd> fds;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < n; i++) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-            fds.emplace_back(fd);
-        }
-    }
-    return fds;
-}
-
 void serve(UniqueFd conn_fd, uint64_t conn, struct ucred cred)
 {
     for (;;) {
         wire::Request req{};
-        struct iovec iov = {&req, sizeof(req)};
-        union {
-            struct cmsghdr align;
-            char buf[CMSG_SPACE(2 * sizeof(int))];
-        } control{};
-        struct msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.buf;
-        msg.msg_controllen = sizeof(control.buf);
-        ssize_t n = ::recvmsg(conn_fd.get(), &msg, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR)
-            continue;
+        std::vector<UniqueFd> fds;
+        int flags = 0;
+        ssize_t n = wire::receive(conn_fd.get(), &req, sizeof(req), fds, &flags);
         if (n <= 0)
             break;
-        std::vector<UniqueFd> fds = take_fds(msg);
         UniqueFd fd_in;
         if (fds.size() == 1)
             fd_in = std::move(fds.front());
@@ -426,7 +398,7 @@ void serve(UniqueFd conn_fd, uint64_t conn, struct ucred cred)
         const auto op = static_cast<wire::Op>(req.op);
         int err;
         if (n != sizeof(req) || req.magic != wire::kRequestMagic ||
-            (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || fds.size() > 1)
+            (flags & (MSG_CTRUNC | MSG_TRUNC)) || fds.size() > 1)
             err = EPROTO;
         else if (op == wire::Op::Export)
             err = do_export(conn, cred.uid, req, std::move(fd_in), &reply);

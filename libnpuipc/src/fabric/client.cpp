@@ -42,30 +42,9 @@ Status Session::call(const void *req, size_t len, int fd_in, void *reply_out, Un
         return Status::from_errno(errno == EPIPE || errno == ECONNRESET ? ECONNRESET : errno);
     }
     wire::Reply reply{};
-    struct iovec iov = {&reply, sizeof(reply)};
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(2 * sizeof(int))];
-    } control{};
-    struct msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.buf;
-    msg.msg_controllen = sizeof(control.buf);
-    ssize_t n;
-    do {
-        n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
-    } while (n < 0 && errno == EINTR);
     std::vector<UniqueFd> fds;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-            fds.emplace_back(fd);
-        }
-    }
+    int flags = 0;
+    ssize_t n = wire::receive(fd_.get(), &reply, sizeof(reply), fds, &flags);
     if (n < 0) {
         broken_ = true;
         return Status::from_errno(errno == EAGAIN ? ETIMEDOUT : errno);
@@ -77,7 +56,7 @@ Status Session::call(const void *req, size_t len, int fd_in, void *reply_out, Un
     // An fd comes with a successful IMPORT only.
     const bool want_fd = fd_out != nullptr && reply.error == 0;
     if (n != sizeof(reply) || reply.magic != wire::kReplyMagic ||
-        (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || reply.error < 0 ||
+        (flags & (MSG_CTRUNC | MSG_TRUNC)) || reply.error < 0 ||
         fds.size() != (want_fd ? 1u : 0u)) {
         broken_ = true;
         return Status::from_errno(EPROTO);

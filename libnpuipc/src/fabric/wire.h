@@ -6,9 +6,13 @@
 #ifndef NPUIPC_FABRIC_WIRE_H
 #define NPUIPC_FABRIC_WIRE_H
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <vector>
 
 #include "npuipc/fabric.h"
+#include "npuipc/unique_fd.h"
 
 namespace npuipc::fabric::wire {
 
@@ -43,6 +47,12 @@ struct Reply {
     uint8_t handle[kHandleBytes];
 };
 static_assert(sizeof(Reply) == 8 + kHandleBytes, "reply layout");
+
+// Receives one message of at most `len` bytes into `buf`, and every fd
+// that came with it (room for two: a third is cut, MSG_CTRUNC), owned, in
+// `fds`; retried on EINTR. The bytes, 0 at the peer's close, or -1 and
+// errno; the message's flags (MSG_TRUNC, MSG_CTRUNC) in *flags.
+ssize_t receive(int sock, void *buf, size_t len, std::vector<UniqueFd> &fds, int *flags);
 
 } // namespace npuipc::fabric::wire
 
