@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 
 namespace npuipc_pair {
 
@@ -53,13 +54,21 @@ inline int link_to_peer(int port)
         ::close(l);
     } else {
         ::inet_pton(AF_INET, peer_ip, &addr.sin_addr);
-        for (int i = 0; i < kWaitS * 10 && sock < 0; i++) {
+        // Each connect bounded (1 s), and all of them by the deadline.
+        timeval attempt = {1, 0};
+        timespec now{};
+        ::clock_gettime(CLOCK_MONOTONIC, &now);
+        const time_t deadline = now.tv_sec + kWaitS;
+        while (sock < 0 && now.tv_sec < deadline) {
             sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (sock >= 0)
+                ::setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &attempt, sizeof(attempt));
             if (sock >= 0 && ::connect(sock, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
                 ::close(sock);
                 sock = -1;
                 ::usleep(100000);
             }
+            ::clock_gettime(CLOCK_MONOTONIC, &now);
         }
     }
     if (sock >= 0)

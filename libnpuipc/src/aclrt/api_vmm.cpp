@@ -723,14 +723,18 @@ static aclError no_fabric()
                 "fabric handles cross servers; this server has no fabric window (no SuperPOD)");
 }
 
-// Whether `phys` is still the application's: not freed, nor dropped by a
-// device reset (which takes it out of the runtime's objects).
-static bool still_held(Physical &phys)
+// Keeps `made` as `phys`'s export if `phys` is still the application's:
+// not freed, nor dropped by a device reset (which takes it out of the
+// runtime's objects); both release what they find, under these locks.
+static bool keep_export(Physical &phys, const fabric::Handle &made, uint64_t session)
 {
     Runtime &rt = Runtime::get();
     std::lock_guard<std::mutex> lock(rt.mu);
     std::lock_guard<std::mutex> plock(phys.mu);
-    return phys.handle_refs > 0 && rt.objects.count(phys.token);
+    if (phys.handle_refs == 0 || !rt.objects.count(phys.token))
+        return false;
+    phys.fabric_export = Physical::FabricExport{made, session};
+    return true;
 }
 
 static aclError export_fabric(aclrtDrvMemHandle handle, uint64_t flags, aclrtMemFabricHandle *out)
@@ -747,12 +751,16 @@ static aclError export_fabric(aclrtDrvMemHandle handle, uint64_t flags, aclrtMem
     // One handle per memory, as a V1 export: exported again, the same
     // (while the daemon session holding it lasts).
     std::lock_guard<std::mutex> exporting(phys->export_mu);
+    std::optional<Physical::FabricExport> made_before;
     {
         std::lock_guard<std::mutex> lock(phys->mu);
-        if (phys->fabric_export && fabric_session_lives(phys->fabric_export->session)) {
-            std::memcpy(out->data, phys->fabric_export->handle.data.data(), sizeof(out->data));
-            return ACL_SUCCESS;
-        }
+        made_before = phys->fabric_export;
+    }
+    // (Checked without phys->mu: the fabric state's lock is never taken
+    // under the runtime's.)
+    if (made_before && fabric_session_lives(made_before->session)) {
+        std::memcpy(out->data, made_before->handle.data.data(), sizeof(out->data));
+        return ACL_SUCCESS;
     }
     fabric::Handle made;
     uint64_t session = 0;
@@ -760,9 +768,7 @@ static aclError export_fabric(aclrtDrvMemHandle handle, uint64_t flags, aclrtMem
                                      !(flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION), made,
                                      session))
         return err;
-    if (still_held(*phys)) {
-        std::lock_guard<std::mutex> lock(phys->mu);
-        phys->fabric_export = Physical::FabricExport{made, session};
+    if (keep_export(*phys, made, session)) {
         std::memcpy(out->data, made.data.data(), sizeof(out->data));
         return ACL_SUCCESS;
     }

@@ -457,6 +457,10 @@ void Runtime::close_drm_fds_after_fork()
         if (entry.second->kind == Kind::Physical)
             ::close(static_cast<Physical &>(*entry.second).fabric_memory.release());
     }
+    // Freed physical memory a mapping still holds.
+    for (auto &entry : allocations)
+        if (entry.second->physical)
+            ::close(entry.second->physical->fabric_memory.release());
     for (auto &entry : host_copies)
         ::close(entry.second.point.reached->fd.release());
 }

@@ -19,6 +19,7 @@ namespace {
 // Seconds a daemon may take to answer: an import across servers waits for
 // the owner's daemon, which the daemon bounds at 10 s.
 constexpr int kReplyTimeoutS = 20;
+constexpr int kSendTimeoutS = 5;
 
 wire::Request request(wire::Op op, const Handle *handle)
 {
@@ -37,14 +38,24 @@ Status Session::call(const void *req, size_t len, int fd_in, void *reply_out, Un
 {
     if (broken_)
         return Status::from_errno(ECONNRESET);
-    if (npuipc_ipc::send_with_fd(fd_.get(), req, len, fd_in, 0) != static_cast<ssize_t>(len)) {
-        broken_ = true;
-        return Status::from_errno(errno == EPIPE || errno == ECONNRESET ? ECONNRESET : errno);
-    }
     wire::Reply reply{};
     std::vector<UniqueFd> fds;
     int flags = 0;
-    ssize_t n = wire::receive(fd_.get(), &reply, sizeof(reply), fds, &flags);
+    ssize_t n;
+    if (npuipc_ipc::send_with_fd(fd_.get(), req, len, fd_in, 0) != static_cast<ssize_t>(len))
+        n = -1;
+    else
+        n = wire::receive(fd_.get(), &reply, sizeof(reply), fds, &flags);
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+        // A daemon too busy for this connection answered EBUSY and closed
+        // it: its answer may wait behind the reset.
+        broken_ = true;
+        fds.clear();
+        n = wire::receive(fd_.get(), &reply, sizeof(reply), fds, &flags, MSG_DONTWAIT);
+        if (n == sizeof(reply) && reply.magic == wire::kReplyMagic && reply.error == EBUSY)
+            return Status::from_errno(EBUSY);
+        return Status::from_errno(ECONNRESET);
+    }
     if (n < 0) {
         broken_ = true;
         return Status::from_errno(errno == EAGAIN ? ETIMEDOUT : errno);
@@ -82,6 +93,10 @@ Result<Session> Session::open()
     UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
     if (!fd)
         return Status::from_errno(errno);
+    // A daemon whose backlog is full (stuck) makes connect and sends wait:
+    // not for long.
+    struct timeval send_tv = {kSendTimeoutS, 0};
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &send_tv, sizeof(send_tv));
     if (::connect(fd.get(), reinterpret_cast<struct sockaddr *>(&addr), sizeof(addr)) != 0)
         return Status::from_errno(errno == ENOENT ? ECONNREFUSED : errno);
     struct timeval tv = {kReplyTimeoutS, 0};

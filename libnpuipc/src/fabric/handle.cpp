@@ -58,7 +58,8 @@ std::string daemon_socket_path()
 
 namespace wire {
 
-ssize_t receive(int sock, void *buf, size_t len, std::vector<UniqueFd> &fds, int *flags)
+ssize_t receive(int sock, void *buf, size_t len, std::vector<UniqueFd> &fds, int *flags,
+                int recv_flags)
 {
     struct iovec iov = {buf, len};
     union {
@@ -72,9 +73,10 @@ ssize_t receive(int sock, void *buf, size_t len, std::vector<UniqueFd> &fds, int
     msg.msg_controllen = sizeof(control.buf);
     ssize_t n;
     do {
-        n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | recv_flags);
     } while (n < 0 && errno == EINTR);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c)) {
+    // An empty message may carry fds too.
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
             continue;
         for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {

@@ -52,7 +52,9 @@ static_assert(sizeof(Reply) == 8 + kHandleBytes, "reply layout");
 // that came with it (room for two: a third is cut, MSG_CTRUNC), owned, in
 // `fds`; retried on EINTR. The bytes, 0 at the peer's close, or -1 and
 // errno; the message's flags (MSG_TRUNC, MSG_CTRUNC) in *flags.
-ssize_t receive(int sock, void *buf, size_t len, std::vector<UniqueFd> &fds, int *flags);
+// `recv_flags` are recvmsg's (MSG_DONTWAIT).
+ssize_t receive(int sock, void *buf, size_t len, std::vector<UniqueFd> &fds, int *flags,
+                int recv_flags = 0);
 
 } // namespace npuipc::fabric::wire
 
