@@ -16,6 +16,7 @@
 
 #include "npuipc_compat.h"
 #include "npuipc_fabric.h"
+#include "npuipc_fabric_lease.h"
 #include "npuipc_debugfs.h"
 #include "npuipc_drv.h"
 #include "npuipc_engine.h"
@@ -234,6 +235,9 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	/* Only the fabric daemon imports: whether a server may is its decision. */
 	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_IMPORT, npuipc_ioctl_fabric_import,
 			  DRM_RENDER_ALLOW | DRM_ROOT_ONLY),
+	/* Holding memory past its holders' lives is the daemon's to do. */
+	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_HOLD, npuipc_ioctl_fabric_hold,
+			  DRM_RENDER_ALLOW | DRM_ROOT_ONLY),
 };
 
 static const struct file_operations npuipc_fops = {
@@ -281,9 +285,12 @@ static int __init npuipc_init(void)
 	ret = npuipc_engine_init();
 	if (ret)
 		return ret;
-	ret = npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
+	ret = npuipc_fabric_hold_init();
 	if (ret)
 		goto err_engine;
+	ret = npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
+	if (ret)
+		goto err_hold;
 	ret = npuipc_pci_register(num_devices);
 	if (ret)
 		goto err_vdevs;
@@ -291,6 +298,8 @@ static int __init npuipc_init(void)
 
 err_vdevs:
 	npuipc_vdev_destroy_all();
+err_hold:
+	npuipc_fabric_hold_fini();
 err_engine:
 	npuipc_engine_fini();
 	return ret;
@@ -300,6 +309,7 @@ static void __exit npuipc_exit(void)
 {
 	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
+	npuipc_fabric_hold_fini();
 	npuipc_engine_fini();
 }
 

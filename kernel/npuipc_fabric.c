@@ -17,6 +17,7 @@
  * the parameters when npuipc may bind ivshmem devices at all, so that a
  * window is never taken for a mock NPU's memory.
  */
+#include <linux/file.h>
 #include <linux/io.h>
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -26,6 +27,7 @@
 
 #include "npuipc_drv.h"
 #include "npuipc_fabric.h"
+#include "npuipc_fabric_lease.h"
 #include "npuipc_gem.h"
 
 static int fabric_sdid = -1;
@@ -207,11 +209,14 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 	const struct npuipc_fabric *fabric = ndev->fabric;
 	struct drm_npuipc_fabric_import *args = data;
 	const struct npuipc_fabric_part *part;
+	struct npuipc_fabric_lease *lease;
+	struct file *lease_file;
 	struct npuipc_bo *bo;
+	int fd, ret;
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_FABRIC_IMPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || args->handle))
+	if (npuipc_refuse(drm, args->pad || args->handle || args->lease_fd || args->pad2))
 		return -EINVAL;
 	if (!fabric)
 		return -EOPNOTSUPP;
@@ -224,14 +229,45 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 			  args->offset - part->offset > part->size - args->size))
 		return -EINVAL;
 
+	/* The lease fd: reserved, then built, installed last. */
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	lease = npuipc_lease_create();
+	if (!lease) {
+		ret = -ENOMEM;
+		goto err_put_fd;
+	}
+	lease_file = npuipc_lease_file(lease);
+	if (IS_ERR(lease_file)) {
+		ret = PTR_ERR(lease_file);
+		npuipc_lease_put(lease);
+		goto err_put_fd;
+	}
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
-	if (!bo)
-		return -ENOMEM;
+	if (!bo) {
+		ret = -ENOMEM;
+		goto err_fput;
+	}
 	bo->page_class = NPUIPC_PAGE_CLASS_NORMAL;
 	bo->bo_flags = NPUIPC_BO_IMPORTED | NPUIPC_BO_FABRIC;
 	spin_lock_init(&bo->export_lock);
 	bo->mem.phys = ndev->bar_phys + args->offset;
 	bo->mem.iomem = ndev->bar + args->offset;
 	bo->mem.dev = drm;
-	return npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
+	/* The buffer's reference, dropped when its last holder goes. */
+	kref_get(&lease->ref);
+	bo->mem.lease = lease;
+	ret = npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
+	if (ret)
+		goto err_fput;
+	fd_install(fd, lease_file);
+	args->lease_fd = fd;
+	return 0;
+
+err_fput:
+	fput(lease_file);
+err_put_fd:
+	put_unused_fd(fd);
+	return ret;
 }

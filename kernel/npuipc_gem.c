@@ -153,6 +153,42 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 }
 
 /**
+ * npuipc_mem_enter() - begin an access to memory that may go away
+ * @mem: the memory
+ * @guard: set for npuipc_mem_exit()
+ *
+ * BAR memory is reached only while its device is there, and another
+ * server's fabric memory only while its import's lease holds. RAM always.
+ *
+ * Return: true when the access may go on (npuipc_mem_exit() after), false
+ * when the memory is gone (nothing to exit).
+ */
+bool npuipc_mem_enter(const struct npuipc_mem *mem, struct npuipc_mem_guard *guard)
+{
+	if (mem->dev && !drm_dev_enter(mem->dev, &guard->dev_idx))
+		return false;
+	if (mem->lease && !npuipc_lease_enter(mem->lease, &guard->lease_idx)) {
+		if (mem->dev)
+			drm_dev_exit(guard->dev_idx);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * npuipc_mem_exit() - end an access begun by npuipc_mem_enter()
+ * @mem: the memory
+ * @guard: what npuipc_mem_enter() set
+ */
+void npuipc_mem_exit(const struct npuipc_mem *mem, const struct npuipc_mem_guard *guard)
+{
+	if (mem->lease)
+		npuipc_lease_exit(guard->lease_idx);
+	if (mem->dev)
+		drm_dev_exit(guard->dev_idx);
+}
+
+/**
  * npuipc_fault_pages() - handle a fault in a mapping of npuipc memory
  * @vmf: the fault
  * @mem: the memory mapped
@@ -161,7 +197,8 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
  *
  * A fault in a mapping of @mem, through a DRM fd or a dma-buf. A BAR is
  * gone with its device: once unplugged (its mappings revoked), touching
- * it is SIGBUS. RAM outlives the device.
+ * it is SIGBUS, as is touching a revoked fabric import. RAM outlives the
+ * device.
  *
  * Return: VM_FAULT_NOPAGE once the page is mapped, VM_FAULT_SIGBUS, or the
  * error of inserting the page.
@@ -169,15 +206,13 @@ static vm_fault_t npuipc_fault_window(struct vm_fault *vmf, const struct npuipc_
 vm_fault_t npuipc_fault_pages(struct vm_fault *vmf, const struct npuipc_mem *mem,
 			      pgoff_t npages, pgoff_t index)
 {
+	struct npuipc_mem_guard guard;
 	vm_fault_t ret;
-	int idx;
 
-	if (mem->pages)
-		return npuipc_fault_window(vmf, mem, npages, index);
-	if (!drm_dev_enter(mem->dev, &idx))
+	if (!npuipc_mem_enter(mem, &guard))
 		return VM_FAULT_SIGBUS;
 	ret = npuipc_fault_window(vmf, mem, npages, index);
-	drm_dev_exit(idx);
+	npuipc_mem_exit(mem, &guard);
 	return ret;
 }
 
@@ -245,17 +280,15 @@ static vm_fault_t npuipc_fault_pmd(struct vm_fault *vmf, const struct npuipc_mem
 vm_fault_t npuipc_huge_fault_pages(struct vm_fault *vmf, unsigned int order,
 				   const struct npuipc_mem *mem, pgoff_t npages, pgoff_t index)
 {
+	struct npuipc_mem_guard guard;
 	vm_fault_t ret;
-	int idx;
 
 	if (order != HPAGE_PMD_ORDER)
 		return VM_FAULT_FALLBACK;
-	if (mem->pages)
-		return npuipc_fault_pmd(vmf, mem, npages, index);
-	if (!drm_dev_enter(mem->dev, &idx))
+	if (!npuipc_mem_enter(mem, &guard))
 		return VM_FAULT_SIGBUS;
 	ret = npuipc_fault_pmd(vmf, mem, npages, index);
-	drm_dev_exit(idx);
+	npuipc_mem_exit(mem, &guard);
 	return ret;
 }
 
@@ -396,6 +429,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 	struct npuipc_bo *bo = to_npuipc_bo(obj);
 
 	if (bo->dmabuf) {
+		if (bo->mem.lease)
+			npuipc_lease_untrack(bo->mem.lease, &bo->lease_map);
 		atomic_dec(&ndev->live_imports);
 		dma_buf_detach(bo->dmabuf, bo->attach);
 		dma_buf_put(bo->dmabuf);
@@ -405,6 +440,8 @@ static void npuipc_bo_free(struct drm_gem_object *obj)
 		npuipc_bo_release_pages(ndev, bo);
 	} else if (bo->bo_flags & NPUIPC_BO_IMPORTED) {
 		/* FABRIC_IMPORT: another server's memory, not charged here. */
+		npuipc_lease_untrack(bo->mem.lease, &bo->lease_map);
+		npuipc_lease_released(bo->mem.lease);
 	} else {
 		gen_pool_free(ndev->bar_pool, bo->bar_addr, obj->size);
 		npuipc_mem_uncharge(ndev, obj->size);
@@ -494,6 +531,9 @@ int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size)
 	 */
 	drm_dev_get(drm);
 	atomic_inc(&to_npuipc(drm)->live_objects);
+	if (bo->mem.lease)
+		npuipc_lease_track(bo->mem.lease, &bo->lease_map, drm->anon_inode->i_mapping,
+				   &bo->base.vma_node);
 	return drm_gem_create_mmap_offset(&bo->base);
 }
 

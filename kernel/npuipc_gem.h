@@ -10,6 +10,8 @@
 #include <linux/mm_types.h>
 #include <drm/drm_gem.h>
 
+#include "npuipc_fabric_lease.h"
+
 struct dma_buf;
 struct dma_buf_attachment;
 struct drm_device;
@@ -26,13 +28,16 @@ struct sg_table;
  * range of a PCI device's BAR (@phys, mapped write-combined in the kernel
  * at @iomem), which has no struct pages and goes with its device @dev
  * (drm_dev_enter() around every access). Neither: another exporter's
- * memory, which npuipc never touches.
+ * memory, which npuipc never touches. BAR memory of another server's part
+ * of a fabric window also lives by its import's @lease (held by the
+ * import, which every user of the memory holds).
  */
 struct npuipc_mem {
 	struct page **pages;
 	phys_addr_t phys;
 	void __iomem *iomem;
 	struct drm_device *dev;
+	struct npuipc_fabric_lease *lease;
 };
 
 /* The view of @mem from page @first on. */
@@ -45,7 +50,7 @@ static inline struct npuipc_mem npuipc_mem_from(const struct npuipc_mem *mem, pg
 	else if (mem->iomem)
 		view = (struct npuipc_mem){ .phys = mem->phys + ((phys_addr_t)first << PAGE_SHIFT),
 					    .iomem = mem->iomem + (first << PAGE_SHIFT),
-					    .dev = mem->dev };
+					    .dev = mem->dev, .lease = mem->lease };
 	return view;
 }
 
@@ -71,6 +76,15 @@ static inline void npuipc_mem_unmap_page(const struct iosys_map *map)
 	if (!map->is_iomem)
 		kunmap_local(map->vaddr);
 }
+
+/* What npuipc_mem_enter() entered, for npuipc_mem_exit(). */
+struct npuipc_mem_guard {
+	int dev_idx;
+	int lease_idx;
+};
+
+bool npuipc_mem_enter(const struct npuipc_mem *mem, struct npuipc_mem_guard *guard);
+void npuipc_mem_exit(const struct npuipc_mem *mem, const struct npuipc_mem_guard *guard);
 
 /*
  * A buffer object: either device memory this device owns (@mem), or an
@@ -117,6 +131,11 @@ struct npuipc_bo {
 	 */
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attach;
+
+	/* Leased memory (@mem.lease): where the buffer's DRM mappings are. */
+	struct npuipc_lease_mapping lease_map;
+	/* A window's own buffer: its FABRIC_HOLD, if any (npuipc_fabric_lease.c). */
+	struct npuipc_fabric_hold *fabric_hold;
 };
 
 static inline struct npuipc_bo *to_npuipc_bo(struct drm_gem_object *obj)

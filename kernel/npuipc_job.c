@@ -267,27 +267,26 @@ static void npuipc_fill_u32(struct iosys_map *dst, size_t off, u32 value, size_t
  * are ordered (wmb(), sfence on x86) before the device may go and before
  * anyone sees this stretch of the job done.
  */
-static void npuipc_job_exit(struct npuipc_job *job, const int idx[2])
+static void npuipc_job_exit(struct npuipc_job *job, const struct npuipc_mem_guard guard[2])
 {
 	if (job->dst->mem.iomem)
 		wmb();
-	if (job->dst->mem.dev)
-		drm_dev_exit(idx[0]);
-	if (job->src && job->src->mem.dev)
-		drm_dev_exit(idx[1]);
+	npuipc_mem_exit(&job->dst->mem, &guard[0]);
+	if (job->src)
+		npuipc_mem_exit(&job->src->mem, &guard[1]);
 }
 
 /*
- * Enters the devices whose BARs the job's buffers lie in, for one stretch
- * of work: false (nothing entered) once one is unplugged.
+ * Enters the memory of the job's buffers for one stretch of work: false
+ * (nothing entered) once a BAR's device is unplugged or a fabric import
+ * revoked.
  */
-static bool npuipc_job_enter(struct npuipc_job *job, int idx[2])
+static bool npuipc_job_enter(struct npuipc_job *job, struct npuipc_mem_guard guard[2])
 {
-	if (job->dst->mem.dev && !drm_dev_enter(job->dst->mem.dev, &idx[0]))
+	if (!npuipc_mem_enter(&job->dst->mem, &guard[0]))
 		return false;
-	if (job->src && job->src->mem.dev && !drm_dev_enter(job->src->mem.dev, &idx[1])) {
-		if (job->dst->mem.dev)
-			drm_dev_exit(idx[0]);
+	if (job->src && !npuipc_mem_enter(&job->src->mem, &guard[1])) {
+		npuipc_mem_exit(&job->dst->mem, &guard[0]);
 		return false;
 	}
 	return true;
@@ -327,9 +326,9 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 	u64 cpu_start = npuipc_cpu_time_ns();
 	const struct npuipc_mem *dmem = &job->dst->mem, *smem = job->src ? &job->src->mem : NULL;
 	u64 done = 0;
-	int idx[2];
+	struct npuipc_mem_guard guard[2];
 
-	if (!npuipc_job_enter(job, idx))
+	if (!npuipc_job_enter(job, guard))
 		return -ENODEV;
 
 	while (done < job->size) {
@@ -355,7 +354,7 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 		npuipc_mem_unmap_page(&dst);
 		done += n;
 		if (!(d & (SZ_1M - 1))) {
-			npuipc_job_exit(job, idx);
+			npuipc_job_exit(job, guard);
 			if (npuipc_cpu_time_ns() - cpu_start > (u64)timeout_ms * NSEC_PER_MSEC ||
 			    time_after(jiffies, backstop))
 				return -ETIMEDOUT;
@@ -363,11 +362,11 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
 			if (READ_ONCE(job->stream->dying))
 				return -ECANCELED;
 			cond_resched();
-			if (!npuipc_job_enter(job, idx))
+			if (!npuipc_job_enter(job, guard))
 				return -ENODEV;
 		}
 	}
-	npuipc_job_exit(job, idx);
+	npuipc_job_exit(job, guard);
 	return 0;
 }
 
@@ -376,19 +375,20 @@ int npuipc_job_copy_fill(struct npuipc_job *job)
  * entered) once its device is unplugged. The word is aligned, so it lies
  * in one page.
  */
-static bool npuipc_job_map_word(struct npuipc_job *job, struct iosys_map *map, int idx[2])
+static bool npuipc_job_map_word(struct npuipc_job *job, struct iosys_map *map,
+				struct npuipc_mem_guard guard[2])
 {
-	if (!npuipc_job_enter(job, idx))
+	if (!npuipc_job_enter(job, guard))
 		return false;
 	*map = npuipc_mem_map_page(&job->dst->mem, job->dst_offset >> PAGE_SHIFT);
 	return true;
 }
 
 static void npuipc_job_unmap_word(struct npuipc_job *job, const struct iosys_map *map,
-				  const int idx[2])
+				  const struct npuipc_mem_guard guard[2])
 {
 	npuipc_mem_unmap_page(map);
-	npuipc_job_exit(job, idx);
+	npuipc_job_exit(job, guard);
 }
 
 /*
@@ -422,10 +422,10 @@ int npuipc_job_write_value(struct npuipc_job *job)
 {
 	size_t off = offset_in_page(job->dst_offset);
 	struct iosys_map map;
-	int idx[2];
+	struct npuipc_mem_guard guard[2];
 	u64 w = 0;
 
-	if (!npuipc_job_map_word(job, &map, idx))
+	if (!npuipc_job_map_word(job, &map, guard))
 		return -ENODEV;
 	spin_lock(&npuipc_value_lock);
 	if (job->flags != NPUIPC_WRITE_VALUE_SET)
@@ -435,7 +435,7 @@ int npuipc_job_write_value(struct npuipc_job *job)
 	if (map.is_iomem)
 		wmb();
 	spin_unlock(&npuipc_value_lock);
-	npuipc_job_unmap_word(job, &map, idx);
+	npuipc_job_unmap_word(job, &map, guard);
 	return 0;
 }
 
@@ -473,9 +473,9 @@ int npuipc_job_value_reached(struct npuipc_job *job)
 	size_t off = offset_in_page(job->dst_offset);
 	struct iosys_map map;
 	bool reached;
-	int idx[2];
+	struct npuipc_mem_guard guard[2];
 
-	if (!npuipc_job_map_word(job, &map, idx))
+	if (!npuipc_job_map_word(job, &map, guard))
 		return -ENODEV;
 	spin_lock(&npuipc_value_lock);
 	reached = npuipc_value_compare(job->flags & NPUIPC_WAIT_VALUE_CMP_MASK,
@@ -486,7 +486,7 @@ int npuipc_job_value_reached(struct npuipc_job *job)
 			wmb();
 	}
 	spin_unlock(&npuipc_value_lock);
-	npuipc_job_unmap_word(job, &map, idx);
+	npuipc_job_unmap_word(job, &map, guard);
 	return reached;
 }
 

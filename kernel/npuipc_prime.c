@@ -51,6 +51,8 @@ struct npuipc_export {
 	struct mutex lock;
 	int importers;
 	struct list_head node;		/* in npuipc_device.exports */
+	/* Leased memory (its buffer's mem.lease): where the dma-buf is mapped. */
+	struct npuipc_lease_mapping lease_map;
 };
 
 static const char *const npuipc_page_class_names[NPUIPC_PAGE_CLASS_COUNT] = {
@@ -191,6 +193,8 @@ static void npuipc_dmabuf_release(struct dma_buf *dmabuf)
 	mutex_lock(&ndev->exports_lock);
 	list_del(&exp->node);
 	mutex_unlock(&ndev->exports_lock);
+	if (exp->bo->mem.lease)
+		npuipc_lease_untrack(exp->bo->mem.lease, &exp->lease_map);
 	iput(exp->inode);
 	drm_gem_object_put(&exp->bo->base);
 	drm_dev_put(&ndev->drm);
@@ -299,6 +303,20 @@ static struct npuipc_export *npuipc_dmabuf_to_export(struct dma_buf *dmabuf)
 	return dmabuf->ops == &npuipc_dmabuf_ops ? dmabuf->priv : NULL;
 }
 
+/**
+ * npuipc_dmabuf_bo() - the buffer a dma-buf was exported from
+ * @dmabuf: any dma-buf
+ *
+ * Return: the buffer, held while @dmabuf is, or NULL for another
+ * exporter's dma-buf.
+ */
+struct npuipc_bo *npuipc_dmabuf_bo(struct dma_buf *dmabuf)
+{
+	struct npuipc_export *exp = npuipc_dmabuf_to_export(dmabuf);
+
+	return exp ? exp->bo : NULL;
+}
+
 static noinline struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 offset,
 					    u64 size, bool read_only)
 {
@@ -337,6 +355,8 @@ static noinline struct dma_buf *npuipc_dmabuf_export(struct npuipc_bo *bo, u64 o
 	exp->dmabuf = dmabuf;
 	exp->inode = file_inode(dmabuf->file);
 	ihold(exp->inode);
+	if (bo->mem.lease)
+		npuipc_lease_track(bo->mem.lease, &exp->lease_map, exp->inode->i_mapping, NULL);
 
 	mutex_lock(&ndev->exports_lock);
 	list_add_tail(&exp->node, &ndev->exports);

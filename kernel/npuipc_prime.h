@@ -18,6 +18,7 @@ int npuipc_ioctl_bo_export(struct drm_device *drm, void *data,
 int npuipc_ioctl_bo_import(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 
+struct npuipc_bo *npuipc_dmabuf_bo(struct dma_buf *dmabuf);
 void npuipc_bo_forget_exports(struct npuipc_bo *bo);
 void npuipc_exports_revoke_mappings(struct npuipc_device *ndev);
 void npuipc_exports_show(struct seq_file *m, struct npuipc_device *ndev);

@@ -647,7 +647,8 @@ TEST(uapi_bo_structures_are_padded_to_8_bytes)
 	EXPECT_EQ(32, sizeof(struct drm_npuipc_bo_export));
 	EXPECT_EQ(24, sizeof(struct drm_npuipc_bo_import));
 	EXPECT_EQ(40, sizeof(struct drm_npuipc_fabric_info));
-	EXPECT_EQ(32, sizeof(struct drm_npuipc_fabric_import));
+	EXPECT_EQ(40, sizeof(struct drm_npuipc_fabric_import));
+	EXPECT_EQ(16, sizeof(struct drm_npuipc_fabric_hold));
 	EXPECT_EQ(32, sizeof(struct npuipc_fabric_part));
 	EXPECT_EQ(64 + 32 * NPUIPC_FABRIC_MAX_PARTS, sizeof(struct npuipc_fabric_header));
 }
@@ -671,9 +672,15 @@ TEST_F(bo, fabric_ioctls_on_an_npu_are_not_supported)
 {
 	struct drm_npuipc_fabric_info info = { 0 };
 	struct drm_npuipc_fabric_import import = { .offset = 2 * MIB, .size = 4096, .sdid = 1 };
+	struct drm_npuipc_fabric_hold hold = { .timeout_ms = 1 };
+	uint32_t handle;
 
 	NPUIPC_EXPECT_REFUSED(-EOPNOTSUPP, self->fd, DRM_IOCTL_NPUIPC_FABRIC_INFO, &info);
 	NPUIPC_EXPECT_REFUSED(-EOPNOTSUPP, self->fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &import);
+	ASSERT_EQ(0, npuipc_bo_create(self->fd, 4096, NPUIPC_PAGE_CLASS_NORMAL, &handle));
+	ASSERT_EQ(0, npuipc_bo_export(self->fd, handle, 0, 4096, 0, &hold.fd));
+	NPUIPC_EXPECT_REFUSED(-EOPNOTSUPP, self->fd, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &hold);
+	close(hold.fd);
 }
 
 TEST_F(bo, bo_info_reports_no_fabric_offset_and_rejects_one_on_entry)

@@ -55,14 +55,33 @@ static int fabric_info(int fd, struct drm_npuipc_fabric_info *info)
 	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_INFO, info);
 }
 
-static int fabric_import(int fd, uint32_t sdid, uint64_t offset, uint64_t size, uint32_t *handle)
+/* FABRIC_IMPORT: the buffer's handle and its lease fd (closing it revokes). */
+static int fabric_import_leased(int fd, uint32_t sdid, uint64_t offset, uint64_t size,
+				uint32_t *handle, int *lease)
 {
 	struct drm_npuipc_fabric_import args = { .offset = offset, .size = size, .sdid = sdid };
 	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args);
 
-	if (!ret)
+	if (!ret) {
 		*handle = args.handle;
+		*lease = args.lease_fd;
+	}
 	return ret;
+}
+
+/* An import that lives as long as the test's process. */
+static int fabric_import(int fd, uint32_t sdid, uint64_t offset, uint64_t size, uint32_t *handle)
+{
+	int lease;
+
+	return fabric_import_leased(fd, sdid, offset, size, handle, &lease);
+}
+
+static int fabric_hold(int fd, int dmabuf, uint32_t timeout_ms)
+{
+	struct drm_npuipc_fabric_hold args = { .fd = dmabuf, .timeout_ms = timeout_ms };
+
+	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
 }
 
 /* The window's size: its BAR's, as vm-pair-guest names it. */
@@ -304,11 +323,13 @@ TEST_F(fabric, window_imports_no_events_or_notifies)
 	close(fd);
 }
 
-TEST_F(fabric, import_rejects_unknown_flags_padding_and_handle)
+TEST_F(fabric, import_rejects_unknown_flags_padding_handle_and_lease_fd)
 {
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.flags = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.handle = 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.lease_fd = 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad2 = 1);
 }
 
 TEST_F(fabric, import_rejects_unaligned_and_empty_ranges)
@@ -401,6 +422,244 @@ static int npu_run(int npu, struct drm_npuipc_job job)
 		ret = status;
 	npuipc_obj_destroy(npu, stream);
 	return ret;
+}
+
+/*
+ * How a read of @p ends in a child process: 0 when it read @want, SIGBUS
+ * (or another signal) when it was killed, -1 when it read something else.
+ */
+static int child_read(const volatile uint8_t *p, uint8_t want)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -2;
+	if (pid == 0)
+		_exit(*p == want ? 0 : 1);
+	if (waitpid(pid, &status, 0) != pid)
+		return -2;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status);
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+/* Whether the lease fd polls readable (its import's last holder let go). */
+static int lease_released(int lease)
+{
+	struct pollfd pfd = { .fd = lease, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/*
+ * The last 4 MiB of the peer's part: read, never written, by the lease
+ * tests, which run while the peer may use the start of its part.
+ */
+static uint64_t peer_tail(const struct drm_npuipc_fabric_info *info)
+{
+	uint32_t peer = !this_server();
+
+	return part_offset_of(info->window_size, peer) + part_size_of(info->window_size) -
+	       SHARE_SIZE;
+}
+
+TEST_F(fabric, import_gives_a_cloexec_lease_fd_that_polls_readable_once_its_last_holder_goes)
+{
+	uint32_t bo;
+	int lease, dmabuf;
+
+	ASSERT_EQ(0, fabric_import_leased(self->win, !this_server(), peer_tail(&self->info),
+					  SHARE_SIZE, &bo, &lease));
+	ASSERT_LE(0, lease);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(lease, F_GETFD) & FD_CLOEXEC);
+	EXPECT_FALSE(lease_released(lease));
+	ASSERT_EQ(0, npuipc_bo_export(self->win, bo, 0, SHARE_SIZE, 0, &dmabuf));
+	ASSERT_EQ(0, npuipc_gem_close(self->win, bo));
+	EXPECT_FALSE(lease_released(lease));	/* the dma-buf holds it */
+	close(dmabuf);
+	EXPECT_TRUE(lease_released(lease));
+	close(lease);
+}
+
+/*
+ * Every way this server reaches an import: the window's mapping, a dma-buf
+ * of it mapped, an NPU's import of that mapped and copied from. Closing
+ * the lease takes them all away: SIGBUS, never the bytes, and -ENODEV.
+ */
+TEST_F(fabric, closing_the_lease_revokes_every_mapping_and_job_of_the_import)
+{
+	uint32_t bo, on_npu, local;
+	const volatile uint8_t *win_map, *buf_map, *npu_map;
+	uint8_t first;
+	size_t size;
+	int lease, dmabuf;
+
+	ASSERT_EQ(0, fabric_import_leased(self->win, !this_server(), peer_tail(&self->info),
+					  SHARE_SIZE, &bo, &lease));
+	win_map = npuipc_bo_mmap(self->win, bo, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, win_map);
+	first = win_map[0];
+	ASSERT_EQ(0, npuipc_bo_export(self->win, bo, 0, SHARE_SIZE, 0, &dmabuf));
+	buf_map = mmap(NULL, SHARE_SIZE, PROT_READ, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, buf_map);
+	ASSERT_EQ(0, npuipc_bo_import(self->npu, dmabuf, NPUIPC_BO_IMPORT_PEER_ACCESS, &on_npu));
+	npu_map = npuipc_bo_mmap(self->npu, on_npu, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, npu_map);
+	ASSERT_EQ(0, npuipc_bo_create(self->npu, SHARE_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &local));
+	EXPECT_EQ(first, buf_map[0]);
+	EXPECT_EQ(first, npu_map[0]);
+	EXPECT_EQ(0, npu_run(self->npu, npuipc_copy_job(local, 0, on_npu, 0, SHARE_SIZE)));
+
+	close(lease);
+	EXPECT_EQ(SIGBUS, child_read(win_map, first));
+	EXPECT_EQ(SIGBUS, child_read(buf_map, first));
+	EXPECT_EQ(SIGBUS, child_read(npu_map, first));
+	EXPECT_EQ(SIGBUS, child_read(win_map + SHARE_SIZE - 1, 0));
+	EXPECT_EQ(-ENODEV, npu_run(self->npu, npuipc_copy_job(local, 0, on_npu, 0, SHARE_SIZE)));
+	EXPECT_EQ(-ENODEV, npu_run(self->npu, npuipc_fill_job(on_npu, 0, SHARE_SIZE, 1)));
+	munmap((void *)npu_map, SHARE_SIZE);
+	/* A mapping made after the revocation reaches nothing either. */
+	npu_map = npuipc_bo_mmap(self->npu, on_npu, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, npu_map);
+	EXPECT_EQ(SIGBUS, child_read(npu_map, first));
+	munmap((void *)npu_map, SHARE_SIZE);
+	munmap((void *)buf_map, SHARE_SIZE);
+	munmap((void *)win_map, SHARE_SIZE);
+	close(dmabuf);
+}
+
+/* A dma-buf of fresh fabric memory of this server: its offset in the window. */
+static int own_fabric_dmabuf(int win, uint64_t *offset, int *dmabuf)
+{
+	struct drm_npuipc_bo_info info;
+	uint32_t bo = 0;
+	int ret = npuipc_bo_create(win, SHARE_SIZE, NPUIPC_PAGE_CLASS_HUGE, &bo);
+
+	if (ret)
+		return ret;
+	ret = npuipc_bo_info(win, bo, &info);
+	if (!ret)
+		ret = npuipc_bo_export(win, bo, 0, SHARE_SIZE, 0, dmabuf);
+	if (!ret)
+		*offset = info.fabric_offset;
+	npuipc_gem_close(win, bo);
+	return ret;
+}
+
+/* Where the next allocation of SHARE_SIZE lies (first fit: the lowest free range). */
+static uint64_t next_offset(int win)
+{
+	uint64_t offset = 0;
+	int dmabuf;
+
+	if (own_fabric_dmabuf(win, &offset, &dmabuf))
+		return 0;
+	close(dmabuf);
+	return offset;
+}
+
+TEST_F(fabric, hold_keeps_a_range_allocated_after_its_last_holder_until_it_ends)
+{
+	uint64_t held, offset = 0;
+	int dmabuf, i;
+
+	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &held, &dmabuf));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 500));
+	close(dmabuf);
+	EXPECT_NE(held, next_offset(self->win));
+	for (i = 0; i < 50 && offset != held; i++) {
+		usleep(100000);
+		offset = next_offset(self->win);
+	}
+	EXPECT_EQ(held, offset);
+}
+
+/* Until @offset is allocated again, for 5 s at most: whether it was. */
+static bool freed_within_5s(int win, uint64_t offset)
+{
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (next_offset(win) == offset)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+TEST_F(fabric, hold_set_again_ends_at_its_new_end_and_zero_ends_it_at_once)
+{
+	uint64_t held;
+	int dmabuf;
+
+	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &held, &dmabuf));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, NPUIPC_FABRIC_HOLD_MAX_MS));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 0));
+	close(dmabuf);
+	EXPECT_TRUE(freed_within_5s(self->win, held));
+
+	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &held, &dmabuf));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, NPUIPC_FABRIC_HOLD_MAX_MS));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 1500));
+	close(dmabuf);
+	EXPECT_NE(held, next_offset(self->win));
+	EXPECT_TRUE(freed_within_5s(self->win, held));
+}
+
+TEST_F(fabric, hold_rejects_flags_padding_long_holds_and_what_is_not_this_parts_memory)
+{
+	struct drm_npuipc_fabric_hold args;
+	uint64_t offset;
+	uint32_t bo, on_npu;
+	int dmabuf, remote, lease, npu_buf;
+
+	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &offset, &dmabuf));
+	args = (struct drm_npuipc_fabric_hold){ .fd = dmabuf, .timeout_ms = 1, .flags = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
+	args = (struct drm_npuipc_fabric_hold){ .fd = dmabuf, .timeout_ms = 1, .pad = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
+	args = (struct drm_npuipc_fabric_hold){ .fd = dmabuf,
+						.timeout_ms = NPUIPC_FABRIC_HOLD_MAX_MS + 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
+	EXPECT_EQ(-EOPNOTSUPP, fabric_hold(self->npu, dmabuf, 1));
+	EXPECT_EQ(-EBADF, fabric_hold(self->win, -1, 1));
+
+	/* Not a dma-buf; a dma-buf of an import; one of an NPU's memory. */
+	ASSERT_EQ(0, fabric_import_leased(self->win, !this_server(), peer_tail(&self->info),
+					  SHARE_SIZE, &bo, &lease));
+	EXPECT_EQ(-EINVAL, fabric_hold(self->win, lease, 1));
+	ASSERT_EQ(0, npuipc_bo_export(self->win, bo, 0, SHARE_SIZE, 0, &remote));
+	EXPECT_EQ(-EINVAL, fabric_hold(self->win, remote, 1));
+	ASSERT_EQ(0, npuipc_bo_create(self->npu, SHARE_SIZE, NPUIPC_PAGE_CLASS_NORMAL, &on_npu));
+	ASSERT_EQ(0, npuipc_bo_export(self->npu, on_npu, 0, SHARE_SIZE, 0, &npu_buf));
+	EXPECT_EQ(-EINVAL, fabric_hold(self->win, npu_buf, 1));
+	close(npu_buf);
+	close(remote);
+	close(lease);
+	close(dmabuf);
+	/* Nothing was held: the range is free at once. */
+	EXPECT_EQ(offset, next_offset(self->win));
+}
+
+TEST_F(fabric, hold_needs_cap_sys_admin_and_says_eacces)
+{
+	uint64_t offset;
+	int dmabuf, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &offset, &dmabuf));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(fabric_hold(self->win, dmabuf, 1) == -EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(dmabuf);
 }
 
 /*

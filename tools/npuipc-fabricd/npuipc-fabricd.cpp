@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +35,8 @@
 #include "fabric.grpc.pb.h"
 #include "fabric/wire.h"
 #include "ipc/internal.h"
+#include "lease.h"
+#include "log.h"
 #include "npuipc/fabric.h"
 #include "npuipc/unique_fd.h"
 
@@ -48,6 +49,8 @@ using npuipc::fabric::AllowedProcess;
 using npuipc::fabric::Handle;
 using npuipc::fabric::kAnyServer;
 using npuipc::fabric::kHandleBytes;
+using npuipc_fabricd::Clock;
+using npuipc_fabricd::logf;
 
 // Exports one daemon holds (each a dma-buf and an import in its DRM file),
 // and those of one user.
@@ -61,22 +64,8 @@ constexpr auto kPeerDeadline = std::chrono::seconds(10);
 // Allowlist entries one export holds.
 constexpr size_t kMaxAllowed = 256;
 
-void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void logf(const char *fmt, ...)
-{
-    // One write a line: threads log at once.
-    char line[512];
-    int n = std::snprintf(line, sizeof(line), "npuipc-fabricd: ");
-    va_list ap;
-    va_start(ap, fmt);
-    n += std::vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-    va_end(ap);
-    n = std::min<int>(n, sizeof(line) - 2);
-    line[n++] = '\n';
-    if (::write(STDERR_FILENO, line, n) < 0) {
-        // Nowhere else to say it.
-    }
-}
+// Grant ids one Renew or Release names at most.
+constexpr int kMaxGrantsPerCall = 4096;
 
 struct Options {
     std::string socket = npuipc::fabric::daemon_socket_path();
@@ -147,7 +136,34 @@ int judge(uint64_t id, const uint8_t *secret, uint64_t size_asked, uint32_t sdid
     return 0;
 }
 
+std::unique_ptr<npuipc_fabricd::Grants> g_grants;
+std::unique_ptr<npuipc_fabricd::Leases> g_leases;
+
+std::vector<uint64_t> grant_ids(const npuipc::fabric::v1::LeaseRequest &req)
+{
+    return std::vector<uint64_t>(req.grant_ids().begin(), req.grant_ids().end());
+}
+
 class FabricService final : public npuipc::fabric::v1::Fabric::Service {
+    grpc::Status Renew(grpc::ServerContext *, const npuipc::fabric::v1::LeaseRequest *req,
+                       npuipc::fabric::v1::RenewReply *reply) override
+    {
+        if (req->importer_sdid() == g_window.info.sdid || req->grant_ids_size() > kMaxGrantsPerCall)
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed request");
+        for (uint64_t id : g_grants->renew(req->importer_sdid(), grant_ids(*req)))
+            reply->add_unknown(id);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status Release(grpc::ServerContext *, const npuipc::fabric::v1::LeaseRequest *req,
+                         npuipc::fabric::v1::ReleaseReply *) override
+    {
+        if (req->importer_sdid() == g_window.info.sdid || req->grant_ids_size() > kMaxGrantsPerCall)
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed request");
+        g_grants->release(req->importer_sdid(), grant_ids(*req));
+        return grpc::Status::OK;
+    }
+
     grpc::Status Import(grpc::ServerContext *, const npuipc::fabric::v1::ImportRequest *req,
                         npuipc::fabric::v1::ImportReply *reply) override
     {
@@ -156,9 +172,10 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
         uint64_t offset = 0, size = 0;
         if (req->importer_sdid() == g_window.info.sdid)
             return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "an import asked as this server");
+        int dup = -1;
         int err = judge(req->export_id(),
                         reinterpret_cast<const uint8_t *>(req->secret().data()), req->size(),
-                        req->importer_sdid(), req->importer_pid(), &offset, &size, nullptr);
+                        req->importer_sdid(), req->importer_pid(), &offset, &size, &dup);
         if (err == ESRCH) {
             logf("refused server %u pid %d: no such export", req->importer_sdid(),
                  req->importer_pid());
@@ -169,8 +186,17 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
                  req->importer_pid());
             return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "not on the allowlist");
         }
+        // The grant keeps the memory, whatever its exporter does, until
+        // the importer lets go or stops renewing.
+        uint64_t grant = 0;
+        if (!err)
+            err = g_grants->add(req->importer_sdid(), UniqueFd(dup), offset, &grant);
+        if (err)
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::strerror(err));
         reply->set_offset(offset);
         reply->set_size(size);
+        reply->set_grant_id(grant);
+        reply->set_lease_ms(static_cast<uint32_t>(npuipc_fabricd::kLeaseTerm.count()));
         return grpc::Status::OK;
     }
 };
@@ -241,8 +267,8 @@ int locate(int dmabuf, uint64_t *offset, uint64_t *size)
     return 0;
 }
 
-// FABRIC_IMPORT of another server's range, as a dma-buf.
-int import_range(uint32_t sdid, uint64_t offset, uint64_t size, UniqueFd *out)
+// FABRIC_IMPORT of another server's range, as a dma-buf, and its lease fd.
+int import_range(uint32_t sdid, uint64_t offset, uint64_t size, UniqueFd *out, UniqueFd *lease)
 {
     std::lock_guard<std::mutex> lock(g_drm_mu);
     drm_npuipc_fabric_import args{};
@@ -251,6 +277,7 @@ int import_range(uint32_t sdid, uint64_t offset, uint64_t size, UniqueFd *out)
     args.sdid = sdid;
     if (drmIoctl(g_window.fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args) != 0)
         return errno == EINVAL ? EPROTO : EIO; // a peer that named a bad range
+    *lease = UniqueFd(args.lease_fd);
     int fd = -1;
     int err = drmPrimeHandleToFD(g_window.fd, args.handle, DRM_CLOEXEC | DRM_RDWR, &fd) == 0 ? 0 : EIO;
     drmCloseBufferHandle(g_window.fd, args.handle);
@@ -363,6 +390,7 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     ask.set_size(h.size());
     npuipc::fabric::v1::ImportReply granted;
     grpc::ClientContext ctx;
+    const auto asked = Clock::now();
     ctx.set_deadline(std::chrono::system_clock::now() + kPeerDeadline);
     // A peer that restarted is reached again within the deadline, not
     // after the channel's reconnect backoff.
@@ -373,9 +401,17 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
              status.error_message().c_str());
         return errno_of(status);
     }
-    if (granted.size() != h.size())
-        return EPROTO;
-    return import_range(h.owner_sdid(), granted.offset(), granted.size(), out);
+    UniqueFd lease;
+    int err = granted.size() == h.size() && granted.grant_id() && granted.lease_ms()
+                  ? import_range(h.owner_sdid(), granted.offset(), granted.size(), out, &lease)
+                  : EPROTO;
+    if (err) {
+        g_leases->release(h.owner_sdid(), granted.grant_id());
+        return err;
+    }
+    g_leases->add(h.owner_sdid(), granted.grant_id(), std::move(lease), asked,
+                  std::chrono::milliseconds(granted.lease_ms()));
+    return 0;
 }
 
 void serve(UniqueFd conn_fd, uint64_t conn, struct ucred cred)
@@ -535,6 +571,11 @@ int main(int argc, char **argv)
         g_stubs[sdid] = npuipc::fabric::v1::Fabric::NewStub(
             grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
     }
+
+    g_grants = std::make_unique<npuipc_fabricd::Grants>(g_window.fd);
+    g_leases = std::make_unique<npuipc_fabricd::Leases>(g_window.info.sdid, &g_stubs);
+    std::thread([] { g_grants->expire_forever(); }).detach();
+    std::thread([] { g_leases->run_forever(); }).detach();
 
     FabricService service;
     grpc::ServerBuilder builder;

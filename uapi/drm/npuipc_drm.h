@@ -29,7 +29,7 @@ extern "C" {
  * change meaning; new fields go at the end, and the DRM core zero-extends
  * structures passed by older userspace.
  */
-#define NPUIPC_UAPI_VERSION 12
+#define NPUIPC_UAPI_VERSION 13
 
 /* The device is RAM-backed and created by the module's parameters. */
 #define NPUIPC_CAP_VIRTUAL		(1ULL << 0)
@@ -88,6 +88,7 @@ extern "C" {
 #define DRM_NPUIPC_BO_USERPTR	0x0d
 #define DRM_NPUIPC_FABRIC_INFO	0x0e
 #define DRM_NPUIPC_FABRIC_IMPORT	0x0f
+#define DRM_NPUIPC_FABRIC_HOLD	0x10
 
 /**
  * struct drm_npuipc_get_info - describe the device behind this DRM fd
@@ -436,6 +437,9 @@ struct drm_npuipc_fabric_info {
  * @flags: in, must be 0 (NPUIPC_FABRIC_IMPORT_FLAGS_VALID).
  * @handle: out, GEM handle of a buffer over the range (must be 0 on entry).
  * @pad: must be 0.
+ * @lease_fd: out, the import's lease fd, O_CLOEXEC (must be 0 on entry;
+ *	uapi version 13).
+ * @pad2: must be 0.
  *
  * The range is the owning server's to allocate: this server's devices and
  * mappings reach the same bytes as the owner's, ordered as the fabric
@@ -444,6 +448,14 @@ struct drm_npuipc_fabric_info {
  * CAP_SYS_ADMIN imports (DRM_ROOT_ONLY: -EACCES before any other check). The buffer is not charged to this server's part
  * (the owner's budget holds it); BO_INFO reports NPUIPC_BO_IMPORTED and
  * NPUIPC_BO_FABRIC; BO_EXPORT gives it to this server's processes.
+ *
+ * The import lives by its lease fd. Closing the fd revokes it: every user
+ * mapping of the buffer, of the dma-bufs exported from it and of their
+ * imports on other devices is removed, a later access is SIGBUS and a job
+ * on it fails -ENODEV, whoever still holds the buffer. The fd polls
+ * readable (EPOLLIN) once the buffer's last holder let go; closing it then
+ * changes nothing. The fabric daemon keeps the fd while the owner's daemon
+ * grants the range (Documentation/fabric.md, Lifetime across servers).
  *
  * Errors:
  *	-EINVAL: unknown flags, non-zero @pad or @handle; @offset or @size
@@ -461,14 +473,54 @@ struct drm_npuipc_fabric_import {
 	__u32 flags;
 	__u32 handle;
 	__u32 pad;
+	__s32 lease_fd;
+	__u32 pad2;
 };
 
 #define NPUIPC_FABRIC_IMPORT_FLAGS_VALID	0x0
+
+/**
+ * struct drm_npuipc_fabric_hold - keep a buffer of this server's part allocated
+ * @fd: in, a dma-buf of a buffer this window allocated (BO_CREATE here).
+ * @timeout_ms: in, how long from now, at most NPUIPC_FABRIC_HOLD_MAX_MS;
+ *	0 ends the hold now.
+ * @flags: in, must be 0 (NPUIPC_FABRIC_HOLD_FLAGS_VALID).
+ * @pad: must be 0.
+ *
+ * Keeps the buffer, and so its range of the part, allocated until
+ * @timeout_ms from now, whoever else holds or lets go of it, the caller's
+ * process included (uapi version 13). Called again for the same buffer,
+ * through any of its dma-bufs, it sets the end anew. The owning server's
+ * fabric daemon holds what it granted for as long as an importer's lease
+ * may still run, so that a range is never allocated again under an
+ * importer, even when the daemon dies. Only a process with CAP_SYS_ADMIN
+ * holds (-EACCES before any other check).
+ *
+ * Errors:
+ *	-EINVAL: unknown flags, non-zero @pad, @timeout_ms above the limit;
+ *		@fd a dma-buf of no buffer of this window's own part (another
+ *		device's, an import's).
+ *	-EBADF: @fd is not an open file. -EINVAL: not a dma-buf.
+ *	-EACCES: the caller lacks CAP_SYS_ADMIN.
+ *	-EOPNOTSUPP: the device is not a fabric window.
+ *	-ENOMEM: kernel memory.
+ */
+struct drm_npuipc_fabric_hold {
+	__s32 fd;
+	__u32 timeout_ms;
+	__u32 flags;
+	__u32 pad;
+};
+
+#define NPUIPC_FABRIC_HOLD_FLAGS_VALID	0x0
+#define NPUIPC_FABRIC_HOLD_MAX_MS	600000
 
 #define DRM_IOCTL_NPUIPC_FABRIC_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_INFO, struct drm_npuipc_fabric_info)
 #define DRM_IOCTL_NPUIPC_FABRIC_IMPORT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_IMPORT, struct drm_npuipc_fabric_import)
+#define DRM_IOCTL_NPUIPC_FABRIC_HOLD \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_HOLD, struct drm_npuipc_fabric_hold)
 
 /*
  * Execution objects. Their handles live in a namespace of their own per
