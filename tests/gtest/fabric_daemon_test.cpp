@@ -26,6 +26,7 @@
 
 #include "drm/npuipc_drm.h"
 #include "fabric/wire.h"
+#include "fabric_devices.h"
 #include "npuipc/fabric.h"
 #include "npuipc/unique_fd.h"
 #include "pair_peer.h"
@@ -40,41 +41,15 @@ using npuipc_pair::me;
 using npuipc_pair::meet;
 using npuipc_pair::peer;
 
-constexpr uint64_t kSize = 2ULL << 20;
+using npuipc_fabric_test::ioctl_errno;
+using npuipc_fabric_test::kSize;
 
-int ioctl_errno(int fd, unsigned long request, void *arg)
-{
-    return drmIoctl(fd, request, arg) == 0 ? 0 : errno;
-}
-
-// A render node of npuipc: the fabric window, or NPU 0.
-UniqueFd open_node(bool window)
-{
-    for (int minor = 128; minor < 192; minor++) {
-        std::string path = "/dev/dri/renderD" + std::to_string(minor);
-        UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-        drm_npuipc_get_info info{};
-        if (!fd || ioctl_errno(fd.get(), DRM_IOCTL_NPUIPC_GET_INFO, &info) != 0)
-            continue;
-        if (window ? (info.caps & NPUIPC_CAP_FABRIC) != 0 : info.device_index == 0)
-            return fd;
-    }
-    return UniqueFd();
-}
-
-// Each test's devices: the window, NPU 0, a stream on it.
-class FabricDaemon : public ::testing::Test {
+// Each test's devices (the window, NPU 0, a stream on it) and a session.
+class FabricDaemon : public ::testing::Test, protected npuipc_fabric_test::FabricDevices {
 protected:
     void SetUp() override
     {
-        window = open_node(true);
-        npu = open_node(false);
-        ASSERT_TRUE(window.valid());
-        ASSERT_TRUE(npu.valid());
-        drm_npuipc_obj_create create{};
-        create.type = NPUIPC_OBJ_STREAM;
-        ASSERT_EQ(0, ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_OBJ_CREATE, &create));
-        stream = create.handle;
+        ASSERT_NO_FATAL_FAILURE(open_devices());
         auto s = Session::open();
         ASSERT_TRUE(s.ok()) << s.error();
         session.emplace(std::move(s.value()));
@@ -82,86 +57,6 @@ protected:
 
     void TearDown() override { npuipc_pair::leave_if_failed(); }
 
-    // Fabric memory of this server's part, as a dma-buf.
-    UniqueFd fabric_memory()
-    {
-        drm_npuipc_bo_create create{};
-        create.size = kSize;
-        create.page_class = NPUIPC_PAGE_CLASS_HUGE;
-        EXPECT_EQ(0, ioctl_errno(window.get(), DRM_IOCTL_NPUIPC_BO_CREATE, &create));
-        int fd = -1;
-        EXPECT_EQ(0, drmPrimeHandleToFD(window.get(), create.handle, DRM_CLOEXEC | DRM_RDWR, &fd));
-        drmCloseBufferHandle(window.get(), create.handle);
-        return UniqueFd(fd);
-    }
-
-    // The NPU's handle for a dma-buf.
-    uint32_t on_npu(int dmabuf)
-    {
-        drm_npuipc_bo_import import{};
-        import.fd = dmabuf;
-        import.flags = NPUIPC_BO_IMPORT_PEER_ACCESS;
-        EXPECT_EQ(0, ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_IMPORT, &import));
-        return import.handle;
-    }
-
-    int run(drm_npuipc_job job)
-    {
-        drm_npuipc_submit submit{};
-        submit.stream = stream;
-        submit.jobs = reinterpret_cast<uintptr_t>(&job);
-        submit.job_count = 1;
-        submit.job_size = sizeof(job);
-        int err = ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_SUBMIT, &submit);
-        if (err)
-            return -err;
-        drm_npuipc_wait wait{};
-        wait.handle = stream;
-        wait.timeout_ns = 30LL * 1000000000;
-        err = ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_WAIT, &wait);
-        return err ? -err : wait.status;
-    }
-
-    int fill(uint32_t bo, uint8_t value)
-    {
-        drm_npuipc_job job{};
-        job.kind = NPUIPC_JOB_FILL;
-        job.dst = bo;
-        job.size = kSize;
-        job.value = value;
-        return run(job);
-    }
-
-    // Whether every byte of NPU buffer @bo is @value, read through a copy.
-    bool holds(uint32_t bo, uint8_t value)
-    {
-        drm_npuipc_bo_create create{};
-        create.size = kSize;
-        if (ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_CREATE, &create) != 0)
-            return false;
-        drm_npuipc_job job{};
-        job.kind = NPUIPC_JOB_COPY;
-        job.dst = create.handle;
-        job.src = bo;
-        job.size = kSize;
-        if (run(job) != 0)
-            return false;
-        drm_npuipc_bo_info info{};
-        info.handle = create.handle;
-        if (ioctl_errno(npu.get(), DRM_IOCTL_NPUIPC_BO_INFO, &info) != 0)
-            return false;
-        void *p = ::mmap(nullptr, kSize, PROT_READ, MAP_SHARED, npu.get(), info.mmap_offset);
-        if (p == MAP_FAILED)
-            return false;
-        bool all = true;
-        for (uint64_t i = 0; i < kSize && all; i++)
-            all = static_cast<const uint8_t *>(p)[i] == value;
-        ::munmap(p, kSize);
-        return all;
-    }
-
-    UniqueFd window, npu;
-    uint32_t stream = 0;
     std::optional<Session> session;
 };
 

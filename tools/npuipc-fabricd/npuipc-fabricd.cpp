@@ -568,8 +568,15 @@ int main(int argc, char **argv)
             logf("--peer %u is this server", sdid);
             return 2;
         }
-        g_stubs[sdid] = npuipc::fabric::v1::Fabric::NewStub(
-            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+        // A peer that restarts is reached again within a second, not after
+        // gRPC's default backoff (up to two minutes): leases are renewed
+        // every second.
+        grpc::ChannelArguments args;
+        args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+        args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+        args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+        g_stubs[sdid] = npuipc::fabric::v1::Fabric::NewStub(grpc::CreateCustomChannel(
+            address, grpc::InsecureChannelCredentials(), args));
     }
 
     g_grants = std::make_unique<npuipc_fabricd::Grants>(g_window.fd);
