@@ -201,6 +201,48 @@ protected:
         }
     }
 
+    // The importer's side: the handle server 0 sends, imported, seen by the
+    // NPU (npu_bo) and mapped (p), which reads @value.
+    struct Import {
+        Handle handle;
+        UniqueFd mem;
+        uint32_t npu_bo = 0;
+        const volatile uint8_t *p = nullptr;
+    };
+    void import_mapped(uint8_t value, Import *in)
+    {
+        in->handle = swap_with_peer(Handle{});
+        auto imported = session->import_memory(in->handle);
+        ASSERT_TRUE(imported.ok()) << imported.error();
+        in->mem = std::move(imported.value());
+        in->npu_bo = on_npu(in->mem.get());
+        in->p = map(in->mem.get());
+        ASSERT_NE(nullptr, in->p);
+        EXPECT_EQ(0, child_read(in->p, value));
+        meet(); // imported
+    }
+
+    // The owner's side: memory filled with @value sent to server 1, which
+    // imported it, then freed here (export released, memory closed):
+    // where it lay.
+    uint64_t export_then_free(uint8_t value)
+    {
+        Handle handle;
+        UniqueFd mem = filled_export(value, &handle);
+        const uint64_t offset = fabric_offset(mem.get());
+        swap_with_peer(handle);
+        meet(); // imported
+        EXPECT_TRUE(session->release(handle).ok());
+        return offset;
+    }
+
+    // The import's copy on the NPU fails as revoked memory does.
+    void expect_copy_revoked(const Import &in)
+    {
+        uint32_t copy = 0;
+        EXPECT_EQ(-ENODEV, copy_out(in.npu_bo, &copy));
+    }
+
     Daemon daemon;
     std::optional<Session> session;
     std::vector<void *> maps;
@@ -262,20 +304,12 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsOwnersDaemonRestarts)
         meet();
         return;
     }
-    Handle theirs = swap_with_peer(Handle{});
-    auto imported = session->import_memory(theirs);
-    ASSERT_TRUE(imported.ok()) << imported.error();
-    UniqueFd remote_mem = std::move(imported.value());
-    uint32_t remote = on_npu(remote_mem.get());
-    const volatile uint8_t *p = map(remote_mem.get());
-    ASSERT_NE(nullptr, p);
-    EXPECT_EQ(0, child_read(p, 0xb0));
-    meet();
+    Import in;
+    ASSERT_NO_FATAL_FAILURE(import_mapped(0xb0, &in));
     meet(); // the owner's daemon restarted
-    EXPECT_TRUE(sigbus_within(p, 0xb0, seconds(5)));
-    uint32_t copy = 0;
-    EXPECT_EQ(-ENODEV, copy_out(remote, &copy));
-    EXPECT_EQ(ESRCH, session->import_memory(theirs).error());
+    EXPECT_TRUE(sigbus_within(in.p, 0xb0, seconds(5)));
+    expect_copy_revoked(in);
+    EXPECT_EQ(ESRCH, session->import_memory(in.handle).error());
     meet();
     Handle again = swap_with_peer(Handle{});
     auto reimported = session->import_memory(again);
@@ -289,13 +323,7 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsOwnersDaemonRestarts)
 TEST_F(FabricLifetime, AnImportIsRevokedWhenItsDaemonDiesAndTheOwnerKeepsTheRangeUntilTheGrantRunsOut)
 {
     if (me() == 0) {
-        Handle handle;
-        UniqueFd mem = filled_export(0xc0, &handle);
-        const uint64_t first = fabric_offset(mem.get());
-        swap_with_peer(handle);
-        meet(); // imported
-        ASSERT_TRUE(session->release(handle).ok());
-        mem.reset();
+        const uint64_t first = export_then_free(0xc0);
         meet(); // the importer's daemon died
         EXPECT_FALSE(allocated_at_within(first, seconds(0)).valid()) << "the grant did not keep the range";
         EXPECT_TRUE(allocated_at_within(first, seconds(15)).valid())
@@ -303,20 +331,12 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsDaemonDiesAndTheOwnerKeepsTheRang
         meet();
         return;
     }
-    Handle theirs = swap_with_peer(Handle{});
-    auto imported = session->import_memory(theirs);
-    ASSERT_TRUE(imported.ok()) << imported.error();
-    UniqueFd remote_mem = std::move(imported.value());
-    uint32_t remote = on_npu(remote_mem.get());
-    const volatile uint8_t *p = map(remote_mem.get());
-    ASSERT_NE(nullptr, p);
-    EXPECT_EQ(0, child_read(p, 0xc0));
-    meet();
+    Import in;
+    ASSERT_NO_FATAL_FAILURE(import_mapped(0xc0, &in));
     session.reset();
     daemon.kill_now();
-    EXPECT_EQ(SIGBUS, child_read(p, 0xc0));
-    uint32_t copy = 0;
-    EXPECT_EQ(-ENODEV, copy_out(remote, &copy));
+    EXPECT_EQ(SIGBUS, child_read(in.p, 0xc0));
+    expect_copy_revoked(in);
     meet();
     meet();
 }
@@ -326,13 +346,7 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsDaemonDiesAndTheOwnerKeepsTheRang
 TEST_F(FabricLifetime, ALinkCutRevokesTheImportBeforeTheOwnerReusesTheRange)
 {
     if (me() == 0) {
-        Handle handle;
-        UniqueFd mem = filled_export(0xd0, &handle);
-        const uint64_t first = fabric_offset(mem.get());
-        swap_with_peer(handle);
-        meet(); // imported
-        ASSERT_TRUE(session->release(handle).ok());
-        mem.reset();
+        const uint64_t first = export_then_free(0xd0);
         meet(); // the link is back
         UniqueFd reused = allocated_at_within(first, seconds(15));
         ASSERT_TRUE(reused.valid()) << "the range was not freed when the grant ran out";
@@ -342,23 +356,15 @@ TEST_F(FabricLifetime, ALinkCutRevokesTheImportBeforeTheOwnerReusesTheRange)
         meet();
         return;
     }
-    Handle theirs = swap_with_peer(Handle{});
-    auto imported = session->import_memory(theirs);
-    ASSERT_TRUE(imported.ok()) << imported.error();
-    UniqueFd remote_mem = std::move(imported.value());
-    uint32_t remote = on_npu(remote_mem.get());
-    const volatile uint8_t *p = map(remote_mem.get());
-    ASSERT_NE(nullptr, p);
-    EXPECT_EQ(0, child_read(p, 0xd0));
-    meet();
+    Import in;
+    ASSERT_NO_FATAL_FAILURE(import_mapped(0xd0, &in));
     ASSERT_TRUE(set_link(false));
-    EXPECT_TRUE(sigbus_within(p, 0xd0, seconds(8)));
+    EXPECT_TRUE(sigbus_within(in.p, 0xd0, seconds(8)));
     ASSERT_TRUE(set_link(true));
     meet();
     meet(); // the owner allocated the range again
-    EXPECT_EQ(SIGBUS, child_read(p, 0x77));
-    uint32_t copy = 0;
-    EXPECT_EQ(-ENODEV, copy_out(remote, &copy));
+    EXPECT_EQ(SIGBUS, child_read(in.p, 0x77));
+    expect_copy_revoked(in);
     meet();
 }
 
@@ -379,20 +385,12 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsOwnersServerDies)
         std::this_thread::sleep_for(seconds(60));
         FAIL() << "still running a minute after powering off";
     }
-    Handle theirs = swap_with_peer(Handle{});
-    auto imported = session->import_memory(theirs);
-    ASSERT_TRUE(imported.ok()) << imported.error();
-    UniqueFd remote_mem = std::move(imported.value());
-    uint32_t remote = on_npu(remote_mem.get());
-    const volatile uint8_t *p = map(remote_mem.get());
-    ASSERT_NE(nullptr, p);
-    EXPECT_EQ(0, child_read(p, 0xe0));
-    meet();
-    EXPECT_TRUE(sigbus_within(p, 0xe0, seconds(8)));
-    uint32_t copy = 0;
-    EXPECT_EQ(-ENODEV, copy_out(remote, &copy));
+    Import in;
+    ASSERT_NO_FATAL_FAILURE(import_mapped(0xe0, &in));
+    EXPECT_TRUE(sigbus_within(in.p, 0xe0, seconds(8)));
+    expect_copy_revoked(in);
     const auto asked = std::chrono::steady_clock::now();
-    const int err = session->import_memory(theirs).error();
+    const int err = session->import_memory(in.handle).error();
     EXPECT_TRUE(err == ETIMEDOUT || err == EHOSTUNREACH) << err;
     EXPECT_LT(std::chrono::steady_clock::now() - asked, seconds(15));
 }

@@ -112,16 +112,22 @@ void Leases::release(uint32_t owner, uint64_t id)
     release_all({{owner, {id}}});
 }
 
+npuipc::fabric::v1::LeaseRequest Leases::request(const std::vector<uint64_t> &ids) const
+{
+    npuipc::fabric::v1::LeaseRequest req;
+    req.set_importer_sdid(own_sdid_);
+    for (uint64_t id : ids)
+        req.add_grant_ids(id);
+    return req;
+}
+
 void Leases::release_all(const std::map<uint32_t, std::vector<uint64_t>> &ids)
 {
     for (const auto &[owner, grants] : ids) {
         auto stub = stubs_->find(owner);
         if (stub == stubs_->end())
             continue;
-        npuipc::fabric::v1::LeaseRequest req;
-        req.set_importer_sdid(own_sdid_);
-        for (uint64_t id : grants)
-            req.add_grant_ids(id);
+        const npuipc::fabric::v1::LeaseRequest req = request(grants);
         npuipc::fabric::v1::ReleaseReply reply;
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + kRenewEvery);
@@ -145,10 +151,7 @@ void Leases::renew_all()
         auto stub = stubs_->find(owner);
         if (stub == stubs_->end())
             continue;
-        npuipc::fabric::v1::LeaseRequest req;
-        req.set_importer_sdid(own_sdid_);
-        for (uint64_t id : grants)
-            req.add_grant_ids(id);
+        const npuipc::fabric::v1::LeaseRequest req = request(grants);
         npuipc::fabric::v1::RenewReply reply;
         grpc::ClientContext ctx;
         const auto asked = Clock::now();

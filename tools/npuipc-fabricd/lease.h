@@ -92,6 +92,7 @@ private:
         Clock::time_point renewed; // when the last renewal that came back was asked
         std::chrono::milliseconds term;
     };
+    npuipc::fabric::v1::LeaseRequest request(const std::vector<uint64_t> &ids) const;
     void release_all(const std::map<uint32_t, std::vector<uint64_t>> &ids);
     void renew_all();
     void revoke_late();
