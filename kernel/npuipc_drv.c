@@ -238,6 +238,8 @@ static const struct drm_ioctl_desc npuipc_ioctls[] = {
 	/* Holding memory past its holders' lives is the daemon's to do. */
 	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_HOLD, npuipc_ioctl_fabric_hold,
 			  DRM_RENDER_ALLOW | DRM_ROOT_ONLY),
+	DRM_IOCTL_DEF_DRV(NPUIPC_FABRIC_RENEW, npuipc_ioctl_fabric_renew,
+			  DRM_RENDER_ALLOW | DRM_ROOT_ONLY),
 };
 
 static const struct file_operations npuipc_fops = {
@@ -285,7 +287,7 @@ static int __init npuipc_init(void)
 	ret = npuipc_engine_init();
 	if (ret)
 		return ret;
-	ret = npuipc_fabric_hold_init();
+	ret = npuipc_fabric_lease_init();
 	if (ret)
 		goto err_engine;
 	ret = npuipc_vdev_create_all(num_devices, mem_mib, mem_mib_count);
@@ -299,7 +301,7 @@ static int __init npuipc_init(void)
 err_vdevs:
 	npuipc_vdev_destroy_all();
 err_hold:
-	npuipc_fabric_hold_fini();
+	npuipc_fabric_lease_fini();
 err_engine:
 	npuipc_engine_fini();
 	return ret;
@@ -309,7 +311,7 @@ static void __exit npuipc_exit(void)
 {
 	npuipc_pci_unregister();
 	npuipc_vdev_destroy_all();
-	npuipc_fabric_hold_fini();
+	npuipc_fabric_lease_fini();
 	npuipc_engine_fini();
 }
 

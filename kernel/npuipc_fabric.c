@@ -216,7 +216,8 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_FABRIC_IMPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || args->handle || args->lease_fd || args->pad2))
+	if (npuipc_refuse(drm, args->pad || args->handle || args->lease_fd ||
+			  args->lease_ms > NPUIPC_FABRIC_LEASE_MAX_MS))
 		return -EINVAL;
 	if (!fabric)
 		return -EOPNOTSUPP;
@@ -261,6 +262,7 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 	ret = npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 	if (ret)
 		goto err_fput;
+	npuipc_lease_start(lease, args->lease_ms);
 	fd_install(fd, lease_file);
 	args->lease_fd = fd;
 	return 0;

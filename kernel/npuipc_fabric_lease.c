@@ -5,19 +5,24 @@
  * other: their fabric daemons keep leases over the link, and each kernel
  * gives its daemon the two levers a lease needs.
  *
- * On the importing server, a FABRIC_IMPORT comes with a lease fd. While it
- * is open the import is memory like any other; closed (the daemon let the
- * lease go, or died), the import is revoked: every user mapping of it, and
+ * On the importing server, a FABRIC_IMPORT comes with a lease fd and a
+ * term, which the daemon renews (FABRIC_RENEW) as the owner's daemon
+ * renews its grant. Until the term ends or the fd is closed (the daemon
+ * let the lease go, or died), the import is memory like any other; then
+ * it is revoked: every user mapping of it, and
  * of the dma-bufs and peer imports made from it, is zapped, later faults
  * get SIGBUS and jobs -ENODEV, so that nobody on this server reaches the
- * range once its owner may give it to another allocation. The fd polls
+ * range once its owner may give it to another allocation. The kernel
+ * keeps the term, not the daemon: a daemon stopped or starved past it
+ * cannot keep an import the owner no longer grants. The fd polls
  * readable when the import's last holder let go, which the daemon tells
  * the owner.
  *
  * On the owning server, FABRIC_HOLD keeps a buffer of the window allocated
  * for a while whoever else holds it: its daemon holds what it granted for
  * as long as an importer's lease may still run, so that the range is not
- * reused under an importer even when the daemon dies.
+ * reused under an importer even when the daemon dies. A hold only ever
+ * grows: nobody, a restarted daemon included, cuts one short.
  */
 #include <linux/anon_inodes.h>
 #include <linux/dma-buf.h>
@@ -40,6 +45,8 @@
 
 /* Every access to leased memory (a fault, a stretch of a job) is a reader. */
 DEFINE_STATIC_SRCU(npuipc_lease_srcu);
+/* Leases' terms and holds' ends; destroyed at module exit, after the last. */
+static struct workqueue_struct *npuipc_fabric_wq;
 
 /**
  * npuipc_lease_enter() - begin an access to leased memory
@@ -139,7 +146,7 @@ static void npuipc_lease_revoke(struct npuipc_fabric_lease *lease)
 	struct npuipc_lease_mapping *m;
 
 	mutex_lock(&lease->lock);
-	if (lease->released) {
+	if (lease->released || lease->revoked) {
 		mutex_unlock(&lease->lock);
 		return;
 	}
@@ -157,10 +164,20 @@ static void npuipc_lease_revoke(struct npuipc_fabric_lease *lease)
 	mutex_unlock(&lease->lock);
 }
 
+static void npuipc_lease_expire(struct work_struct *work)
+{
+	struct npuipc_fabric_lease *lease =
+		container_of(to_delayed_work(work), struct npuipc_fabric_lease, expire);
+
+	npuipc_lease_revoke(lease);
+}
+
+/* The term's work runs only while the file is open: it holds no reference. */
 static int npuipc_lease_release(struct inode *inode, struct file *file)
 {
 	struct npuipc_fabric_lease *lease = file->private_data;
 
+	cancel_delayed_work_sync(&lease->expire);
 	npuipc_lease_revoke(lease);
 	npuipc_lease_put(lease);
 	return 0;
@@ -200,7 +217,61 @@ struct npuipc_fabric_lease *npuipc_lease_create(void)
 	mutex_init(&lease->lock);
 	INIT_LIST_HEAD(&lease->mappings);
 	init_waitqueue_head(&lease->wait);
+	INIT_DELAYED_WORK(&lease->expire, npuipc_lease_expire);
 	return lease;
+}
+
+/**
+ * npuipc_lease_start() - start a lease's term
+ * @lease: the lease, its file made
+ * @term_ms: the term; 0 for none
+ */
+void npuipc_lease_start(struct npuipc_fabric_lease *lease, u32 term_ms)
+{
+	if (term_ms)
+		queue_delayed_work(npuipc_fabric_wq, &lease->expire, msecs_to_jiffies(term_ms));
+}
+
+/**
+ * npuipc_ioctl_fabric_renew() - move the end of an import's term (FABRIC_RENEW)
+ * @drm: the device, a fabric window
+ * @data: struct drm_npuipc_fabric_renew
+ * @file: the calling DRM file
+ *
+ * Return: 0 or a negative errno (see struct drm_npuipc_fabric_renew).
+ */
+int npuipc_ioctl_fabric_renew(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_npuipc_fabric_renew *args = data;
+	struct npuipc_fabric_lease *lease;
+	struct file *lease_file;
+	int ret = 0;
+
+	if (npuipc_refuse(drm, args->flags & ~NPUIPC_FABRIC_RENEW_FLAGS_VALID))
+		return -EINVAL;
+	if (npuipc_refuse(drm, args->pad || !args->lease_ms ||
+			  args->lease_ms > NPUIPC_FABRIC_LEASE_MAX_MS))
+		return -EINVAL;
+	if (!to_npuipc(drm)->fabric)
+		return -EOPNOTSUPP;
+	lease_file = fget(args->lease_fd);
+	if (!lease_file)
+		return -EBADF;
+	if (npuipc_refuse(drm, lease_file->f_op != &npuipc_lease_fops)) {
+		fput(lease_file);
+		return -EINVAL;
+	}
+	lease = lease_file->private_data;
+	/* Under the lock: a revocation that began is not undone. */
+	mutex_lock(&lease->lock);
+	if (lease->revoked)
+		ret = -ENODEV;
+	else
+		mod_delayed_work(npuipc_fabric_wq, &lease->expire,
+				 msecs_to_jiffies(args->lease_ms));
+	mutex_unlock(&lease->lock);
+	fput(lease_file);
+	return ret;
 }
 
 /**
@@ -227,8 +298,6 @@ struct npuipc_fabric_hold {
 
 /* Protects every npuipc_bo.fabric_hold and the holds' @until */
 static DEFINE_MUTEX(npuipc_hold_lock);
-/* Destroyed at module exit: no hold's work runs past it. */
-static struct workqueue_struct *npuipc_hold_wq;
 
 static void npuipc_hold_expire(struct work_struct *work)
 {
@@ -237,7 +306,7 @@ static void npuipc_hold_expire(struct work_struct *work)
 
 	mutex_lock(&npuipc_hold_lock);
 	if (time_before(jiffies, hold->until)) {	/* renewed meanwhile */
-		queue_delayed_work(npuipc_hold_wq, &hold->work, hold->until - jiffies);
+		queue_delayed_work(npuipc_fabric_wq, &hold->work, hold->until - jiffies);
 		mutex_unlock(&npuipc_hold_lock);
 		return;
 	}
@@ -249,15 +318,19 @@ static void npuipc_hold_expire(struct work_struct *work)
 	kfree(hold);
 }
 
-int npuipc_fabric_hold_init(void)
+/*
+ * Every pending term has a lease fd open and every pending hold a dma-buf
+ * referenced, and both keep the module: at exit, no work is left to run.
+ */
+int npuipc_fabric_lease_init(void)
 {
-	npuipc_hold_wq = alloc_workqueue("npuipc_fabric_hold", 0, 0);
-	return npuipc_hold_wq ? 0 : -ENOMEM;
+	npuipc_fabric_wq = alloc_workqueue("npuipc_fabric", 0, 0);
+	return npuipc_fabric_wq ? 0 : -ENOMEM;
 }
 
-void npuipc_fabric_hold_fini(void)
+void npuipc_fabric_lease_fini(void)
 {
-	destroy_workqueue(npuipc_hold_wq);
+	destroy_workqueue(npuipc_fabric_wq);
 }
 
 /**
@@ -279,7 +352,8 @@ int npuipc_ioctl_fabric_hold(struct drm_device *drm, void *data, struct drm_file
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_FABRIC_HOLD_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || args->timeout_ms > NPUIPC_FABRIC_HOLD_MAX_MS))
+	if (npuipc_refuse(drm, args->pad || !args->timeout_ms ||
+			  args->timeout_ms > NPUIPC_FABRIC_HOLD_MAX_MS))
 		return -EINVAL;
 	if (!to_npuipc(drm)->fabric)
 		return -EOPNOTSUPP;
@@ -294,28 +368,26 @@ int npuipc_ioctl_fabric_hold(struct drm_device *drm, void *data, struct drm_file
 		ret = -EINVAL;
 		goto out;
 	}
-	if (args->timeout_ms) {
-		fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
-		if (!fresh) {
-			ret = -ENOMEM;
-			goto out;
-		}
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh) {
+		ret = -ENOMEM;
+		goto out;
 	}
 
 	mutex_lock(&npuipc_hold_lock);
 	hold = bo->fabric_hold;
-	if (!hold && fresh) {
+	if (!hold) {
 		INIT_DELAYED_WORK(&fresh->work, npuipc_hold_expire);
 		fresh->bo = bo;
 		fresh->dmabuf = dmabuf;	/* the hold keeps dma_buf_get()'s reference */
+		fresh->until = jiffies + delay;
 		dmabuf = NULL;
 		bo->fabric_hold = fresh;
-		hold = fresh;
+		queue_delayed_work(npuipc_fabric_wq, &fresh->work, delay);
 		fresh = NULL;
-	}
-	if (hold) {
+	} else if (time_after(jiffies + delay, hold->until)) {
+		/* The work, when it runs, waits out the rest. */
 		hold->until = jiffies + delay;
-		mod_delayed_work(npuipc_hold_wq, &hold->work, delay);
 	}
 	mutex_unlock(&npuipc_hold_lock);
 	kfree(fresh);

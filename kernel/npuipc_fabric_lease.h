@@ -7,6 +7,7 @@
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 struct address_space;
 struct drm_device;
@@ -16,9 +17,10 @@ struct npuipc_bo;
 
 /*
  * What a FABRIC_IMPORT's memory lives by on the importing server: the
- * lease fd its importer (the fabric daemon) holds. Closing the fd revokes
- * the memory (faults SIGBUS, jobs -ENODEV); the fd polls readable once
- * the import's last holder let go.
+ * lease fd its importer (the fabric daemon) holds, and the lease's term.
+ * The term's end, or closing the fd, revokes the memory (faults SIGBUS,
+ * jobs -ENODEV); the fd polls readable once the import's last holder let
+ * go.
  */
 struct npuipc_fabric_lease {
 	struct kref ref;
@@ -30,6 +32,8 @@ struct npuipc_fabric_lease {
 	/* Where the memory is mapped for users: struct npuipc_lease_mapping. */
 	struct list_head mappings;
 	wait_queue_head_t wait;
+	/* The term's end: revokes. Cancelled when the lease fd is closed. */
+	struct delayed_work expire;
 };
 
 /*
@@ -52,10 +56,12 @@ void npuipc_lease_released(struct npuipc_fabric_lease *lease);
 
 struct npuipc_fabric_lease *npuipc_lease_create(void);
 struct file *npuipc_lease_file(struct npuipc_fabric_lease *lease);
+void npuipc_lease_start(struct npuipc_fabric_lease *lease, u32 term_ms);
 void npuipc_lease_put(struct npuipc_fabric_lease *lease);
 
-int npuipc_fabric_hold_init(void);
-void npuipc_fabric_hold_fini(void);
+int npuipc_fabric_lease_init(void);
+void npuipc_fabric_lease_fini(void);
+int npuipc_ioctl_fabric_renew(struct drm_device *drm, void *data, struct drm_file *file);
 int npuipc_ioctl_fabric_hold(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif /* __NPUIPC_FABRIC_LEASE_H__ */

@@ -522,6 +522,8 @@ static const struct drm_gem_object_funcs npuipc_bo_funcs = {
  */
 int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size)
 {
+	int ret;
+
 	drm_gem_private_object_init(drm, &bo->base, size);
 	bo->base.funcs = &npuipc_bo_funcs;
 	/*
@@ -531,10 +533,12 @@ int npuipc_bo_init(struct drm_device *drm, struct npuipc_bo *bo, size_t size)
 	 */
 	drm_dev_get(drm);
 	atomic_inc(&to_npuipc(drm)->live_objects);
-	if (bo->mem.lease)
+	ret = drm_gem_create_mmap_offset(&bo->base);
+	/* Once its offset is in place: a revocation reads it to unmap. */
+	if (!ret && bo->mem.lease)
 		npuipc_lease_track(bo->mem.lease, &bo->lease_map, drm->anon_inode->i_mapping,
 				   &bo->base.vma_node);
-	return drm_gem_create_mmap_offset(&bo->base);
+	return ret;
 }
 
 int npuipc_bo_publish(struct drm_device *drm, struct npuipc_bo *bo, size_t size,

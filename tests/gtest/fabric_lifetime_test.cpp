@@ -277,7 +277,8 @@ TEST_F(FabricLifetime, AnOwnersFreedMemoryStaysTheImportersUntilItLetsGo)
     drmCloseBufferHandle(npu.get(), remote);
     remote_mem.reset();
     meet();
-    EXPECT_TRUE(allocated_at_within(first, seconds(5)).valid())
+    // The owner's kernel holds it up to 6 s past the last renewal.
+    EXPECT_TRUE(allocated_at_within(first, seconds(10)).valid())
         << "the range was not freed after the importer let go";
     meet();
 }

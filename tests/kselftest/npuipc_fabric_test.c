@@ -55,11 +55,15 @@ static int fabric_info(int fd, struct drm_npuipc_fabric_info *info)
 	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_INFO, info);
 }
 
-/* FABRIC_IMPORT: the buffer's handle and its lease fd (closing it revokes). */
-static int fabric_import_leased(int fd, uint32_t sdid, uint64_t offset, uint64_t size,
-				uint32_t *handle, int *lease)
+/*
+ * FABRIC_IMPORT with a term of @term_ms (0: none): the buffer's handle and
+ * its lease fd (closing it revokes).
+ */
+static int fabric_import_term(int fd, uint32_t sdid, uint64_t offset, uint64_t size,
+			      uint32_t term_ms, uint32_t *handle, int *lease)
 {
-	struct drm_npuipc_fabric_import args = { .offset = offset, .size = size, .sdid = sdid };
+	struct drm_npuipc_fabric_import args = { .offset = offset, .size = size, .sdid = sdid,
+						 .lease_ms = term_ms };
 	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args);
 
 	if (!ret) {
@@ -69,12 +73,25 @@ static int fabric_import_leased(int fd, uint32_t sdid, uint64_t offset, uint64_t
 	return ret;
 }
 
+static int fabric_import_leased(int fd, uint32_t sdid, uint64_t offset, uint64_t size,
+				uint32_t *handle, int *lease)
+{
+	return fabric_import_term(fd, sdid, offset, size, 0, handle, lease);
+}
+
 /* An import that lives as long as the test's process. */
 static int fabric_import(int fd, uint32_t sdid, uint64_t offset, uint64_t size, uint32_t *handle)
 {
 	int lease;
 
 	return fabric_import_leased(fd, sdid, offset, size, handle, &lease);
+}
+
+static int fabric_renew(int fd, int lease, uint32_t term_ms)
+{
+	struct drm_npuipc_fabric_renew args = { .lease_fd = lease, .lease_ms = term_ms };
+
+	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
 }
 
 static int fabric_hold(int fd, int dmabuf, uint32_t timeout_ms)
@@ -329,7 +346,7 @@ TEST_F(fabric, import_rejects_unknown_flags_padding_handle_and_lease_fd)
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.handle = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.lease_fd = 1);
-	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad2 = 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.lease_ms = NPUIPC_FABRIC_LEASE_MAX_MS + 1);
 }
 
 TEST_F(fabric, import_rejects_unaligned_and_empty_ranges)
@@ -529,6 +546,87 @@ TEST_F(fabric, closing_the_lease_revokes_every_mapping_and_job_of_the_import)
 	close(dmabuf);
 }
 
+TEST_F(fabric, an_import_is_revoked_when_its_term_ends_unless_renewed_and_renewing_moves_the_end)
+{
+	const volatile uint8_t *short_map, *renewed_map;
+	uint32_t short_bo, renewed_bo;
+	int short_lease, renewed_lease;
+	uint8_t first;
+	size_t size;
+
+	ASSERT_EQ(0, fabric_import_term(self->win, !this_server(), peer_tail(&self->info),
+					SHARE_SIZE, 300, &short_bo, &short_lease));
+	ASSERT_EQ(0, fabric_import_term(self->win, !this_server(), peer_tail(&self->info),
+					SHARE_SIZE, 300, &renewed_bo, &renewed_lease));
+	ASSERT_EQ(0, fabric_renew(self->win, renewed_lease, 5000));
+	short_map = npuipc_bo_mmap(self->win, short_bo, PROT_READ, &size);
+	renewed_map = npuipc_bo_mmap(self->win, renewed_bo, PROT_READ, &size);
+	ASSERT_NE(MAP_FAILED, short_map);
+	ASSERT_NE(MAP_FAILED, renewed_map);
+	first = renewed_map[0];
+
+	usleep(1000000);
+	EXPECT_EQ(SIGBUS, child_read(short_map, first));
+	EXPECT_EQ(-ENODEV, fabric_renew(self->win, short_lease, 5000));
+	EXPECT_EQ(0, child_read(renewed_map, first));
+	/* Sooner, too. */
+	ASSERT_EQ(0, fabric_renew(self->win, renewed_lease, 100));
+	usleep(800000);
+	EXPECT_EQ(SIGBUS, child_read(renewed_map, first));
+	munmap((void *)short_map, SHARE_SIZE);
+	munmap((void *)renewed_map, SHARE_SIZE);
+	close(short_lease);
+	close(renewed_lease);
+}
+
+TEST_F(fabric, renew_rejects_flags_padding_terms_out_of_range_and_what_is_no_lease)
+{
+	struct drm_npuipc_fabric_renew args;
+	uint32_t bo;
+	int lease, dmabuf;
+
+	ASSERT_EQ(0, fabric_import_leased(self->win, !this_server(), peer_tail(&self->info),
+					  SHARE_SIZE, &bo, &lease));
+	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease, .lease_ms = 1, .flags = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
+	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease, .lease_ms = 1, .pad = 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
+	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
+	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease,
+						 .lease_ms = NPUIPC_FABRIC_LEASE_MAX_MS + 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
+	EXPECT_EQ(-EBADF, fabric_renew(self->win, -1, 1000));
+	ASSERT_EQ(0, npuipc_bo_export(self->win, bo, 0, SHARE_SIZE, 0, &dmabuf));
+	EXPECT_EQ(-EINVAL, fabric_renew(self->win, dmabuf, 1000));
+	EXPECT_EQ(-EOPNOTSUPP, fabric_renew(self->npu, lease, 1000));
+	/* Nothing renewed a term: the import has none, and lives. */
+	EXPECT_FALSE(lease_released(lease));
+	close(dmabuf);
+	close(lease);
+}
+
+TEST_F(fabric, renew_needs_cap_sys_admin_and_says_eacces)
+{
+	uint32_t bo;
+	int lease, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, fabric_import_leased(self->win, !this_server(), peer_tail(&self->info),
+					  SHARE_SIZE, &bo, &lease));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(fabric_renew(self->win, lease, 1000) == -EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(lease);
+}
+
 /* A dma-buf of fresh fabric memory of this server: its offset in the window. */
 static int own_fabric_dmabuf(int win, uint64_t *offset, int *dmabuf)
 {
@@ -588,22 +686,18 @@ static bool freed_within_5s(int win, uint64_t offset)
 	return false;
 }
 
-TEST_F(fabric, hold_set_again_ends_at_its_new_end_and_zero_ends_it_at_once)
+TEST_F(fabric, a_later_hold_moves_the_end_and_a_sooner_one_does_not)
 {
 	uint64_t held;
 	int dmabuf;
 
 	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &held, &dmabuf));
-	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, NPUIPC_FABRIC_HOLD_MAX_MS));
-	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 0));
-	close(dmabuf);
-	EXPECT_TRUE(freed_within_5s(self->win, held));
-
-	ASSERT_EQ(0, own_fabric_dmabuf(self->win, &held, &dmabuf));
-	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, NPUIPC_FABRIC_HOLD_MAX_MS));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 100));
 	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 1500));
+	ASSERT_EQ(0, fabric_hold(self->win, dmabuf, 1));
 	close(dmabuf);
-	EXPECT_NE(held, next_offset(self->win));
+	usleep(500000);
+	EXPECT_NE(held, next_offset(self->win));	/* held to 1.5 s */
 	EXPECT_TRUE(freed_within_5s(self->win, held));
 }
 
@@ -621,6 +715,8 @@ TEST_F(fabric, hold_rejects_flags_padding_long_holds_and_what_is_not_this_parts_
 	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
 	args = (struct drm_npuipc_fabric_hold){ .fd = dmabuf,
 						.timeout_ms = NPUIPC_FABRIC_HOLD_MAX_MS + 1 };
+	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
+	args = (struct drm_npuipc_fabric_hold){ .fd = dmabuf };
 	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args);
 	EXPECT_EQ(-EOPNOTSUPP, fabric_hold(self->npu, dmabuf, 1));
 	EXPECT_EQ(-EBADF, fabric_hold(self->win, -1, 1));

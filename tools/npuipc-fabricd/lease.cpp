@@ -18,43 +18,57 @@ namespace npuipc_fabricd {
 
 using npuipc::UniqueFd;
 
-bool Grants::hold(int dmabuf, uint32_t ms)
+namespace {
+
+// Runs fn(owner, ids) for each owner at once: one owner that does not
+// answer delays no other's renewals.
+template <typename Fn>
+void for_each_owner(const std::map<uint32_t, std::vector<uint64_t>> &ids, Fn fn)
+{
+    std::vector<std::thread> threads;
+    for (const auto &[owner, grants] : ids) {
+        for (size_t at = 0; at < grants.size(); at += kMaxGrantsPerCall) {
+            std::vector<uint64_t> part(grants.begin() + at,
+                                       grants.begin() + std::min(grants.size(), at + kMaxGrantsPerCall));
+            threads.emplace_back([&fn, owner = owner, part = std::move(part)] { fn(owner, part); });
+        }
+    }
+    for (std::thread &t : threads)
+        t.join();
+}
+
+} // namespace
+
+// A hold only grows (FABRIC_HOLD): renewing one grant never shortens
+// another's, nor a dead daemon's.
+bool Grants::hold(int dmabuf)
 {
     drm_npuipc_fabric_hold args{};
     args.fd = dmabuf;
-    args.timeout_ms = ms;
+    args.timeout_ms = static_cast<uint32_t>(kGrantTerm.count());
     if (drmIoctl(window_fd_, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args) == 0)
         return true;
     logf("FABRIC_HOLD: %s", std::strerror(errno));
     return false;
 }
 
-int Grants::add(uint32_t sdid, UniqueFd dmabuf, uint64_t offset, uint64_t *id)
+int Grants::add(uint32_t sdid, UniqueFd dmabuf, uint64_t *id)
 {
-    // Held before it is granted: whatever happens to this daemon, the
-    // memory outlives the importer's lease.
-    if (!hold(dmabuf.get(), kHoldMs))
-        return EIO;
     std::lock_guard<std::mutex> lock(mu_);
+    size_t of_server = std::count_if(grants_.begin(), grants_.end(),
+                                     [sdid](const auto &g) { return g.second.sdid == sdid; });
+    if (of_server >= kMaxGrantsPerServer)
+        return ENOSPC;
+    // Held before it is granted: whatever happens to this daemon, the
+    // memory outlives the importer's term.
+    if (!hold(dmabuf.get()))
+        return EIO;
     do {
         if (!npuipc_ipc::fill_random(id, sizeof(*id)).ok())
             return EIO;
     } while (*id == 0 || grants_.count(*id));
-    grants_.emplace(*id, Grant{sdid, offset, std::move(dmabuf), Clock::now() + kGrantTerm});
+    grants_.emplace(*id, Grant{sdid, std::move(dmabuf), Clock::now() + kGrantTerm});
     return 0;
-}
-
-// The hold ends with the last grant of its memory: the memory is then its
-// exporter's again (or free, once its exporter let go too).
-void Grants::drop_locked(std::map<uint64_t, Grant>::iterator it)
-{
-    const uint64_t offset = it->second.offset;
-    UniqueFd dmabuf = std::move(it->second.dmabuf);
-    grants_.erase(it);
-    bool more = std::any_of(grants_.begin(), grants_.end(),
-                            [offset](const auto &g) { return g.second.offset == offset; });
-    if (!more)
-        hold(dmabuf.get(), 0);
 }
 
 std::vector<uint64_t> Grants::renew(uint32_t sdid, const std::vector<uint64_t> &ids)
@@ -63,7 +77,7 @@ std::vector<uint64_t> Grants::renew(uint32_t sdid, const std::vector<uint64_t> &
     std::lock_guard<std::mutex> lock(mu_);
     for (uint64_t id : ids) {
         auto it = grants_.find(id);
-        if (it == grants_.end() || it->second.sdid != sdid || !hold(it->second.dmabuf.get(), kHoldMs)) {
+        if (it == grants_.end() || it->second.sdid != sdid || !hold(it->second.dmabuf.get())) {
             unknown.push_back(id);
             continue;
         }
@@ -72,13 +86,15 @@ std::vector<uint64_t> Grants::renew(uint32_t sdid, const std::vector<uint64_t> &
     return unknown;
 }
 
+// The grant goes; its memory, once the kernel's hold ends (at most
+// kGrantTerm after the last renewal), is its exporter's again, or free.
 void Grants::release(uint32_t sdid, const std::vector<uint64_t> &ids)
 {
     std::lock_guard<std::mutex> lock(mu_);
     for (uint64_t id : ids) {
         auto it = grants_.find(id);
         if (it != grants_.end() && it->second.sdid == sdid)
-            drop_locked(it);
+            grants_.erase(it);
     }
 }
 
@@ -89,13 +105,13 @@ void Grants::expire_forever()
         std::lock_guard<std::mutex> lock(mu_);
         const auto now = Clock::now();
         for (auto it = grants_.begin(); it != grants_.end();) {
-            auto next = std::next(it);
-            if (it->second.expires <= now) {
-                logf("grant %016llx to server %u not renewed: dropped",
-                     static_cast<unsigned long long>(it->first), it->second.sdid);
-                drop_locked(it);
+            if (it->second.expires > now) {
+                ++it;
+                continue;
             }
-            it = next;
+            logf("grant %016llx to server %u not renewed: dropped",
+                 static_cast<unsigned long long>(it->first), it->second.sdid);
+            it = grants_.erase(it);
         }
     }
 }
@@ -123,10 +139,10 @@ npuipc::fabric::v1::LeaseRequest Leases::request(const std::vector<uint64_t> &id
 
 void Leases::release_all(const std::map<uint32_t, std::vector<uint64_t>> &ids)
 {
-    for (const auto &[owner, grants] : ids) {
+    for_each_owner(ids, [this](uint32_t owner, const std::vector<uint64_t> &grants) {
         auto stub = stubs_->find(owner);
         if (stub == stubs_->end())
-            continue;
+            return;
         const npuipc::fabric::v1::LeaseRequest req = request(grants);
         npuipc::fabric::v1::ReleaseReply reply;
         grpc::ClientContext ctx;
@@ -136,6 +152,51 @@ void Leases::release_all(const std::map<uint32_t, std::vector<uint64_t>> &ids)
         if (!status.ok())
             logf("server %u not told of %zu released imports: %s", owner, grants.size(),
                  status.error_message().c_str());
+    });
+}
+
+// The renewal of `ids`, asked at `asked`, came back: each term moves to
+// `asked` + its term in the kernel; those the owner no longer knows, or
+// whose term ended meanwhile, go.
+void Leases::renew_from(uint32_t owner, const std::vector<uint64_t> &ids)
+{
+    auto stub = stubs_->find(owner);
+    if (stub == stubs_->end())
+        return;
+    const npuipc::fabric::v1::LeaseRequest req = request(ids);
+    npuipc::fabric::v1::RenewReply reply;
+    grpc::ClientContext ctx;
+    const auto asked = Clock::now();
+    ctx.set_deadline(std::chrono::system_clock::now() + kRenewEvery);
+    grpc::Status status = stub->second->Renew(&ctx, req, &reply);
+    if (!status.ok())
+        return; // the kernel revokes when the term ends
+    std::vector<uint64_t> unknown(reply.unknown().begin(), reply.unknown().end());
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = leases_.begin(); it != leases_.end();) {
+        if (it->owner != owner || std::find(ids.begin(), ids.end(), it->id) == ids.end()) {
+            ++it;
+            continue;
+        }
+        if (std::find(unknown.begin(), unknown.end(), it->id) != unknown.end()) {
+            logf("server %u no longer grants %016llx: import revoked", owner,
+                 static_cast<unsigned long long>(it->id));
+            it = leases_.erase(it); // closing the lease fd revokes
+            continue;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            asked + it->term - Clock::now());
+        drm_npuipc_fabric_renew renew{};
+        renew.lease_fd = it->fd.get();
+        renew.lease_ms = static_cast<uint32_t>(left.count());
+        if (left.count() > 0 && drmIoctl(window_fd_, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &renew) == 0) {
+            it->renewed = asked;
+            ++it;
+            continue;
+        }
+        logf("grant %016llx of server %u renewed too late: import revoked",
+             static_cast<unsigned long long>(it->id), owner);
+        it = leases_.erase(it);
     }
 }
 
@@ -147,37 +208,13 @@ void Leases::renew_all()
         for (const Lease &l : leases_)
             ids[l.owner].push_back(l.id);
     }
-    for (const auto &[owner, grants] : ids) {
-        auto stub = stubs_->find(owner);
-        if (stub == stubs_->end())
-            continue;
-        const npuipc::fabric::v1::LeaseRequest req = request(grants);
-        npuipc::fabric::v1::RenewReply reply;
-        grpc::ClientContext ctx;
-        const auto asked = Clock::now();
-        ctx.set_deadline(std::chrono::system_clock::now() + kRenewEvery);
-        grpc::Status status = stub->second->Renew(&ctx, req, &reply);
-        if (!status.ok())
-            continue; // revoked by revoke_late() if it lasts
-        std::vector<uint64_t> unknown(reply.unknown().begin(), reply.unknown().end());
-        std::lock_guard<std::mutex> lock(mu_);
-        for (auto it = leases_.begin(); it != leases_.end();) {
-            bool asked_for = it->owner == owner &&
-                             std::find(grants.begin(), grants.end(), it->id) != grants.end();
-            if (asked_for && std::find(unknown.begin(), unknown.end(), it->id) != unknown.end()) {
-                logf("server %u no longer grants %016llx: import revoked", owner,
-                     static_cast<unsigned long long>(it->id));
-                it = leases_.erase(it); // closing the lease fd revokes
-                continue;
-            }
-            if (asked_for)
-                it->renewed = asked;
-            ++it;
-        }
-    }
+    for_each_owner(ids, [this](uint32_t owner, const std::vector<uint64_t> &grants) {
+        renew_from(owner, grants);
+    });
 }
 
-void Leases::revoke_late()
+// The kernel revoked those whose term ended: their fds go, with a word.
+void Leases::forget_revoked()
 {
     const auto now = Clock::now();
     std::lock_guard<std::mutex> lock(mu_);
@@ -225,7 +262,7 @@ void Leases::run_forever()
             next_renewal = Clock::now() + kRenewEvery;
             renew_all();
         }
-        revoke_late();
+        forget_revoked();
     }
 }
 

@@ -64,8 +64,6 @@ constexpr auto kPeerDeadline = std::chrono::seconds(10);
 // Allowlist entries one export holds.
 constexpr size_t kMaxAllowed = 256;
 
-// Grant ids one Renew or Release names at most.
-constexpr int kMaxGrantsPerCall = 4096;
 
 struct Options {
     std::string socket = npuipc::fabric::daemon_socket_path();
@@ -148,7 +146,8 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
     grpc::Status Renew(grpc::ServerContext *, const npuipc::fabric::v1::LeaseRequest *req,
                        npuipc::fabric::v1::RenewReply *reply) override
     {
-        if (req->importer_sdid() == g_window.info.sdid || req->grant_ids_size() > kMaxGrantsPerCall)
+        if (req->importer_sdid() == g_window.info.sdid ||
+            req->grant_ids_size() > npuipc_fabricd::kMaxGrantsPerCall)
             return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed request");
         for (uint64_t id : g_grants->renew(req->importer_sdid(), grant_ids(*req)))
             reply->add_unknown(id);
@@ -158,7 +157,8 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
     grpc::Status Release(grpc::ServerContext *, const npuipc::fabric::v1::LeaseRequest *req,
                          npuipc::fabric::v1::ReleaseReply *) override
     {
-        if (req->importer_sdid() == g_window.info.sdid || req->grant_ids_size() > kMaxGrantsPerCall)
+        if (req->importer_sdid() == g_window.info.sdid ||
+            req->grant_ids_size() > npuipc_fabricd::kMaxGrantsPerCall)
             return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed request");
         g_grants->release(req->importer_sdid(), grant_ids(*req));
         return grpc::Status::OK;
@@ -190,7 +190,9 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
         // the importer lets go or stops renewing.
         uint64_t grant = 0;
         if (!err)
-            err = g_grants->add(req->importer_sdid(), UniqueFd(dup), offset, &grant);
+            err = g_grants->add(req->importer_sdid(), UniqueFd(dup), &grant);
+        if (err == ENOSPC)
+            return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many grants");
         if (err)
             return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::strerror(err));
         reply->set_offset(offset);
@@ -214,6 +216,8 @@ int errno_of(const grpc::Status &status)
         return EINVAL;
     case grpc::StatusCode::DEADLINE_EXCEEDED:
         return ETIMEDOUT;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        return ENOSPC;
     case grpc::StatusCode::UNAVAILABLE:
         return EHOSTUNREACH;
     default:
@@ -267,14 +271,17 @@ int locate(int dmabuf, uint64_t *offset, uint64_t *size)
     return 0;
 }
 
-// FABRIC_IMPORT of another server's range, as a dma-buf, and its lease fd.
-int import_range(uint32_t sdid, uint64_t offset, uint64_t size, UniqueFd *out, UniqueFd *lease)
+// FABRIC_IMPORT of another server's range for a term of `term`, as a
+// dma-buf, and its lease fd.
+int import_range(uint32_t sdid, uint64_t offset, uint64_t size, std::chrono::milliseconds term,
+                 UniqueFd *out, UniqueFd *lease)
 {
     std::lock_guard<std::mutex> lock(g_drm_mu);
     drm_npuipc_fabric_import args{};
     args.offset = offset;
     args.size = size;
     args.sdid = sdid;
+    args.lease_ms = static_cast<uint32_t>(term.count());
     if (drmIoctl(g_window.fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args) != 0)
         return errno == EINVAL ? EPROTO : EIO; // a peer that named a bad range
     *lease = UniqueFd(args.lease_fd);
@@ -401,16 +408,25 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
              status.error_message().c_str());
         return errno_of(status);
     }
+    // The term runs from the asking: an answer that took long leaves too
+    // little of it to reach the first renewal.
+    const auto term = std::min(npuipc_fabricd::kLeaseTerm,
+                               std::chrono::milliseconds(granted.lease_ms()));
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(asked + term -
+                                                                            Clock::now());
     UniqueFd lease;
-    int err = granted.size() == h.size() && granted.grant_id() && granted.lease_ms()
-                  ? import_range(h.owner_sdid(), granted.offset(), granted.size(), out, &lease)
-                  : EPROTO;
+    int err;
+    if (granted.size() != h.size() || !granted.grant_id() || !granted.lease_ms())
+        err = EPROTO;
+    else if (left < npuipc_fabricd::kLeastTermLeft)
+        err = ETIMEDOUT;
+    else
+        err = import_range(h.owner_sdid(), granted.offset(), granted.size(), left, out, &lease);
     if (err) {
         g_leases->release(h.owner_sdid(), granted.grant_id());
         return err;
     }
-    g_leases->add(h.owner_sdid(), granted.grant_id(), std::move(lease), asked,
-                  std::chrono::milliseconds(granted.lease_ms()));
+    g_leases->add(h.owner_sdid(), granted.grant_id(), std::move(lease), asked, term);
     return 0;
 }
 
@@ -580,7 +596,7 @@ int main(int argc, char **argv)
     }
 
     g_grants = std::make_unique<npuipc_fabricd::Grants>(g_window.fd);
-    g_leases = std::make_unique<npuipc_fabricd::Leases>(g_window.info.sdid, &g_stubs);
+    g_leases = std::make_unique<npuipc_fabricd::Leases>(g_window.fd, g_window.info.sdid, &g_stubs);
     std::thread([] { g_grants->expire_forever(); }).detach();
     std::thread([] { g_leases->run_forever(); }).detach();
 

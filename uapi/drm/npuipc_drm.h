@@ -89,6 +89,7 @@ extern "C" {
 #define DRM_NPUIPC_FABRIC_INFO	0x0e
 #define DRM_NPUIPC_FABRIC_IMPORT	0x0f
 #define DRM_NPUIPC_FABRIC_HOLD	0x10
+#define DRM_NPUIPC_FABRIC_RENEW	0x11
 
 /**
  * struct drm_npuipc_get_info - describe the device behind this DRM fd
@@ -439,7 +440,9 @@ struct drm_npuipc_fabric_info {
  * @pad: must be 0.
  * @lease_fd: out, the import's lease fd, O_CLOEXEC (must be 0 on entry;
  *	uapi version 13).
- * @pad2: must be 0.
+ * @lease_ms: in, the lease's term: the import is revoked this long from
+ *	now unless FABRIC_RENEW moves its end; 0 for none (it lives while
+ *	its lease fd is open). At most NPUIPC_FABRIC_LEASE_MAX_MS.
  *
  * The range is the owning server's to allocate: this server's devices and
  * mappings reach the same bytes as the owner's, ordered as the fabric
@@ -449,21 +452,28 @@ struct drm_npuipc_fabric_info {
  * (the owner's budget holds it); BO_INFO reports NPUIPC_BO_IMPORTED and
  * NPUIPC_BO_FABRIC; BO_EXPORT gives it to this server's processes.
  *
- * The import lives by its lease fd. Closing the fd revokes it: every user
- * mapping of the buffer, of the dma-bufs exported from it and of their
- * imports on other devices is removed, a later access is SIGBUS and a job
- * on it fails -ENODEV, whoever still holds the buffer. The fd polls
- * readable (EPOLLIN) once the buffer's last holder let go; closing it then
- * changes nothing. The fabric daemon keeps the fd while the owner's daemon
- * grants the range (Documentation/fabric.md, Lifetime across servers).
+ * The import lives by its lease: until its term ends or its lease fd is
+ * closed, whichever comes first. Then it is revoked: every user mapping
+ * of the buffer, of the dma-bufs exported from it and of their imports on
+ * other devices is removed, a later access is SIGBUS and a job on it
+ * fails -ENODEV, whoever still holds the buffer. The kernel keeps the
+ * term, so that a daemon that stalls does not keep an import past it.
+ * The fd polls readable (EPOLLIN) once the buffer's last holder let go;
+ * after that, nothing is revoked. The fabric daemon keeps the fd and
+ * renews the term while the owner's daemon grants the range
+ * (Documentation/fabric.md, Lifetime across servers). A caller built
+ * against uapi 12 passes the 32-byte structure: its import lives as long
+ * as its process, which never learns the lease fd.
  *
  * Errors:
- *	-EINVAL: unknown flags, non-zero @pad or @handle; @offset or @size
- *		not page-aligned, @size 0, or the range not wholly in the
- *		part of @sdid; @sdid this server's own or no server's.
+ *	-EINVAL: unknown flags, non-zero @pad, @handle or @lease_fd,
+ *		@lease_ms above the limit; @offset or @size not page-aligned,
+ *		@size 0, or the range not wholly in the part of @sdid; @sdid
+ *		this server's own or no server's.
  *	-EACCES: the caller lacks CAP_SYS_ADMIN.
  *	-EOPNOTSUPP: the device is not a fabric window.
  *	-ENODEV: the window was unplugged.
+ *	-EMFILE, -ENFILE: no fd for the lease.
  *	-ENOMEM: kernel memory.
  */
 struct drm_npuipc_fabric_import {
@@ -474,32 +484,62 @@ struct drm_npuipc_fabric_import {
 	__u32 handle;
 	__u32 pad;
 	__s32 lease_fd;
-	__u32 pad2;
+	__u32 lease_ms;
 };
 
 #define NPUIPC_FABRIC_IMPORT_FLAGS_VALID	0x0
+#define NPUIPC_FABRIC_LEASE_MAX_MS	600000
+
+/**
+ * struct drm_npuipc_fabric_renew - move the end of a FABRIC_IMPORT's lease
+ * @lease_fd: in, the import's lease fd.
+ * @lease_ms: in, the new end, this long from now: 1 to
+ *	NPUIPC_FABRIC_LEASE_MAX_MS.
+ * @flags: in, must be 0 (NPUIPC_FABRIC_RENEW_FLAGS_VALID).
+ * @pad: must be 0.
+ *
+ * Sooner or later than the end it had (uapi version 13). Only a process
+ * with CAP_SYS_ADMIN renews (-EACCES before any other check).
+ *
+ * Errors:
+ *	-EINVAL: unknown flags, non-zero @pad, @lease_ms 0 or above the limit;
+ *		@lease_fd not a lease fd.
+ *	-EBADF: @lease_fd is not an open file.
+ *	-ENODEV: the import was revoked already (its term ended).
+ *	-EACCES: the caller lacks CAP_SYS_ADMIN.
+ *	-EOPNOTSUPP: the device is not a fabric window.
+ */
+struct drm_npuipc_fabric_renew {
+	__s32 lease_fd;
+	__u32 lease_ms;
+	__u32 flags;
+	__u32 pad;
+};
+
+#define NPUIPC_FABRIC_RENEW_FLAGS_VALID	0x0
 
 /**
  * struct drm_npuipc_fabric_hold - keep a buffer of this server's part allocated
  * @fd: in, a dma-buf of a buffer this window allocated (BO_CREATE here).
- * @timeout_ms: in, how long from now, at most NPUIPC_FABRIC_HOLD_MAX_MS;
- *	0 ends the hold now.
+ * @timeout_ms: in, how long from now: 1 to NPUIPC_FABRIC_HOLD_MAX_MS.
  * @flags: in, must be 0 (NPUIPC_FABRIC_HOLD_FLAGS_VALID).
  * @pad: must be 0.
  *
  * Keeps the buffer, and so its range of the part, allocated until
  * @timeout_ms from now, whoever else holds or lets go of it, the caller's
  * process included (uapi version 13). Called again for the same buffer,
- * through any of its dma-bufs, it sets the end anew. The owning server's
+ * through any of its dma-bufs, by anyone, it moves the end later, never
+ * sooner: a daemon that restarted cannot cut short what the one before
+ * it held, nor one grant of a buffer another's. The owning server's
  * fabric daemon holds what it granted for as long as an importer's lease
  * may still run, so that a range is never allocated again under an
  * importer, even when the daemon dies. Only a process with CAP_SYS_ADMIN
  * holds (-EACCES before any other check).
  *
  * Errors:
- *	-EINVAL: unknown flags, non-zero @pad, @timeout_ms above the limit;
- *		@fd a dma-buf of no buffer of this window's own part (another
- *		device's, an import's).
+ *	-EINVAL: unknown flags, non-zero @pad, @timeout_ms 0 or above the
+ *		limit; @fd a dma-buf of no buffer of this window's own part
+ *		(another device's, an import's).
  *	-EBADF: @fd is not an open file. -EINVAL: not a dma-buf.
  *	-EACCES: the caller lacks CAP_SYS_ADMIN.
  *	-EOPNOTSUPP: the device is not a fabric window.
@@ -521,6 +561,8 @@ struct drm_npuipc_fabric_hold {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_IMPORT, struct drm_npuipc_fabric_import)
 #define DRM_IOCTL_NPUIPC_FABRIC_HOLD \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_HOLD, struct drm_npuipc_fabric_hold)
+#define DRM_IOCTL_NPUIPC_FABRIC_RENEW \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_NPUIPC_FABRIC_RENEW, struct drm_npuipc_fabric_renew)
 
 /*
  * Execution objects. Their handles live in a namespace of their own per
