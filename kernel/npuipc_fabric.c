@@ -216,9 +216,13 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_FABRIC_IMPORT_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || args->handle || args->lease_fd ||
-			  args->lease_ms > NPUIPC_FABRIC_LEASE_MAX_MS))
+	if (npuipc_refuse(drm, args->pad || args->handle || args->lease_fd || args->pad2))
 		return -EINVAL;
+	if (args->lease_deadline_ns) {
+		ret = npuipc_lease_check_deadline(args->lease_deadline_ns);
+		if (npuipc_refuse(drm, ret))
+			return ret;
+	}
 	if (!fabric)
 		return -EOPNOTSUPP;
 	part = npuipc_fabric_part(fabric, args->sdid);
@@ -262,7 +266,7 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 	ret = npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 	if (ret)
 		goto err_fput;
-	npuipc_lease_start(lease, args->lease_ms);
+	npuipc_lease_start(lease, args->lease_deadline_ns);
 	fd_install(fd, lease_file);
 	args->lease_fd = fd;
 	return 0;

@@ -59,7 +59,8 @@ static struct workqueue_struct *npuipc_fabric_wq;
 bool npuipc_lease_enter(const struct npuipc_fabric_lease *lease, int *idx)
 {
 	*idx = srcu_read_lock(&npuipc_lease_srcu);
-	if (!READ_ONCE(lease->revoked))
+	/* From the term's end on, before the timer has revoked. */
+	if (!READ_ONCE(lease->revoked) && ktime_get_boottime_ns() < READ_ONCE(lease->end_ns))
 		return true;
 	srcu_read_unlock(&npuipc_lease_srcu, *idx);
 	return false;
@@ -164,12 +165,27 @@ static void npuipc_lease_revoke(struct npuipc_fabric_lease *lease)
 	mutex_unlock(&lease->lock);
 }
 
+/* A timer fires late, never early; a term moved meanwhile is waited out. */
+static unsigned long npuipc_lease_delay(u64 end_ns)
+{
+	u64 now = ktime_get_boottime_ns();
+
+	return end_ns > now ? nsecs_to_jiffies(end_ns - now) + 1 : 0;
+}
+
 static void npuipc_lease_expire(struct work_struct *work)
 {
 	struct npuipc_fabric_lease *lease =
 		container_of(to_delayed_work(work), struct npuipc_fabric_lease, expire);
+	unsigned long delay;
 
-	npuipc_lease_revoke(lease);
+	mutex_lock(&lease->lock);
+	delay = npuipc_lease_delay(lease->end_ns);
+	if (delay && !lease->revoked)
+		queue_delayed_work(npuipc_fabric_wq, &lease->expire, delay);
+	mutex_unlock(&lease->lock);
+	if (!delay)
+		npuipc_lease_revoke(lease);
 }
 
 /* The term's work runs only while the file is open: it holds no reference. */
@@ -218,18 +234,39 @@ struct npuipc_fabric_lease *npuipc_lease_create(void)
 	INIT_LIST_HEAD(&lease->mappings);
 	init_waitqueue_head(&lease->wait);
 	INIT_DELAYED_WORK(&lease->expire, npuipc_lease_expire);
+	lease->end_ns = U64_MAX;
 	return lease;
+}
+
+/**
+ * npuipc_lease_check_deadline() - check a term's end as userspace gives it
+ * @deadline_ns: CLOCK_BOOTTIME nanoseconds
+ *
+ * Return: 0; -ETIMEDOUT when it has passed, -EINVAL when it lies more than
+ * NPUIPC_FABRIC_LEASE_MAX_MS ahead.
+ */
+int npuipc_lease_check_deadline(u64 deadline_ns)
+{
+	u64 now = ktime_get_boottime_ns();
+
+	if (deadline_ns <= now)
+		return -ETIMEDOUT;
+	if (deadline_ns - now > (u64)NPUIPC_FABRIC_LEASE_MAX_MS * NSEC_PER_MSEC)
+		return -EINVAL;
+	return 0;
 }
 
 /**
  * npuipc_lease_start() - start a lease's term
  * @lease: the lease, its file made
- * @term_ms: the term; 0 for none
+ * @deadline_ns: the term's end (checked), 0 for none
  */
-void npuipc_lease_start(struct npuipc_fabric_lease *lease, u32 term_ms)
+void npuipc_lease_start(struct npuipc_fabric_lease *lease, u64 deadline_ns)
 {
-	if (term_ms)
-		queue_delayed_work(npuipc_fabric_wq, &lease->expire, msecs_to_jiffies(term_ms));
+	if (!deadline_ns)
+		return;
+	lease->end_ns = deadline_ns;
+	queue_delayed_work(npuipc_fabric_wq, &lease->expire, npuipc_lease_delay(deadline_ns));
 }
 
 /**
@@ -249,9 +286,9 @@ int npuipc_ioctl_fabric_renew(struct drm_device *drm, void *data, struct drm_fil
 
 	if (npuipc_refuse(drm, args->flags & ~NPUIPC_FABRIC_RENEW_FLAGS_VALID))
 		return -EINVAL;
-	if (npuipc_refuse(drm, args->pad || !args->lease_ms ||
-			  args->lease_ms > NPUIPC_FABRIC_LEASE_MAX_MS))
-		return -EINVAL;
+	ret = npuipc_lease_check_deadline(args->deadline_ns);
+	if (npuipc_refuse(drm, ret == -EINVAL))
+		return ret;
 	if (!to_npuipc(drm)->fabric)
 		return -EOPNOTSUPP;
 	lease_file = fget(args->lease_fd);
@@ -262,13 +299,15 @@ int npuipc_ioctl_fabric_renew(struct drm_device *drm, void *data, struct drm_fil
 		return -EINVAL;
 	}
 	lease = lease_file->private_data;
-	/* Under the lock: a revocation that began is not undone. */
+	/* Under the lock: a term that ended is not brought back. */
 	mutex_lock(&lease->lock);
-	if (lease->revoked)
+	if (lease->revoked || ktime_get_boottime_ns() >= lease->end_ns) {
 		ret = -ENODEV;
-	else
+	} else if (!ret) {
+		WRITE_ONCE(lease->end_ns, args->deadline_ns);
 		mod_delayed_work(npuipc_fabric_wq, &lease->expire,
-				 msecs_to_jiffies(args->lease_ms));
+				 npuipc_lease_delay(args->deadline_ns));
+	}
 	mutex_unlock(&lease->lock);
 	fput(lease_file);
 	return ret;

@@ -24,9 +24,13 @@ struct npuipc_bo;
  */
 struct npuipc_fabric_lease {
 	struct kref ref;
-	/* Read under npuipc_lease_srcu by every access; set once. */
+	/*
+	 * Read under npuipc_lease_srcu by every access: @revoked is set once;
+	 * @end_ns is the term's end (CLOCK_BOOTTIME, U64_MAX for none).
+	 */
 	bool revoked;
-	/* Protects @released and @mappings */
+	u64 end_ns;
+	/* Protects @released, @mappings, and the writes of @revoked and @end_ns */
 	struct mutex lock;
 	bool released;
 	/* Where the memory is mapped for users: struct npuipc_lease_mapping. */
@@ -56,7 +60,8 @@ void npuipc_lease_released(struct npuipc_fabric_lease *lease);
 
 struct npuipc_fabric_lease *npuipc_lease_create(void);
 struct file *npuipc_lease_file(struct npuipc_fabric_lease *lease);
-void npuipc_lease_start(struct npuipc_fabric_lease *lease, u32 term_ms);
+int npuipc_lease_check_deadline(u64 deadline_ns);
+void npuipc_lease_start(struct npuipc_fabric_lease *lease, u64 deadline_ns);
 void npuipc_lease_put(struct npuipc_fabric_lease *lease);
 
 int npuipc_fabric_lease_init(void);

@@ -647,7 +647,7 @@ TEST(uapi_bo_structures_are_padded_to_8_bytes)
 	EXPECT_EQ(32, sizeof(struct drm_npuipc_bo_export));
 	EXPECT_EQ(24, sizeof(struct drm_npuipc_bo_import));
 	EXPECT_EQ(40, sizeof(struct drm_npuipc_fabric_info));
-	EXPECT_EQ(40, sizeof(struct drm_npuipc_fabric_import));
+	EXPECT_EQ(48, sizeof(struct drm_npuipc_fabric_import));
 	EXPECT_EQ(16, sizeof(struct drm_npuipc_fabric_hold));
 	EXPECT_EQ(16, sizeof(struct drm_npuipc_fabric_renew));
 	EXPECT_EQ(32, sizeof(struct npuipc_fabric_part));

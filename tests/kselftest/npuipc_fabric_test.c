@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "npuipc_harness.h"
 #include "npuipc_test_util.h"
@@ -55,6 +56,15 @@ static int fabric_info(int fd, struct drm_npuipc_fabric_info *info)
 	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_INFO, info);
 }
 
+/* CLOCK_BOOTTIME @ms from now, in nanoseconds: a lease's deadline. */
+static uint64_t boottime_in(int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec + ms * 1000000LL;
+}
+
 /*
  * FABRIC_IMPORT with a term of @term_ms (0: none): the buffer's handle and
  * its lease fd (closing it revokes).
@@ -62,8 +72,10 @@ static int fabric_info(int fd, struct drm_npuipc_fabric_info *info)
 static int fabric_import_term(int fd, uint32_t sdid, uint64_t offset, uint64_t size,
 			      uint32_t term_ms, uint32_t *handle, int *lease)
 {
-	struct drm_npuipc_fabric_import args = { .offset = offset, .size = size, .sdid = sdid,
-						 .lease_ms = term_ms };
+	struct drm_npuipc_fabric_import args = {
+		.offset = offset, .size = size, .sdid = sdid,
+		.lease_deadline_ns = term_ms ? boottime_in(term_ms) : 0,
+	};
 	int ret = npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args);
 
 	if (!ret) {
@@ -87,9 +99,10 @@ static int fabric_import(int fd, uint32_t sdid, uint64_t offset, uint64_t size, 
 	return fabric_import_leased(fd, sdid, offset, size, handle, &lease);
 }
 
-static int fabric_renew(int fd, int lease, uint32_t term_ms)
+static int fabric_renew(int fd, int lease, int64_t term_ms)
 {
-	struct drm_npuipc_fabric_renew args = { .lease_fd = lease, .lease_ms = term_ms };
+	struct drm_npuipc_fabric_renew args = { .lease_fd = lease,
+						.deadline_ns = boottime_in(term_ms) };
 
 	return npuipc_ioctl(fd, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
 }
@@ -340,13 +353,16 @@ TEST_F(fabric, window_imports_no_events_or_notifies)
 	close(fd);
 }
 
-TEST_F(fabric, import_rejects_unknown_flags_padding_handle_and_lease_fd)
+TEST_F(fabric, import_rejects_unknown_flags_padding_handle_lease_fd_and_bad_deadlines)
 {
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.flags = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.handle = 1);
 	EXPECT_IMPORT_REFUSED(-EINVAL, args.lease_fd = 1);
-	EXPECT_IMPORT_REFUSED(-EINVAL, args.lease_ms = NPUIPC_FABRIC_LEASE_MAX_MS + 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.pad2 = 1);
+	EXPECT_IMPORT_REFUSED(-EINVAL, args.lease_deadline_ns =
+					       boottime_in(NPUIPC_FABRIC_LEASE_MAX_MS + 1000));
+	EXPECT_IMPORT_REFUSED(-ETIMEDOUT, args.lease_deadline_ns = boottime_in(-1));
 }
 
 TEST_F(fabric, import_rejects_unaligned_and_empty_ranges)
@@ -579,7 +595,7 @@ TEST_F(fabric, an_import_is_revoked_when_its_term_ends_unless_renewed_and_renewi
 	close(renewed_lease);
 }
 
-TEST_F(fabric, renew_rejects_flags_padding_terms_out_of_range_and_what_is_no_lease)
+TEST_F(fabric, renew_rejects_flags_deadlines_past_or_too_far_and_what_is_no_lease)
 {
 	struct drm_npuipc_fabric_renew args;
 	uint32_t bo;
@@ -587,15 +603,13 @@ TEST_F(fabric, renew_rejects_flags_padding_terms_out_of_range_and_what_is_no_lea
 
 	ASSERT_EQ(0, fabric_import_leased(self->win, !this_server(), peer_tail(&self->info),
 					  SHARE_SIZE, &bo, &lease));
-	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease, .lease_ms = 1, .flags = 1 };
+	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease, .flags = 1,
+						 .deadline_ns = boottime_in(1000) };
 	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
-	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease, .lease_ms = 1, .pad = 1 };
+	args = (struct drm_npuipc_fabric_renew){
+		.lease_fd = lease, .deadline_ns = boottime_in(NPUIPC_FABRIC_LEASE_MAX_MS + 1000) };
 	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
-	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease };
-	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
-	args = (struct drm_npuipc_fabric_renew){ .lease_fd = lease,
-						 .lease_ms = NPUIPC_FABRIC_LEASE_MAX_MS + 1 };
-	NPUIPC_EXPECT_REFUSED(-EINVAL, self->win, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &args);
+	EXPECT_EQ(-ETIMEDOUT, fabric_renew(self->win, lease, -1));
 	EXPECT_EQ(-EBADF, fabric_renew(self->win, -1, 1000));
 	ASSERT_EQ(0, npuipc_bo_export(self->win, bo, 0, SHARE_SIZE, 0, &dmabuf));
 	EXPECT_EQ(-EINVAL, fabric_renew(self->win, dmabuf, 1000));

@@ -3,6 +3,7 @@
 #include "lease.h"
 
 #include <poll.h>
+#include <time.h>
 #include <xf86drm.h>
 
 #include <algorithm>
@@ -18,10 +19,23 @@ namespace npuipc_fabricd {
 
 using npuipc::UniqueFd;
 
+uint64_t boottime_ns()
+{
+    struct timespec ts{};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
+}
+
 namespace {
 
-// Runs fn(owner, ids) for each owner at once: one owner that does not
-// answer delays no other's renewals.
+uint64_t ns(std::chrono::milliseconds ms)
+{
+    return static_cast<uint64_t>(ms.count()) * 1000000ULL;
+}
+
+// Runs fn(owner, ids) for each owner at once, in batches a call takes:
+// one owner that does not answer delays no other's renewals. Without a
+// thread to spare, a batch runs here.
 template <typename Fn>
 void for_each_owner(const std::map<uint32_t, std::vector<uint64_t>> &ids, Fn fn)
 {
@@ -30,7 +44,11 @@ void for_each_owner(const std::map<uint32_t, std::vector<uint64_t>> &ids, Fn fn)
         for (size_t at = 0; at < grants.size(); at += kMaxGrantsPerCall) {
             std::vector<uint64_t> part(grants.begin() + at,
                                        grants.begin() + std::min(grants.size(), at + kMaxGrantsPerCall));
-            threads.emplace_back([&fn, owner = owner, part = std::move(part)] { fn(owner, part); });
+            try {
+                threads.emplace_back([&fn, owner = owner, part] { fn(owner, part); });
+            } catch (const std::system_error &) {
+                fn(owner, part);
+            }
         }
     }
     for (std::thread &t : threads)
@@ -116,11 +134,12 @@ void Grants::expire_forever()
     }
 }
 
-void Leases::add(uint32_t owner, uint64_t id, UniqueFd lease_fd, Clock::time_point asked,
+void Leases::add(uint32_t owner, uint64_t id, UniqueFd lease_fd, uint64_t deadline_ns,
                  std::chrono::milliseconds term)
 {
     std::lock_guard<std::mutex> lock(mu_);
-    leases_.push_back(Lease{owner, id, std::move(lease_fd), asked, std::min(term, kLeaseTerm)});
+    leases_.push_back(Lease{owner, id, std::move(lease_fd), deadline_ns, std::min(term, kLeaseTerm)});
+    fresh_ = true;
 }
 
 void Leases::release(uint32_t owner, uint64_t id)
@@ -155,7 +174,7 @@ void Leases::release_all(const std::map<uint32_t, std::vector<uint64_t>> &ids)
     });
 }
 
-// The renewal of `ids`, asked at `asked`, came back: each term moves to
+// The renewal of `ids`, asked at `asked`, came back: each deadline moves to
 // `asked` + its term in the kernel; those the owner no longer knows, or
 // whose term ended meanwhile, go.
 void Leases::renew_from(uint32_t owner, const std::vector<uint64_t> &ids)
@@ -166,12 +185,13 @@ void Leases::renew_from(uint32_t owner, const std::vector<uint64_t> &ids)
     const npuipc::fabric::v1::LeaseRequest req = request(ids);
     npuipc::fabric::v1::RenewReply reply;
     grpc::ClientContext ctx;
-    const auto asked = Clock::now();
+    const uint64_t asked = boottime_ns();
     ctx.set_deadline(std::chrono::system_clock::now() + kRenewEvery);
     grpc::Status status = stub->second->Renew(&ctx, req, &reply);
     if (!status.ok())
         return; // the kernel revokes when the term ends
     std::vector<uint64_t> unknown(reply.unknown().begin(), reply.unknown().end());
+    std::vector<Lease> gone; // closed (revoking) once the lock is dropped
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = leases_.begin(); it != leases_.end();) {
         if (it->owner != owner || std::find(ids.begin(), ids.end(), it->id) == ids.end()) {
@@ -181,21 +201,21 @@ void Leases::renew_from(uint32_t owner, const std::vector<uint64_t> &ids)
         if (std::find(unknown.begin(), unknown.end(), it->id) != unknown.end()) {
             logf("server %u no longer grants %016llx: import revoked", owner,
                  static_cast<unsigned long long>(it->id));
-            it = leases_.erase(it); // closing the lease fd revokes
+            gone.push_back(std::move(*it));
+            it = leases_.erase(it);
             continue;
         }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            asked + it->term - Clock::now());
         drm_npuipc_fabric_renew renew{};
         renew.lease_fd = it->fd.get();
-        renew.lease_ms = static_cast<uint32_t>(left.count());
-        if (left.count() > 0 && drmIoctl(window_fd_, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &renew) == 0) {
-            it->renewed = asked;
+        renew.deadline_ns = asked + ns(it->term);
+        if (drmIoctl(window_fd_, DRM_IOCTL_NPUIPC_FABRIC_RENEW, &renew) == 0) {
+            it->deadline_ns = renew.deadline_ns;
             ++it;
             continue;
         }
         logf("grant %016llx of server %u renewed too late: import revoked",
              static_cast<unsigned long long>(it->id), owner);
+        gone.push_back(std::move(*it));
         it = leases_.erase(it);
     }
 }
@@ -216,15 +236,17 @@ void Leases::renew_all()
 // The kernel revoked those whose term ended: their fds go, with a word.
 void Leases::forget_revoked()
 {
-    const auto now = Clock::now();
+    const uint64_t now = boottime_ns();
+    std::vector<Lease> gone;
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = leases_.begin(); it != leases_.end();) {
-        if (now - it->renewed < it->term) {
+        if (now < it->deadline_ns) {
             ++it;
             continue;
         }
         logf("grant %016llx of server %u not renewed in time: import revoked",
              static_cast<unsigned long long>(it->id), it->owner);
+        gone.push_back(std::move(*it));
         it = leases_.erase(it);
     }
 }
@@ -240,8 +262,9 @@ void Leases::run_forever()
                 fds.push_back({l.fd.get(), POLLIN, 0});
         }
         // Only this thread closes lease fds: those polled stay open.
-        if (::poll(fds.data(), fds.size(), 250) > 0) {
+        if (::poll(fds.data(), fds.size(), 100) > 0) {
             std::map<uint32_t, std::vector<uint64_t>> released;
+            std::vector<Lease> gone;
             {
                 std::lock_guard<std::mutex> lock(mu_);
                 for (auto it = leases_.begin(); it != leases_.end();) {
@@ -250,15 +273,27 @@ void Leases::run_forever()
                     });
                     if (pfd != fds.end() && (pfd->revents & POLLIN)) {
                         released[it->owner].push_back(it->id);
+                        gone.push_back(std::move(*it));
                         it = leases_.erase(it);
                     } else {
                         ++it;
                     }
                 }
             }
-            release_all(released);
+            // Told on the side: a release is no renewal's business.
+            try {
+                std::thread([this, released] { release_all(released); }).detach();
+            } catch (const std::system_error &) {
+                release_all(released);
+            }
         }
-        if (Clock::now() >= next_renewal) {
+        bool fresh;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            fresh = fresh_;
+            fresh_ = false;
+        }
+        if (fresh || Clock::now() >= next_renewal) {
             next_renewal = Clock::now() + kRenewEvery;
             renew_all();
         }

@@ -2,11 +2,12 @@
 // Leases between fabric daemons (Documentation/fabric.md, Lifetime across
 // servers). The owner's daemon grants an import and holds the memory for
 // as long as the grant may run (Grants); the importer's daemon renews its
-// grants and gives each import a term in its kernel (FABRIC_IMPORT's
-// lease_ms, FABRIC_RENEW), which revokes it when not renewed in time
-// (Leases). The importer's term is counted from before it asked, the
-// owner's from after it answered, and the owner's is the longer: an
-// importer's kernel has always revoked before its owner lets the memory go.
+// grants and gives each import a deadline in its kernel (FABRIC_IMPORT's
+// lease_deadline_ns, FABRIC_RENEW), which revokes it when not renewed in
+// time (Leases). The importer's term is counted from before it asked, the
+// owner's from when the request reached it, and the owner's is the
+// longer: an importer's kernel has always revoked before its owner lets
+// the memory go.
 #ifndef NPUIPC_FABRICD_LEASE_H
 #define NPUIPC_FABRICD_LEASE_H
 
@@ -25,19 +26,26 @@ namespace npuipc_fabricd {
 using Clock = std::chrono::steady_clock;
 using Stub = npuipc::fabric::v1::Fabric::Stub;
 
+// CLOCK_BOOTTIME, in nanoseconds: the kernel's clock for lease deadlines
+// (it goes on while the server is suspended).
+uint64_t boottime_ns();
+
 // An import's term in its kernel: it is revoked this long after the
 // importer asked for the grant, or for its last renewal that came back.
 constexpr std::chrono::milliseconds kLeaseTerm{3000};
-// An import is made only with this much of its term left.
-constexpr std::chrono::milliseconds kLeastTermLeft{1000};
-// Each grant is renewed this often; a renewal or release waits this long at most.
+// Each grant is renewed this often (a new one at once); a renewal or
+// release waits this long at most.
 constexpr std::chrono::milliseconds kRenewEvery{1000};
+// An import is made only with this much of its term left: enough for its
+// first renewal, asked within a poll of the loop and answered within
+// kRenewEvery.
+constexpr std::chrono::milliseconds kLeastTermLeft{1500};
 // An owner drops a grant not renewed for this long, and its kernel keeps
 // the memory this long after each renewal (FABRIC_HOLD), even when the
 // daemon dies.
 constexpr std::chrono::milliseconds kGrantTerm{6000};
 static_assert(kGrantTerm >= 2 * kLeaseTerm, "an importer revokes well before its owner lets go");
-static_assert(kLeastTermLeft >= kRenewEvery, "a new import lives to its first renewal");
+static_assert(kLeastTermLeft > kRenewEvery, "a new import lives to its first renewal");
 // Grant ids one Renew or Release names at most, and grants one server holds.
 constexpr int kMaxGrantsPerCall = 4096;
 constexpr size_t kMaxGrantsPerServer = 4096;
@@ -80,9 +88,9 @@ public:
     {
     }
 
-    // An import of grant `id` of server `owner`, asked at `asked`, whose
-    // kernel term is `term` (at most kLeaseTerm) from then.
-    void add(uint32_t owner, uint64_t id, npuipc::UniqueFd lease_fd, Clock::time_point asked,
+    // An import of grant `id` of server `owner`, whose kernel deadline is
+    // `deadline_ns` and term `term` (at most kLeaseTerm).
+    void add(uint32_t owner, uint64_t id, npuipc::UniqueFd lease_fd, uint64_t deadline_ns,
              std::chrono::milliseconds term);
     // Tells `owner` its grant `id` is let go (an import that failed after it).
     void release(uint32_t owner, uint64_t id);
@@ -94,7 +102,7 @@ private:
         uint32_t owner;
         uint64_t id;
         npuipc::UniqueFd fd;
-        Clock::time_point renewed; // when the last renewal that came back was asked
+        uint64_t deadline_ns; // the kernel's: the last renewal that came back, asked, + term
         std::chrono::milliseconds term;
     };
     npuipc::fabric::v1::LeaseRequest request(const std::vector<uint64_t> &ids) const;
@@ -106,10 +114,11 @@ private:
     int window_fd_;
     uint32_t own_sdid_;
     const std::map<uint32_t, std::unique_ptr<Stub>> *stubs_;
-    // Protects leases_; only run_forever()'s thread takes leases out
-    // (closing their fds), its helpers included.
+    // Protects leases_ and fresh_; only run_forever()'s thread takes leases
+    // out (closing their fds, outside the lock), its helpers included.
     std::mutex mu_;
     std::vector<Lease> leases_;
+    bool fresh_ = false; // a lease added since the last renewal
 };
 
 } // namespace npuipc_fabricd

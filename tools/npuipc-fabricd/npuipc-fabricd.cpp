@@ -49,7 +49,6 @@ using npuipc::fabric::AllowedProcess;
 using npuipc::fabric::Handle;
 using npuipc::fabric::kAnyServer;
 using npuipc::fabric::kHandleBytes;
-using npuipc_fabricd::Clock;
 using npuipc_fabricd::logf;
 
 // Exports one daemon holds (each a dma-buf and an import in its DRM file),
@@ -271,9 +270,9 @@ int locate(int dmabuf, uint64_t *offset, uint64_t *size)
     return 0;
 }
 
-// FABRIC_IMPORT of another server's range for a term of `term`, as a
-// dma-buf, and its lease fd.
-int import_range(uint32_t sdid, uint64_t offset, uint64_t size, std::chrono::milliseconds term,
+// FABRIC_IMPORT of another server's range until `deadline_ns` (the
+// kernel's CLOCK_BOOTTIME), as a dma-buf, and its lease fd.
+int import_range(uint32_t sdid, uint64_t offset, uint64_t size, uint64_t deadline_ns,
                  UniqueFd *out, UniqueFd *lease)
 {
     std::lock_guard<std::mutex> lock(g_drm_mu);
@@ -281,9 +280,12 @@ int import_range(uint32_t sdid, uint64_t offset, uint64_t size, std::chrono::mil
     args.offset = offset;
     args.size = size;
     args.sdid = sdid;
-    args.lease_ms = static_cast<uint32_t>(term.count());
-    if (drmIoctl(g_window.fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args) != 0)
+    args.lease_deadline_ns = deadline_ns;
+    if (drmIoctl(g_window.fd, DRM_IOCTL_NPUIPC_FABRIC_IMPORT, &args) != 0) {
+        if (errno == ETIMEDOUT)
+            return ETIMEDOUT;
         return errno == EINVAL ? EPROTO : EIO; // a peer that named a bad range
+    }
     *lease = UniqueFd(args.lease_fd);
     int fd = -1;
     int err = drmPrimeHandleToFD(g_window.fd, args.handle, DRM_CLOEXEC | DRM_RDWR, &fd) == 0 ? 0 : EIO;
@@ -397,7 +399,7 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     ask.set_size(h.size());
     npuipc::fabric::v1::ImportReply granted;
     grpc::ClientContext ctx;
-    const auto asked = Clock::now();
+    const uint64_t asked = npuipc_fabricd::boottime_ns();
     ctx.set_deadline(std::chrono::system_clock::now() + kPeerDeadline);
     // A peer that restarted is reached again within the deadline, not
     // after the channel's reconnect backoff.
@@ -412,21 +414,23 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     // little of it to reach the first renewal.
     const auto term = std::min(npuipc_fabricd::kLeaseTerm,
                                std::chrono::milliseconds(granted.lease_ms()));
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(asked + term -
-                                                                            Clock::now());
+    const uint64_t deadline =
+        asked + static_cast<uint64_t>(std::chrono::nanoseconds(term).count());
+    const uint64_t least = static_cast<uint64_t>(
+        std::chrono::nanoseconds(npuipc_fabricd::kLeastTermLeft).count());
     UniqueFd lease;
     int err;
     if (granted.size() != h.size() || !granted.grant_id() || !granted.lease_ms())
         err = EPROTO;
-    else if (left < npuipc_fabricd::kLeastTermLeft)
+    else if (npuipc_fabricd::boottime_ns() + least > deadline)
         err = ETIMEDOUT;
     else
-        err = import_range(h.owner_sdid(), granted.offset(), granted.size(), left, out, &lease);
+        err = import_range(h.owner_sdid(), granted.offset(), granted.size(), deadline, out, &lease);
     if (err) {
         g_leases->release(h.owner_sdid(), granted.grant_id());
         return err;
     }
-    g_leases->add(h.owner_sdid(), granted.grant_id(), std::move(lease), asked, term);
+    g_leases->add(h.owner_sdid(), granted.grant_id(), std::move(lease), deadline, term);
     return 0;
 }
 

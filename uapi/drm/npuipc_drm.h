@@ -440,9 +440,11 @@ struct drm_npuipc_fabric_info {
  * @pad: must be 0.
  * @lease_fd: out, the import's lease fd, O_CLOEXEC (must be 0 on entry;
  *	uapi version 13).
- * @lease_ms: in, the lease's term: the import is revoked this long from
- *	now unless FABRIC_RENEW moves its end; 0 for none (it lives while
- *	its lease fd is open). At most NPUIPC_FABRIC_LEASE_MAX_MS.
+ * @pad2: must be 0.
+ * @lease_deadline_ns: in, the end of the lease's term, in CLOCK_BOOTTIME
+ *	nanoseconds: the import is revoked then unless FABRIC_RENEW moves
+ *	it; 0 for none (it lives while its lease fd is open). At most
+ *	NPUIPC_FABRIC_LEASE_MAX_MS from now.
  *
  * The range is the owning server's to allocate: this server's devices and
  * mappings reach the same bytes as the owner's, ordered as the fabric
@@ -456,23 +458,27 @@ struct drm_npuipc_fabric_info {
  * closed, whichever comes first. Then it is revoked: every user mapping
  * of the buffer, of the dma-bufs exported from it and of their imports on
  * other devices is removed, a later access is SIGBUS and a job on it
- * fails -ENODEV, whoever still holds the buffer. The kernel keeps the
- * term, so that a daemon that stalls does not keep an import past it.
+ * fails -ENODEV, whoever still holds the buffer. From the deadline on no
+ * access begins; the mappings made before go when the kernel's timer
+ * runs, a few jiffies later. The deadline is absolute, so that a daemon
+ * that stalls between reading the clock and asking adds nothing to it.
  * The fd polls readable (EPOLLIN) once the buffer's last holder let go;
  * after that, nothing is revoked. The fabric daemon keeps the fd and
  * renews the term while the owner's daemon grants the range
  * (Documentation/fabric.md, Lifetime across servers). A caller built
- * against uapi 12 passes the 32-byte structure: its import lives as long
- * as its process, which never learns the lease fd.
+ * against uapi 12 passes the 32-byte structure: its import has no term
+ * and lives until the process exits or execs (the fd it never learns is
+ * O_CLOEXEC).
  *
  * Errors:
- *	-EINVAL: unknown flags, non-zero @pad, @handle or @lease_fd,
- *		@lease_ms above the limit; @offset or @size not page-aligned,
+ *	-EINVAL: unknown flags, non-zero @pad, @pad2, @handle or @lease_fd,
+ *		@lease_deadline_ns too far; @offset or @size not page-aligned,
  *		@size 0, or the range not wholly in the part of @sdid; @sdid
  *		this server's own or no server's.
  *	-EACCES: the caller lacks CAP_SYS_ADMIN.
  *	-EOPNOTSUPP: the device is not a fabric window.
  *	-ENODEV: the window was unplugged.
+ *	-ETIMEDOUT: @lease_deadline_ns has passed.
  *	-EMFILE, -ENFILE: no fd for the lease.
  *	-ENOMEM: kernel memory.
  */
@@ -484,7 +490,8 @@ struct drm_npuipc_fabric_import {
 	__u32 handle;
 	__u32 pad;
 	__s32 lease_fd;
-	__u32 lease_ms;
+	__u32 pad2;
+	__u64 lease_deadline_ns;
 };
 
 #define NPUIPC_FABRIC_IMPORT_FLAGS_VALID	0x0
@@ -493,27 +500,25 @@ struct drm_npuipc_fabric_import {
 /**
  * struct drm_npuipc_fabric_renew - move the end of a FABRIC_IMPORT's lease
  * @lease_fd: in, the import's lease fd.
- * @lease_ms: in, the new end, this long from now: 1 to
- *	NPUIPC_FABRIC_LEASE_MAX_MS.
  * @flags: in, must be 0 (NPUIPC_FABRIC_RENEW_FLAGS_VALID).
- * @pad: must be 0.
+ * @deadline_ns: in, the term's new end, in CLOCK_BOOTTIME nanoseconds: in
+ *	the future, at most NPUIPC_FABRIC_LEASE_MAX_MS from now.
  *
  * Sooner or later than the end it had (uapi version 13). Only a process
  * with CAP_SYS_ADMIN renews (-EACCES before any other check).
  *
  * Errors:
- *	-EINVAL: unknown flags, non-zero @pad, @lease_ms 0 or above the limit;
- *		@lease_fd not a lease fd.
+ *	-EINVAL: unknown flags, @deadline_ns too far; @lease_fd not a lease fd.
  *	-EBADF: @lease_fd is not an open file.
- *	-ENODEV: the import was revoked already (its term ended).
+ *	-ETIMEDOUT: @deadline_ns has passed (nothing changed).
+ *	-ENODEV: the import was revoked already, or its term ended.
  *	-EACCES: the caller lacks CAP_SYS_ADMIN.
  *	-EOPNOTSUPP: the device is not a fabric window.
  */
 struct drm_npuipc_fabric_renew {
 	__s32 lease_fd;
-	__u32 lease_ms;
 	__u32 flags;
-	__u32 pad;
+	__u64 deadline_ns;
 };
 
 #define NPUIPC_FABRIC_RENEW_FLAGS_VALID	0x0
