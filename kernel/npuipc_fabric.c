@@ -263,10 +263,11 @@ int npuipc_ioctl_fabric_import(struct drm_device *drm, void *data, struct drm_fi
 	/* The buffer's reference, dropped when its last holder goes. */
 	kref_get(&lease->ref);
 	bo->mem.lease = lease;
+	/* Before the buffer is reachable: no access outlives the deadline. */
+	npuipc_lease_start(lease, args->lease_deadline_ns);
 	ret = npuipc_bo_publish(drm, bo, args->size, file, &args->handle);
 	if (ret)
 		goto err_fput;
-	npuipc_lease_start(lease, args->lease_deadline_ns);
 	fd_install(fd, lease_file);
 	args->lease_fd = fd;
 	return 0;

@@ -165,7 +165,11 @@ static void npuipc_lease_revoke(struct npuipc_fabric_lease *lease)
 	mutex_unlock(&lease->lock);
 }
 
-/* A timer fires late, never early; a term moved meanwhile is waited out. */
+/*
+ * The delay of a timer for @end_ns: it may fire a jiffy early (and the
+ * rest is waited out, as is a term moved meanwhile) or late, by up to an
+ * eighth of the delay (the timer wheel's granularity).
+ */
 static unsigned long npuipc_lease_delay(u64 end_ns)
 {
 	u64 now = ktime_get_boottime_ns();
@@ -265,7 +269,7 @@ void npuipc_lease_start(struct npuipc_fabric_lease *lease, u64 deadline_ns)
 {
 	if (!deadline_ns)
 		return;
-	lease->end_ns = deadline_ns;
+	WRITE_ONCE(lease->end_ns, deadline_ns);
 	queue_delayed_work(npuipc_fabric_wq, &lease->expire, npuipc_lease_delay(deadline_ns));
 }
 

@@ -218,6 +218,10 @@ protected:
         in->npu_bo = on_npu(in->mem.get());
         in->p = map(in->mem.get());
         ASSERT_NE(nullptr, in->p);
+        // Mapped here first: a child inherits the pages mapped, so that
+        // only the zap of a revocation, not the refusal of new faults,
+        // keeps the later children out.
+        ASSERT_EQ(value, in->p[0]);
         EXPECT_EQ(0, child_read(in->p, value));
         meet(); // imported
     }

@@ -138,7 +138,8 @@ void Leases::add(uint32_t owner, uint64_t id, UniqueFd lease_fd, uint64_t deadli
                  std::chrono::milliseconds term)
 {
     std::lock_guard<std::mutex> lock(mu_);
-    leases_.push_back(Lease{owner, id, std::move(lease_fd), deadline_ns, std::min(term, kLeaseTerm)});
+    leases_.push_back(
+        Lease{owner, id, std::move(lease_fd), deadline_ns, std::min(term, kLeaseTerm), true});
     fresh_ = true;
 }
 
@@ -220,13 +221,17 @@ void Leases::renew_from(uint32_t owner, const std::vector<uint64_t> &ids)
     }
 }
 
-void Leases::renew_all()
+void Leases::renew_all(bool only_fresh)
 {
     std::map<uint32_t, std::vector<uint64_t>> ids;
     {
         std::lock_guard<std::mutex> lock(mu_);
-        for (const Lease &l : leases_)
+        for (Lease &l : leases_) {
+            if (only_fresh && !l.fresh)
+                continue;
             ids[l.owner].push_back(l.id);
+            l.fresh = false;
+        }
     }
     for_each_owner(ids, [this](uint32_t owner, const std::vector<uint64_t> &grants) {
         renew_from(owner, grants);
@@ -293,9 +298,11 @@ void Leases::run_forever()
             fresh = fresh_;
             fresh_ = false;
         }
-        if (fresh || Clock::now() >= next_renewal) {
+        if (Clock::now() >= next_renewal) {
             next_renewal = Clock::now() + kRenewEvery;
-            renew_all();
+            renew_all(false);
+        } else if (fresh) {
+            renew_all(true);
         }
         forget_revoked();
     }

@@ -37,8 +37,10 @@ constexpr std::chrono::milliseconds kLeaseTerm{3000};
 // release waits this long at most.
 constexpr std::chrono::milliseconds kRenewEvery{1000};
 // An import is made only with this much of its term left: enough for its
-// first renewal, asked within a poll of the loop and answered within
-// kRenewEvery.
+// first renewal, asked within a poll of the loop (100 ms) once a renewal
+// in flight came back, and answered within kRenewEvery. (A renewal in
+// flight waits for an owner that does not answer: with more than one
+// owner, one unreachable may cost another's new import its lease.)
 constexpr std::chrono::milliseconds kLeastTermLeft{1500};
 // An owner drops a grant not renewed for this long, and its kernel keeps
 // the memory this long after each renewal (FABRIC_HOLD), even when the
@@ -104,11 +106,13 @@ private:
         npuipc::UniqueFd fd;
         uint64_t deadline_ns; // the kernel's: the last renewal that came back, asked, + term
         std::chrono::milliseconds term;
+        bool fresh; // not renewed yet
     };
     npuipc::fabric::v1::LeaseRequest request(const std::vector<uint64_t> &ids) const;
     void release_all(const std::map<uint32_t, std::vector<uint64_t>> &ids);
     void renew_from(uint32_t owner, const std::vector<uint64_t> &ids);
-    void renew_all();
+    // Renews every lease, or only those not renewed yet.
+    void renew_all(bool only_fresh);
     void forget_revoked();
 
     int window_fd_;
@@ -118,7 +122,7 @@ private:
     // out (closing their fds, outside the lock), its helpers included.
     std::mutex mu_;
     std::vector<Lease> leases_;
-    bool fresh_ = false; // a lease added since the last renewal
+    bool fresh_ = false; // a lease added since the last renewal_all()
 };
 
 } // namespace npuipc_fabricd

@@ -460,7 +460,9 @@ struct drm_npuipc_fabric_info {
  * other devices is removed, a later access is SIGBUS and a job on it
  * fails -ENODEV, whoever still holds the buffer. From the deadline on no
  * access begins; the mappings made before go when the kernel's timer
- * runs, a few jiffies later. The deadline is absolute, so that a daemon
+ * runs, later by up to an eighth of the term (the timer wheel). A
+ * deadline that passes during the call leaves the import revoked at once.
+ * The deadline is absolute, so that a daemon
  * that stalls between reading the clock and asking adds nothing to it.
  * The fd polls readable (EPOLLIN) once the buffer's last holder let go;
  * after that, nothing is revoked. The fabric daemon keeps the fd and
