@@ -353,9 +353,8 @@ static void npuipc_hold_expire(struct work_struct *work)
 		mutex_unlock(&npuipc_hold_lock);
 		return;
 	}
+	/* Only this work queues itself: nothing is left pending. */
 	hold->bo->fabric_hold = NULL;
-	/* A renewal may have queued it again while it ran. */
-	cancel_delayed_work(&hold->work);
 	mutex_unlock(&npuipc_hold_lock);
 	dma_buf_put(hold->dmabuf);
 	kfree(hold);

@@ -314,7 +314,8 @@ static u64 npuipc_cpu_time_ns(void)
  * cgroup's cpu.max, or sharing a CPU, is not a job that overran. Ten times
  * the timeout of wall time is the backstop. The timeout is read when the
  * job starts: a new job_timeout_ms applies to the jobs that start after it.
- * BAR memory is touched only while its device is there (-ENODEV after).
+ * BAR memory is touched only while its device is there, and a fabric
+ * import only while its lease holds (-ENODEV after either).
  *
  * Return: 0; -ETIMEDOUT past the timeout, -ECANCELED when the stream is
  * stopping, or -ENODEV.
