@@ -163,4 +163,10 @@ void write(int level, const char *where, const char *text)
         std::fwrite(line, 1, len, stderr);
 }
 
+int file_fd()
+{
+    std::lock_guard<std::mutex> lock(g_mu);
+    return g_config.fd;
+}
+
 } // namespace npuipc_log

@@ -22,6 +22,8 @@ enum Level { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3, kNone = 4 };
 bool enabled(int level);
 // Writes "[npuipc] <LEVEL> <where>: <text>" as one line.
 void write(int level, const char *where, const char *text);
+// The log file's fd, once the first line made it; -1 before.
+int file_fd();
 
 } // namespace npuipc_log
 

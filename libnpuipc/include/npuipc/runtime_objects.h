@@ -25,7 +25,8 @@ struct RuntimeObjects {
 RuntimeObjects runtime_own_objects(uint32_t device);
 
 // The fds the runtime holds for its own use: its devices' DRM fds, its
-// events' fds, callback threads' eventfds and the IPC exporter's fds.
+// events' fds, callback threads' eventfds, the IPC exporter's fds and its
+// log file.
 std::vector<int> runtime_own_fds();
 
 } // namespace npuipc

@@ -2,6 +2,7 @@
 #include "aclrt/capture.h"
 #include "aclrt/fabric_memory.h"
 #include "aclrt/runtime.h"
+#include "log.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -1049,6 +1050,8 @@ std::vector<int> runtime_own_fds()
     using namespace npuipc_rt;
     Runtime &rt = Runtime::get();
     std::vector<int> fds = ipc::exporter_fds();
+    if (int log = npuipc_log::file_fd(); log >= 0)
+        fds.push_back(log);
     std::lock_guard<std::mutex> lock(rt.mu);
     for (const auto &entry : rt.devices) {
         fds.push_back(entry.second.dev->fd());
