@@ -44,7 +44,7 @@ class Daemon {
 public:
     ~Daemon() { kill_now(); }
 
-    ::testing::AssertionResult start()
+    ::testing::AssertionResult start(const char *lease_term = nullptr)
     {
         const char *path = std::getenv("NPUIPC_FABRICD");
         const char *peer_address = std::getenv("NPUIPC_PEER");
@@ -58,7 +58,11 @@ public:
         if (pid_ < 0)
             return ::testing::AssertionFailure() << "fork";
         if (pid_ == 0) {
-            ::execl(path, path, "--listen", listen.c_str(), "--peer", peers.c_str(), nullptr);
+            if (lease_term)
+                ::execl(path, path, "--listen", listen.c_str(), "--peer", peers.c_str(),
+                        "--lease-term", lease_term, nullptr);
+            else
+                ::execl(path, path, "--listen", listen.c_str(), "--peer", peers.c_str(), nullptr);
             ::_exit(127);
         }
         for (int i = 0; i < 100; i++) {
@@ -247,6 +251,17 @@ protected:
         EXPECT_EQ(-ENODEV, copy_out(in.npu_bo, &copy));
     }
 
+    // This server's daemon started again, with leases of @lease_term
+    // seconds, and both servers' up.
+    void restart_daemon(const char *lease_term)
+    {
+        session.reset();
+        daemon.kill_now();
+        ASSERT_TRUE(daemon.start(lease_term));
+        ASSERT_NO_FATAL_FAILURE(open_session());
+        meet();
+    }
+
     Daemon daemon;
     std::optional<Session> session;
     std::vector<void *> maps;
@@ -289,9 +304,13 @@ TEST_F(FabricLifetime, AnOwnersFreedMemoryStaysTheImportersUntilItLetsGo)
 
 // A daemon that restarts forgot its grants: the importer's next renewal
 // says so, and the import is revoked at once; the old handle is unknown,
-// and a new export of the same memory imports again.
+// and a new export of the same memory imports again. The daemons take
+// 30 s leases here (the import outlives the default 3 s term without a
+// renewal while the owner's daemon is down), so that only that answer,
+// never the term, revokes within the 5 s the importer waits.
 TEST_F(FabricLifetime, AnImportIsRevokedWhenItsOwnersDaemonRestarts)
 {
+    ASSERT_NO_FATAL_FAILURE(restart_daemon("30"));
     if (me() == 0) {
         Handle handle;
         UniqueFd mem = filled_export(0xb0, &handle);
@@ -299,7 +318,9 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsOwnersDaemonRestarts)
         meet(); // imported
         session.reset();
         daemon.kill_now();
-        ASSERT_TRUE(daemon.start());
+        meet(); // the owner's daemon down
+        meet(); // the import outlived the default term
+        ASSERT_TRUE(daemon.start("30"));
         ASSERT_NO_FATAL_FAILURE(open_session());
         meet(); // restarted
         meet(); // the importer saw its import go
@@ -311,6 +332,10 @@ TEST_F(FabricLifetime, AnImportIsRevokedWhenItsOwnersDaemonRestarts)
     }
     Import in;
     ASSERT_NO_FATAL_FAILURE(import_mapped(0xb0, &in));
+    meet(); // the owner's daemon down: no renewal from here on
+    std::this_thread::sleep_for(seconds(4));
+    EXPECT_EQ(0, child_read(in.p, 0xb0)) << "a 30 s lease ended within the default 3 s term";
+    meet(); // the import outlived the default term
     meet(); // the owner's daemon restarted
     EXPECT_TRUE(sigbus_within(in.p, 0xb0, seconds(5)));
     expect_copy_revoked(in);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <unordered_set>
 
 #include "drm/npuipc_drm.h"
 #include "ipc/internal.h"
@@ -18,6 +19,9 @@
 namespace npuipc_fabricd {
 
 using npuipc::UniqueFd;
+
+static_assert(2 * kMaxLeaseTerm.count() <= NPUIPC_FABRIC_HOLD_MAX_MS, "a grant's hold fits FABRIC_HOLD");
+static_assert(kMaxLeaseTerm.count() <= NPUIPC_FABRIC_LEASE_MAX_MS, "an import's deadline fits FABRIC_RENEW");
 
 uint64_t boottime_ns()
 {
@@ -63,7 +67,7 @@ bool Grants::hold(int dmabuf)
 {
     drm_npuipc_fabric_hold args{};
     args.fd = dmabuf;
-    args.timeout_ms = static_cast<uint32_t>(kGrantTerm.count());
+    args.timeout_ms = static_cast<uint32_t>(grant_term_.count());
     if (drmIoctl(window_fd_, DRM_IOCTL_NPUIPC_FABRIC_HOLD, &args) == 0)
         return true;
     logf("FABRIC_HOLD: %s", std::strerror(errno));
@@ -85,7 +89,7 @@ int Grants::add(uint32_t sdid, UniqueFd dmabuf, uint64_t *id)
         if (!npuipc_ipc::fill_random(id, sizeof(*id)).ok())
             return EIO;
     } while (*id == 0 || grants_.count(*id));
-    grants_.emplace(*id, Grant{sdid, std::move(dmabuf), Clock::now() + kGrantTerm});
+    grants_.emplace(*id, Grant{sdid, std::move(dmabuf), Clock::now() + grant_term_});
     return 0;
 }
 
@@ -99,13 +103,13 @@ std::vector<uint64_t> Grants::renew(uint32_t sdid, const std::vector<uint64_t> &
             unknown.push_back(id);
             continue;
         }
-        it->second.expires = Clock::now() + kGrantTerm;
+        it->second.expires = Clock::now() + grant_term_;
     }
     return unknown;
 }
 
 // The grant goes; its memory, once the kernel's hold ends (at most
-// kGrantTerm after the last renewal), is its exporter's again, or free.
+// twice the lease term after the last renewal), is its exporter's again, or free.
 void Grants::release(uint32_t sdid, const std::vector<uint64_t> &ids)
 {
     std::lock_guard<std::mutex> lock(mu_);
@@ -139,7 +143,7 @@ void Leases::add(uint32_t owner, uint64_t id, UniqueFd lease_fd, uint64_t deadli
 {
     std::lock_guard<std::mutex> lock(mu_);
     leases_.push_back(
-        Lease{owner, id, std::move(lease_fd), deadline_ns, std::min(term, kLeaseTerm), true});
+        Lease{owner, id, std::move(lease_fd), deadline_ns, std::min(term, lease_term_), true});
     fresh_ = true;
 }
 
@@ -191,15 +195,17 @@ void Leases::renew_from(uint32_t owner, const std::vector<uint64_t> &ids)
     grpc::Status status = stub->second->Renew(&ctx, req, &reply);
     if (!status.ok())
         return; // the kernel revokes when the term ends
-    std::vector<uint64_t> unknown(reply.unknown().begin(), reply.unknown().end());
+    // Up to kMaxGrantsPerCall each, looked up for every lease.
+    const std::unordered_set<uint64_t> asked_for(ids.begin(), ids.end());
+    const std::unordered_set<uint64_t> unknown(reply.unknown().begin(), reply.unknown().end());
     std::vector<Lease> gone; // closed (revoking) once the lock is dropped
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = leases_.begin(); it != leases_.end();) {
-        if (it->owner != owner || std::find(ids.begin(), ids.end(), it->id) == ids.end()) {
+        if (it->owner != owner || !asked_for.count(it->id)) {
             ++it;
             continue;
         }
-        if (std::find(unknown.begin(), unknown.end(), it->id) != unknown.end()) {
+        if (unknown.count(it->id)) {
             logf("server %u no longer grants %016llx: import revoked", owner,
                  static_cast<unsigned long long>(it->id));
             gone.push_back(std::move(*it));

@@ -11,6 +11,7 @@
 #ifndef NPUIPC_FABRICD_LEASE_H
 #define NPUIPC_FABRICD_LEASE_H
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -32,7 +33,13 @@ uint64_t boottime_ns();
 
 // An import's term in its kernel: it is revoked this long after the
 // importer asked for the grant, or for its last renewal that came back.
-constexpr std::chrono::milliseconds kLeaseTerm{3000};
+// The owner offers its own (--lease-term), the importer takes the shorter
+// of the offer and its own.
+constexpr std::chrono::milliseconds kDefaultLeaseTerm{3000};
+constexpr std::chrono::milliseconds kMinLeaseTerm{3000};
+// The owner's kernel holds a buffer for twice the term, at most
+// NPUIPC_FABRIC_HOLD_MAX_MS.
+constexpr std::chrono::milliseconds kMaxLeaseTerm{300000};
 // Each grant is renewed this often (a new one at once); a renewal or
 // release waits this long at most.
 constexpr std::chrono::milliseconds kRenewEvery{1000};
@@ -42,12 +49,8 @@ constexpr std::chrono::milliseconds kRenewEvery{1000};
 // flight waits for an owner that does not answer: with more than one
 // owner, one unreachable may cost another's new import its lease.)
 constexpr std::chrono::milliseconds kLeastTermLeft{1500};
-// An owner drops a grant not renewed for this long, and its kernel keeps
-// the memory this long after each renewal (FABRIC_HOLD), even when the
-// daemon dies.
-constexpr std::chrono::milliseconds kGrantTerm{6000};
-static_assert(kGrantTerm >= 2 * kLeaseTerm, "an importer revokes well before its owner lets go");
 static_assert(kLeastTermLeft > kRenewEvery, "a new import lives to its first renewal");
+static_assert(kMinLeaseTerm >= 2 * kLeastTermLeft, "a new import is made with half its term left");
 // Grant ids one Renew or Release names at most, and grants one server holds.
 constexpr int kMaxGrantsPerCall = 4096;
 constexpr size_t kMaxGrantsPerServer = 4096;
@@ -55,7 +58,17 @@ constexpr size_t kMaxGrantsPerServer = 4096;
 // The owner's side: what it granted to other servers.
 class Grants {
 public:
-    explicit Grants(int window_fd) : window_fd_(window_fd) {}
+    // An owner drops a grant not renewed for twice `lease_term`, and its
+    // kernel keeps the memory that long after each renewal (FABRIC_HOLD),
+    // even when the daemon dies: an importer revokes well before its
+    // owner lets go.
+    Grants(int window_fd, std::chrono::milliseconds lease_term)
+        : window_fd_(window_fd), lease_term_(lease_term), grant_term_(2 * lease_term)
+    {
+    }
+
+    // The term this owner offers its importers.
+    std::chrono::milliseconds lease_term() const { return lease_term_; }
 
     // Grants server `sdid` the memory of `dmabuf` (a duplicate, kept with
     // the grant): 0 and its id, or a positive errno (ENOSPC past
@@ -76,6 +89,7 @@ private:
     bool hold(int dmabuf);
 
     int window_fd_;
+    const std::chrono::milliseconds lease_term_, grant_term_;
     // Protects grants_
     std::mutex mu_;
     std::map<uint64_t, Grant> grants_;
@@ -84,14 +98,21 @@ private:
 // The importer's side: the lease fds of its imports (FABRIC_IMPORT's).
 class Leases {
 public:
+    // `lease_term`: the longest term this importer takes.
     Leases(int window_fd, uint32_t own_sdid,
-           const std::map<uint32_t, std::unique_ptr<Stub>> *stubs)
-        : window_fd_(window_fd), own_sdid_(own_sdid), stubs_(stubs)
+           const std::map<uint32_t, std::unique_ptr<Stub>> *stubs,
+           std::chrono::milliseconds lease_term)
+        : window_fd_(window_fd), own_sdid_(own_sdid), stubs_(stubs), lease_term_(lease_term)
     {
     }
 
+    // The term of an import whose owner offered `offered`.
+    std::chrono::milliseconds term(std::chrono::milliseconds offered) const
+    {
+        return std::min(offered, lease_term_);
+    }
     // An import of grant `id` of server `owner`, whose kernel deadline is
-    // `deadline_ns` and term `term` (at most kLeaseTerm).
+    // `deadline_ns` and term `term` (term()'s).
     void add(uint32_t owner, uint64_t id, npuipc::UniqueFd lease_fd, uint64_t deadline_ns,
              std::chrono::milliseconds term);
     // Tells `owner` its grant `id` is let go (an import that failed after it).
@@ -118,6 +139,7 @@ private:
     int window_fd_;
     uint32_t own_sdid_;
     const std::map<uint32_t, std::unique_ptr<Stub>> *stubs_;
+    const std::chrono::milliseconds lease_term_;
     // Protects leases_ and fresh_; only run_forever()'s thread takes leases
     // out (closing their fds, outside the lock), its helpers included.
     std::mutex mu_;

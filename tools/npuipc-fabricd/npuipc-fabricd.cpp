@@ -17,6 +17,7 @@
 #include <xf86drm.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -68,6 +69,7 @@ struct Options {
     std::string socket = npuipc::fabric::daemon_socket_path();
     std::string listen;                  // host:port of the gRPC service
     std::map<uint32_t, std::string> peers; // sdid -> host:port
+    std::chrono::milliseconds lease_term = npuipc_fabricd::kDefaultLeaseTerm;
 };
 
 struct Export {
@@ -197,7 +199,7 @@ class FabricService final : public npuipc::fabric::v1::Fabric::Service {
         reply->set_offset(offset);
         reply->set_size(size);
         reply->set_grant_id(grant);
-        reply->set_lease_ms(static_cast<uint32_t>(npuipc_fabricd::kLeaseTerm.count()));
+        reply->set_lease_ms(static_cast<uint32_t>(g_grants->lease_term().count()));
         return grpc::Status::OK;
     }
 };
@@ -412,8 +414,7 @@ int do_import(const wire::Request &req, const Handle &h, int32_t pid, UniqueFd *
     }
     // The term runs from the asking: an answer that took long leaves too
     // little of it to reach the first renewal.
-    const auto term = std::min(npuipc_fabricd::kLeaseTerm,
-                               std::chrono::milliseconds(granted.lease_ms()));
+    const auto term = g_leases->term(std::chrono::milliseconds(granted.lease_ms()));
     const uint64_t deadline =
         asked + static_cast<uint64_t>(std::chrono::nanoseconds(term).count());
     const uint64_t least = static_cast<uint64_t>(
@@ -527,6 +528,7 @@ void usage(FILE *out)
 {
     std::fprintf(out,
                  "usage: npuipc-fabricd --listen HOST:PORT [--peer SDID=HOST:PORT]... [--socket PATH]\n"
+                 "                      [--lease-term SECONDS]\n"
                  "Serves this server's fabric window: local processes on the Unix socket\n"
                  "(default $NPUIPC_FABRIC_SOCKET, else /run/npuipc/fabric.sock), the other\n"
                  "servers' daemons on HOST:PORT (gRPC). See npuipc-fabricd(8).\n");
@@ -555,6 +557,17 @@ int parse(int argc, char **argv, Options *o)
                 sdid >= kAnyServer || eq + 1 == value.size())
                 return -1;
             o->peers[static_cast<uint32_t>(sdid)] = value.substr(eq + 1);
+        } else if (arg == "--lease-term") {
+            char *end = nullptr;
+            errno = 0;
+            const unsigned long n = std::strtoul(value.c_str(), &end, 10);
+            // Bounded before the conversion, which a huge n would overflow.
+            if (!std::isdigit(static_cast<unsigned char>(value[0])) || *end || errno || n > 1000000)
+                return -1;
+            const std::chrono::milliseconds term = std::chrono::seconds(n);
+            if (term < npuipc_fabricd::kMinLeaseTerm || term > npuipc_fabricd::kMaxLeaseTerm)
+                return -1;
+            o->lease_term = term;
         } else {
             return -1;
         }
@@ -599,8 +612,9 @@ int main(int argc, char **argv)
             address, grpc::InsecureChannelCredentials(), args));
     }
 
-    g_grants = std::make_unique<npuipc_fabricd::Grants>(g_window.fd);
-    g_leases = std::make_unique<npuipc_fabricd::Leases>(g_window.fd, g_window.info.sdid, &g_stubs);
+    g_grants = std::make_unique<npuipc_fabricd::Grants>(g_window.fd, options.lease_term);
+    g_leases = std::make_unique<npuipc_fabricd::Leases>(g_window.fd, g_window.info.sdid, &g_stubs,
+                                                         options.lease_term);
     std::thread([] { g_grants->expire_forever(); }).detach();
     std::thread([] { g_leases->run_forever(); }).detach();
 
@@ -619,10 +633,11 @@ int main(int argc, char **argv)
         logf("cannot listen on %s: %s", options.socket.c_str(), std::strerror(-listen_fd));
         std::_Exit(1); // gRPC's threads run: no static destructors
     }
-    logf("sdid %u, part %llu+%llu of the window; gRPC on %s; local on %s", g_window.info.sdid,
-         static_cast<unsigned long long>(g_window.info.part_offset),
+    logf("sdid %u, part %llu+%llu of the window; gRPC on %s; local on %s; leases of %lld s",
+         g_window.info.sdid, static_cast<unsigned long long>(g_window.info.part_offset),
          static_cast<unsigned long long>(g_window.info.part_size), options.listen.c_str(),
-         options.socket.c_str());
+         options.socket.c_str(),
+         static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(options.lease_term).count()));
 
     uint64_t next_conn = 1;
     for (;;) {
