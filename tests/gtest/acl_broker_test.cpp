@@ -878,55 +878,64 @@ TEST_F(AclBrokerTest, SilentAndStoppedClientsDoNotStopOthers)
 
 // One uid's flood of connections fills its own share of the broker's slots
 // (a quarter of half its fd limit: 128 of 1024), never another uid's: the
-// flooder's surplus is told the broker is busy, and others are served.
+// flooder's surplus is told the broker is busy, and others are served while
+// the flood holds its slots. The broker gives silent connections 60 s here
+// (--request-timeout-ms), so that no slot frees however slowly it serves.
 TEST_F(AclBrokerTest, OneUsersFloodOfConnectionsLeavesOthersServed)
 {
+    ASSERT_EQ(0, StopBroker(SIGTERM));
+    ASSERT_NO_FATAL_FAILURE(StartBroker({"--request-timeout-ms", "60000"}));
     constexpr int kFlood = 200, kPerUid = 128;
     Channel counts, done;
     pid_t flooder = Spawn([&] {
         if (::setresgid(kOtherUid + 1, kOtherUid + 1, kOtherUid + 1) != 0 ||
             ::setresuid(kOtherUid + 1, kOtherUid + 1, kOtherUid + 1) != 0)
             return 30;
-        std::vector<int> flood;
+        std::vector<struct pollfd> flood;
         for (int i = 0; i < kFlood; i++)
-            flood.push_back(Connect());
-        // Every connection ends one of two ways: a busy reply, or, once
-        // accepted, closed silent after its 2 s without a request. Each is
-        // waited for (bounded), however slowly a loaded machine serves them.
-        int busy = 0, accepted = 0;
-        std::vector<struct pollfd> open;
-        for (int fd : flood)
-            if (fd >= 0)
-                open.push_back({fd, POLLIN, 0});
+            flood.push_back({Connect(), POLLIN, 0});
+        // The busy replies, as they come (bounded); the accepted
+        // connections stay open and silent meanwhile.
+        int busy = 0, other = 0;
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!open.empty() && std::chrono::steady_clock::now() < give_up) {
-            if (::poll(open.data(), open.size(), 100) < 0 && errno != EINTR)
+        while (busy + other < kFlood - kPerUid && std::chrono::steady_clock::now() < give_up) {
+            if (::poll(flood.data(), flood.size(), 100) < 0 && errno != EINTR)
                 break;
-            for (size_t i = open.size(); i-- > 0;) {
-                if (!open[i].revents)
+            for (struct pollfd &p : flood) {
+                if (p.fd < 0 || !p.revents)
                     continue;
                 wire::WireReply reply = {};
-                ssize_t n = ::recv(open[i].fd, &reply, sizeof(reply), MSG_DONTWAIT);
+                ssize_t n = ::recv(p.fd, &reply, sizeof(reply), MSG_DONTWAIT);
                 if (n < 0 && errno == EAGAIN)
                     continue;
                 if (n == static_cast<ssize_t>(sizeof(reply)) && reply.status == EAGAIN &&
                     reply.detail == wire::kDetailBusy)
                     busy++;
-                else if (n == 0)
-                    accepted++;
-                open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+                else
+                    other++;
+                ::close(p.fd);
+                p.fd = -1; // poll skips it
             }
         }
+        int open = 0;
+        for (struct pollfd &p : flood) {
+            char byte;
+            if (p.fd >= 0 && ::recv(p.fd, &byte, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN)
+                open++;
+        }
         char byte;
-        if (!counts.Send(busy) || !counts.Send(accepted) || !done.Receive(byte))
+        if (!counts.Send(busy) || !counts.Send(other) || !counts.Send(open) || !done.Receive(byte))
             return 31;
         return 0;
     });
-    int busy = -1, accepted = -1;
+    int busy = -1, other = -1, open = -1;
     ASSERT_TRUE(counts.Receive(busy));
-    ASSERT_TRUE(counts.Receive(accepted));
+    ASSERT_TRUE(counts.Receive(other));
+    ASSERT_TRUE(counts.Receive(open));
     EXPECT_EQ(kFlood - kPerUid, busy);
-    EXPECT_EQ(kPerUid, accepted);
+    EXPECT_EQ(0, other) << "connections of the flood closed or answered otherwise";
+    EXPECT_EQ(kPerUid, open) << "accepted connections still open and unanswered";
+    // The flood holds its 128 slots until it is done.
     EXPECT_EQ(ACL_SUCCESS, Share(Plain, Plain));
     char byte = 0;
     EXPECT_TRUE(done.Send(byte));

@@ -46,6 +46,9 @@ struct Options {
     std::string user;                    // drop to this user after binding
     uint64_t max_fds_per_uid = 4096;     // held for the processes of one uid
     uint64_t max_bytes_per_uid = 256ULL << 30;
+    // How long a connection may take to send its request (an exporter's
+    // stays once it deposited).
+    uint64_t request_timeout_ms = 2000;
 };
 
 struct Object {
@@ -77,7 +80,6 @@ struct Usage {
     uint64_t closing = 0; // refused fds the closer has not closed yet
 };
 
-constexpr int kRequestDeadlineMs = 2000;
 constexpr size_t kMaxAllowedPerObject = 1024;
 // Refused fds and closed connections are closed by at most this many
 // threads; a uid with this many closes pending is not served until they
@@ -640,7 +642,7 @@ bool accept_conns(int listen_fd, std::vector<Conn> &conns)
         u.conns++;
         conn.id = g_next_conn++;
         conn.fd = std::move(fd);
-        conn.deadline_ms = now_ms() + kRequestDeadlineMs;
+        conn.deadline_ms = now_ms() + static_cast<int64_t>(g_options.request_timeout_ms);
         conns.push_back(std::move(conn));
     }
     return true;
@@ -796,7 +798,7 @@ bool parse_count(const char *text, uint64_t &value)
 void usage()
 {
     std::fprintf(stderr, "usage: npuipc-broker [--socket PATH] [--user NAME] "
-                         "[--max-fds-per-uid N] [--max-bytes-per-uid N]\n");
+                         "[--max-fds-per-uid N] [--max-bytes-per-uid N] [--request-timeout-ms N]\n");
 }
 
 void on_signal(int)
@@ -824,6 +826,10 @@ int main(int argc, char **argv)
             continue;
         else if (arg == "--max-bytes-per-uid" &&
                  parse_count(value.c_str(), g_options.max_bytes_per_uid))
+            continue;
+        else if (arg == "--request-timeout-ms" &&
+                 parse_count(value.c_str(), g_options.request_timeout_ms) &&
+                 g_options.request_timeout_ms <= 3600000)
             continue;
         else {
             usage();
