@@ -143,7 +143,7 @@ void Leases::add(uint32_t owner, uint64_t id, UniqueFd lease_fd, uint64_t deadli
 {
     std::lock_guard<std::mutex> lock(mu_);
     leases_.push_back(
-        Lease{owner, id, std::move(lease_fd), deadline_ns, std::min(term, lease_term_), true});
+        Lease{owner, id, std::move(lease_fd), deadline_ns, term, true});
     fresh_ = true;
 }
 
